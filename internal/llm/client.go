@@ -1,0 +1,174 @@
+package llm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// ReplayLoader returns every recorded call of a run; the lake-backed one is LakeReplayLoader.
+type ReplayLoader func(ctx context.Context, run string) ([]Call, error)
+
+// Client makes chat calls for the roles of its Settings and records each one.
+type Client struct {
+	settings Settings
+	backends map[Role]backend
+	inFlight chan struct{}
+
+	mu    sync.Mutex
+	calls []Call
+}
+
+// New returns a Client for the roles in s. A role whose base URL is "replay:<run>" is answered from
+// load(run); load may be nil when no role replays. New does no I/O except loading replayed runs; call
+// Check before any work to fail fast on a bad endpoint.
+func New(ctx context.Context, s Settings, load ReplayLoader) (*Client, error) {
+	s = s.withDefaults()
+	c := &Client{settings: s, backends: map[Role]backend{}, inFlight: make(chan struct{}, s.MaxInFlight)}
+	httpClient := &http.Client{Transport: newHTTPTransport(s.MaxInFlight)}
+	replays := map[string]*replayBackend{}
+	for role, rs := range s.Roles {
+		if run, ok := strings.CutPrefix(rs.BaseURL, ReplayPrefix); ok {
+			if load == nil {
+				return nil, fmt.Errorf("llm: %s: base URL %q needs a lake to replay from", role, rs.BaseURL)
+			}
+			rb, ok := replays[run]
+			if !ok {
+				calls, err := load(ctx, run)
+				if err != nil {
+					return nil, fmt.Errorf("llm: %s: load recorded calls of run %q: %w", role, run, err)
+				}
+				rb = newReplayBackend(run, calls)
+				replays[run] = rb
+			}
+			c.backends[role] = rb
+			continue
+		}
+		c.backends[role] = newHTTPBackend(rs, s, httpClient)
+	}
+	return c, nil
+}
+
+// Check verifies every role before any work: the endpoint answers GET /models and serves the configured
+// model, or the replayed run has calls recorded for the role. The error names the role and what to fix.
+func (c *Client) Check(ctx context.Context, roles ...Role) error {
+	if len(roles) == 0 {
+		for _, r := range Roles {
+			if _, ok := c.backends[r]; ok {
+				roles = append(roles, r)
+			}
+		}
+	}
+	for _, r := range roles {
+		b, ok := c.backends[r]
+		if !ok {
+			return fmt.Errorf("llm: role %s is not configured", r)
+		}
+		if err := b.check(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Settings returns the client's settings with defaults filled in.
+func (c *Client) Settings() Settings { return c.settings }
+
+// CallID returns the stable id of the call (role, step, key): 16 hex digits of SHA-256.
+func CallID(role Role, step int64, key string) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%s", role, step, key)))
+	return hex.EncodeToString(sum[:8])
+}
+
+// RequestSeed returns the sampling seed of a call: the first 62 bits of SHA-256(run seed, role, step,
+// key). It is sent as the request's `seed`, so equal conversations in different episodes still differ.
+func RequestSeed(runSeed int64, role Role, step int64, key string) int64 {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s\x00%d\x00%s", runSeed, role, step, key)))
+	return int64(binary.BigEndian.Uint64(sum[:8]) >> 2)
+}
+
+// EncodeRequest returns the exact body Chat sends for req and its hex SHA-256 (the replay key).
+func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
+	rs, ok := c.settings.Roles[req.Role]
+	if !ok {
+		return nil, "", fmt.Errorf("llm: role %s is not configured", req.Role)
+	}
+	body := ChatRequestBody{
+		Model:          rs.Model,
+		Messages:       req.Messages,
+		Tools:          req.Tools,
+		MaxTokens:      rs.MaxTokens,
+		Temperature:    rs.Temperature,
+		TopP:           rs.TopP,
+		Seed:           RequestSeed(c.settings.Seed, req.Role, req.Step, req.Key),
+		Logprobs:       true,
+		TopLogprobs:    0,
+		ReturnTokenIDs: true,
+	}
+	if len(req.Tools) > 0 {
+		body.ToolChoice = "auto"
+	}
+	raw, err := json.Marshal(&body)
+	if err != nil {
+		return nil, "", fmt.Errorf("llm: encode %s request %s: %w", req.Role, req.Key, err)
+	}
+	sum := sha256.Sum256(raw)
+	return raw, hex.EncodeToString(sum[:]), nil
+}
+
+// Chat makes one call, waiting for a free in-flight slot, and records it. A failed call (see the package
+// comment) returns a Completion with Err set and a nil error; the error is non-nil only when the context
+// ended or a replay missed, and then nothing is recorded.
+func (c *Client) Chat(ctx context.Context, req Request) (*Completion, error) {
+	body, hash, err := c.EncodeRequest(&req)
+	if err != nil {
+		return nil, err
+	}
+	b := c.backends[req.Role]
+	select {
+	case c.inFlight <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	out, err := b.complete(ctx, &req, body, hash)
+	<-c.inFlight
+	if err != nil {
+		return nil, err
+	}
+	rs := c.settings.Roles[req.Role]
+	call := Call{
+		CallID:         CallID(req.Role, req.Step, req.Key),
+		Role:           req.Role,
+		Step:           req.Step,
+		Key:            req.Key,
+		RequestHash:    hash,
+		RequestJSON:    string(body),
+		MaxTokens:      rs.MaxTokens,
+		Temperature:    rs.Temperature,
+		TopP:           rs.TopP,
+		Seed:           RequestSeed(c.settings.Seed, req.Role, req.Step, req.Key),
+		WeightsVersion: rs.WeightsVersion,
+		Outcome:        out,
+	}
+	c.mu.Lock()
+	c.calls = append(c.calls, call)
+	c.mu.Unlock()
+	return &Completion{CallID: call.CallID, Outcome: out}, nil
+}
+
+// TakeCalls returns the calls recorded since the last TakeCalls, sorted by call id, and forgets them.
+func (c *Client) TakeCalls() []Call {
+	c.mu.Lock()
+	calls := c.calls
+	c.calls = nil
+	c.mu.Unlock()
+	sort.Slice(calls, func(i, j int) bool { return calls[i].CallID < calls[j].CallID })
+	return calls
+}

@@ -1,0 +1,221 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// backend answers one encoded request for a role.
+type backend interface {
+	// complete returns the Outcome of the request; a Go error means the stage must stop.
+	complete(ctx context.Context, req *Request, body []byte, hash string) (Outcome, error)
+	// check verifies, before any work, that the role can be served.
+	check(ctx context.Context, role Role) error
+}
+
+// httpBackend talks to one OpenAI-compatible server for one role.
+type httpBackend struct {
+	settings RoleSettings
+	client   *http.Client
+	apiKey   string
+	opts     Settings
+}
+
+// newHTTPTransport returns a transport that keeps enough idle connections for maxInFlight calls.
+func newHTTPTransport(maxInFlight int) *http.Transport {
+	return &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        maxInFlight * 2,
+		MaxIdleConnsPerHost: maxInFlight,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   false,
+	}
+}
+
+func newHTTPBackend(rs RoleSettings, opts Settings, client *http.Client) *httpBackend {
+	key := ""
+	if rs.APIKeyEnv != "" {
+		key = os.Getenv(rs.APIKeyEnv)
+	}
+	return &httpBackend{settings: rs, client: client, apiKey: key, opts: opts}
+}
+
+func (b *httpBackend) endpoint(path string) string {
+	return strings.TrimRight(b.settings.BaseURL, "/") + path
+}
+
+// attemptResult is the classification of one HTTP attempt.
+type attemptResult struct {
+	out       Outcome
+	failure   string        // non-empty: this attempt failed for this reason
+	retryable bool          // the failure may go away on retry
+	retryWait time.Duration // server's Retry-After, if any
+}
+
+func (b *httpBackend) complete(ctx context.Context, req *Request, body []byte, _ string) (Outcome, error) {
+	start := time.Now()
+	var res attemptResult
+	attempts := 0
+	for {
+		attempts++
+		res = b.attempt(ctx, body)
+		if err := ctx.Err(); err != nil {
+			return Outcome{}, err
+		}
+		if res.failure == "" || !res.retryable || attempts > b.opts.MaxRetries {
+			break
+		}
+		wait := RetryDelay(attempts, b.opts.BackoffBase, b.opts.BackoffMax, rand.Float64())
+		if res.retryWait > wait && res.retryWait <= b.opts.BackoffMax {
+			wait = res.retryWait
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Outcome{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+	out := res.out
+	if res.failure != "" {
+		out = Outcome{Err: res.failure}
+		if res.retryable && attempts > 1 {
+			out.Err = fmt.Sprintf("%s (gave up after %d attempts)", res.failure, attempts)
+		}
+	}
+	out.Attempts = attempts
+	out.LatencyMS = time.Since(start).Milliseconds()
+	return out, nil
+}
+
+// attempt makes one HTTP request and classifies its result.
+func (b *httpBackend) attempt(ctx context.Context, body []byte) attemptResult {
+	actx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, b.endpoint("/chat/completions"), bytes.NewReader(body))
+	if err != nil {
+		return attemptResult{failure: "build request: " + err.Error()}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if b.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+b.apiKey)
+	}
+	resp, err := b.client.Do(hreq)
+	if err != nil {
+		if actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			return attemptResult{failure: fmt.Sprintf("timeout: no response within %s", b.opts.Timeout)}
+		}
+		return attemptResult{failure: "connection: " + err.Error(), retryable: true}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, b.opts.MaxResponseBytes+1))
+	if err != nil {
+		if actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			return attemptResult{failure: fmt.Sprintf("timeout: response not complete within %s", b.opts.Timeout)}
+		}
+		return attemptResult{failure: "read response: " + err.Error(), retryable: true}
+	}
+	if resp.StatusCode != http.StatusOK {
+		res := attemptResult{
+			failure:   fmt.Sprintf("HTTP %d: %s", resp.StatusCode, prefix(string(raw), 300)),
+			retryable: resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500,
+		}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+			res.retryWait = time.Duration(s) * time.Second
+		}
+		return res
+	}
+	if int64(len(raw)) > b.opts.MaxResponseBytes {
+		return attemptResult{failure: fmt.Sprintf("response larger than %d bytes", b.opts.MaxResponseBytes)}
+	}
+	return decodeChatResponse(raw)
+}
+
+// decodeChatResponse parses a 200 body; invalid UTF-8 and malformed JSON are failures, not retried.
+func decodeChatResponse(raw []byte) attemptResult {
+	if !utf8.Valid(raw) {
+		return attemptResult{failure: "response is not valid UTF-8"}
+	}
+	var body ChatResponseBody
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return attemptResult{failure: "decode response: " + err.Error()}
+	}
+	out, err := outcomeFromBody(&body)
+	if err != nil {
+		return attemptResult{failure: err.Error()}
+	}
+	return attemptResult{out: out}
+}
+
+// modelList is the body of GET /models.
+type modelList struct {
+	Data []struct {
+		ID string `json:"id"`
+	} `json:"data"`
+}
+
+func (b *httpBackend) check(ctx context.Context, role Role) error {
+	if b.settings.BaseURL == "" {
+		return fmt.Errorf("llm: %s: no base URL: set llm.%s.base_url or OPENAI_BASE_URL", role, role)
+	}
+	if !strings.HasPrefix(b.settings.BaseURL, "http://") && !strings.HasPrefix(b.settings.BaseURL, "https://") {
+		return fmt.Errorf("llm: %s: base URL %q is neither http(s):// nor replay:<run>", role, b.settings.BaseURL)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(cctx, http.MethodGet, b.endpoint("/models"), nil)
+	if err != nil {
+		return fmt.Errorf("llm: %s: %w", role, err)
+	}
+	if b.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+b.apiKey)
+	}
+	resp, err := b.client.Do(hreq)
+	if err != nil {
+		return fmt.Errorf("llm: %s: endpoint %s unreachable: %w (is the server running? check llm.%s.base_url)", role, b.settings.BaseURL, err, role)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return fmt.Errorf("llm: %s: endpoint %s refused the API key (HTTP %d): set the variable named by llm.%s.api_key_env", role, b.settings.BaseURL, resp.StatusCode, role)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("llm: %s: GET %s: HTTP %d: %s (is this an OpenAI-compatible /v1 root?)", role, b.endpoint("/models"), resp.StatusCode, prefix(string(raw), 200))
+	}
+	var list modelList
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return fmt.Errorf("llm: %s: GET %s: not a model list: %w", role, b.endpoint("/models"), err)
+	}
+	served := make([]string, 0, len(list.Data))
+	for _, m := range list.Data {
+		if m.ID == b.settings.Model {
+			return nil
+		}
+		served = append(served, m.ID)
+	}
+	return fmt.Errorf("llm: %s: model %q is not served by %s (served: %s); set llm.%s.model", role, b.settings.Model, b.settings.BaseURL, strings.Join(served, ", "), role)
+}
+
+// prefix returns at most n bytes of s, cut at a rune boundary.
+func prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

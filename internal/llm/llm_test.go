@@ -1,0 +1,442 @@
+package llm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/spade-rl/spade/internal/llm"
+	"github.com/spade-rl/spade/internal/llm/llmtest"
+)
+
+const model = "qwen3-test"
+
+func settings(url string) llm.Settings {
+	return llm.Settings{
+		Roles: map[llm.Role]llm.RoleSettings{
+			llm.RoleAgent:    {BaseURL: url, Model: model, MaxTokens: 64, Temperature: 1, TopP: 1},
+			llm.RoleDesigner: {BaseURL: url, Model: model, MaxTokens: 128, Temperature: 1, TopP: 0.95, WeightsVersion: "lora-3"},
+		},
+		MaxInFlight: 8,
+		Timeout:     2 * time.Second,
+		MaxRetries:  3,
+		BackoffBase: time.Millisecond,
+		BackoffMax:  5 * time.Millisecond,
+		Seed:        7,
+	}
+}
+
+func newClient(t *testing.T, s llm.Settings) *llm.Client {
+	t.Helper()
+	c, err := llm.New(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func echo(req *llm.ChatRequestBody) llmtest.Reply {
+	return llmtest.Reply{Text: "<action>" + req.Messages[len(req.Messages)-1].Content + "</action>"}
+}
+
+func ask(role llm.Role, key, text string) llm.Request {
+	return llm.Request{Role: role, Step: 3, Key: key, Messages: []llm.Message{{Role: "system", Content: "play"}, {Role: "user", Content: text}}}
+}
+
+func TestChatStoresTokensAndLogprobs(t *testing.T) {
+	srv := llmtest.Start(t, echo, model)
+	c := newClient(t, settings(srv.URL))
+	if err := c.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	comp, err := c.Chat(context.Background(), ask(llm.RoleAgent, "ep=0/turn=0", "left"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.Failed() || comp.Text != "<action>left</action>" {
+		t.Fatalf("completion = %+v", comp)
+	}
+	want := llmtest.Tokenize("<action>left</action>")
+	if len(comp.CompletionTokenIDs) != len(want) || len(comp.CompletionLogprobs) != len(want) {
+		t.Fatalf("token ids %v logprobs %v, want %d tokens", comp.CompletionTokenIDs, comp.CompletionLogprobs, len(want))
+	}
+	for i, id := range want {
+		if comp.CompletionTokenIDs[i] != id || comp.CompletionLogprobs[i] != llmtest.TokenLogprob(id) {
+			t.Fatalf("token %d: id %d lp %v, want %d %v", i, comp.CompletionTokenIDs[i], comp.CompletionLogprobs[i], id, llmtest.TokenLogprob(id))
+		}
+	}
+	if len(comp.PromptTokenIDs) == 0 || comp.PromptTokens != int64(len(comp.PromptTokenIDs)) {
+		t.Fatalf("prompt ids %d, usage %d", len(comp.PromptTokenIDs), comp.PromptTokens)
+	}
+	calls := c.TakeCalls()
+	if len(calls) != 1 {
+		t.Fatalf("recorded %d calls", len(calls))
+	}
+	var body map[string]any
+	if err := json.Unmarshal([]byte(calls[0].RequestJSON), &body); err != nil {
+		t.Fatal(err)
+	}
+	if body["logprobs"] != true || body["top_logprobs"] != float64(0) || body["return_token_ids"] != true {
+		t.Fatalf("request does not ask for logprobs and token ids: %s", calls[0].RequestJSON)
+	}
+	if body["max_tokens"] != float64(64) || body["model"] != model {
+		t.Fatalf("request sampling params wrong: %s", calls[0].RequestJSON)
+	}
+	row := calls[0].Row()
+	if err := row.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if row.CallID != llm.CallID(llm.RoleAgent, 3, "ep=0/turn=0") || row.Step != 3 || row.Role != "agent" || row.WeightsVersion != model {
+		t.Fatalf("row identity wrong: %+v", row)
+	}
+	if len(c.TakeCalls()) != 0 {
+		t.Fatal("TakeCalls did not forget")
+	}
+}
+
+func TestPlainServerLeavesTokenColumnsNull(t *testing.T) {
+	srv := llmtest.Start(t, func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: "hi", Plain: true} }, model)
+	c := newClient(t, settings(srv.URL))
+	comp, err := c.Chat(context.Background(), ask(llm.RoleDesigner, "slot=0", "design"))
+	if err != nil || comp.Failed() {
+		t.Fatalf("err %v completion %+v", err, comp)
+	}
+	row := c.TakeCalls()[0].Row()
+	if row.PromptTokenIDs != nil || row.CompletionTokenIDs != nil || row.CompletionLogprobs != nil {
+		t.Fatalf("token columns not null: %+v", row)
+	}
+	if row.WeightsVersion != "lora-3" {
+		t.Fatalf("weights version %q", row.WeightsVersion)
+	}
+}
+
+func TestToolCallsWithInvalidArgumentsPassThrough(t *testing.T) {
+	calls := []llm.ToolCall{{ID: "c1", Type: "function", Function: llm.FunctionCall{Name: "lookup", Arguments: `{"id": 3`}}}
+	srv := llmtest.Start(t, func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{ToolCalls: calls} }, model)
+	c := newClient(t, settings(srv.URL))
+	req := ask(llm.RoleAgent, "k", "go")
+	req.Tools = []json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}`)}
+	comp, err := c.Chat(context.Background(), req)
+	if err != nil || comp.Failed() {
+		t.Fatalf("err %v completion %+v", err, comp)
+	}
+	if len(comp.ToolCalls) != 1 || comp.ToolCalls[0].Function.Arguments != `{"id": 3` || comp.FinishReason != "tool_calls" {
+		t.Fatalf("tool calls %+v finish %q", comp.ToolCalls, comp.FinishReason)
+	}
+	got := srv.Requests()[0]
+	if len(got.Tools) != 1 || got.ToolChoice != "auto" {
+		t.Fatalf("tools not sent: %+v", got)
+	}
+	row := c.TakeCalls()[0].Row()
+	if !strings.Contains(row.ToolCalls, `"lookup"`) {
+		t.Fatalf("tool calls column %q", row.ToolCalls)
+	}
+}
+
+func TestRetriesTransientErrorsThenSucceeds(t *testing.T) {
+	var n atomic.Int64
+	srv := llmtest.Start(t, func(req *llm.ChatRequestBody) llmtest.Reply {
+		switch n.Add(1) {
+		case 1:
+			return llmtest.Reply{Status: 429}
+		case 2:
+			return llmtest.Reply{Status: 503}
+		}
+		return echo(req)
+	}, model)
+	c := newClient(t, settings(srv.URL))
+	comp, err := c.Chat(context.Background(), ask(llm.RoleAgent, "k", "x"))
+	if err != nil || comp.Failed() {
+		t.Fatalf("err %v completion %+v", err, comp)
+	}
+	if comp.Attempts != 3 {
+		t.Fatalf("attempts = %d, want 3", comp.Attempts)
+	}
+}
+
+// Bad input: the server answers 500 for longer than the retry budget; the call fails with its reason
+// and the next call still works.
+func TestPersistent500IsRecordedFailure(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	srv := llmtest.Start(t, func(req *llm.ChatRequestBody) llmtest.Reply {
+		if failing.Load() {
+			return llmtest.Reply{Status: 500}
+		}
+		return echo(req)
+	}, model)
+	c := newClient(t, settings(srv.URL))
+	comp, err := c.Chat(context.Background(), ask(llm.RoleAgent, "a", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !comp.Failed() || !strings.Contains(comp.Err, "HTTP 500") || !strings.Contains(comp.Err, "4 attempts") {
+		t.Fatalf("err = %q", comp.Err)
+	}
+	if srv.Count() != 4 {
+		t.Fatalf("server saw %d requests, want 1 + 3 retries", srv.Count())
+	}
+	failing.Store(false)
+	comp, err = c.Chat(context.Background(), ask(llm.RoleAgent, "b", "x"))
+	if err != nil || comp.Failed() {
+		t.Fatalf("after recovery: err %v completion %+v", err, comp)
+	}
+	rows := llm.Rows(c.TakeCalls())
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	var failed int
+	for _, r := range rows {
+		if r.Error != "" {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d failed rows, want 1", failed)
+	}
+}
+
+func TestNonRetryable4xxFailsAtOnce(t *testing.T) {
+	srv := llmtest.Start(t, func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Status: 400} }, model)
+	c := newClient(t, settings(srv.URL))
+	comp, _ := c.Chat(context.Background(), ask(llm.RoleAgent, "a", "x"))
+	if !strings.Contains(comp.Err, "HTTP 400") || comp.Attempts != 1 {
+		t.Fatalf("completion %+v", comp)
+	}
+}
+
+// Bad input: a server slower than the timeout.
+func TestSlowServerTimesOut(t *testing.T) {
+	srv := llmtest.Start(t, func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: "late", Delay: time.Second} }, model)
+	s := settings(srv.URL)
+	s.Timeout = 50 * time.Millisecond
+	c := newClient(t, s)
+	comp, err := c.Chat(context.Background(), ask(llm.RoleAgent, "a", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(comp.Err, "timeout") {
+		t.Fatalf("err = %q", comp.Err)
+	}
+}
+
+// Bad input: invalid UTF-8 and a 10 MB answer.
+func TestInvalidUTF8AndHugeResponsesFail(t *testing.T) {
+	huge := strings.Repeat("x", 10<<20)
+	srv := llmtest.Start(t, func(req *llm.ChatRequestBody) llmtest.Reply {
+		switch req.Messages[1].Content {
+		case "utf8":
+			return llmtest.Reply{Raw: []byte("{\"model\":\"m\",\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"bad \xff\xfe\"},\"finish_reason\":\"stop\"}]}")}
+		case "huge":
+			return llmtest.Reply{Text: huge}
+		case "empty":
+			return llmtest.Reply{Raw: []byte(`{"model":"m","choices":[]}`)}
+		}
+		return llmtest.Reply{Raw: []byte(`{"choices": [`)}
+	}, model)
+	s := settings(srv.URL)
+	s.Timeout = 20 * time.Second
+	c := newClient(t, s)
+	for input, want := range map[string]string{
+		"utf8":  "not valid UTF-8",
+		"huge":  "larger than",
+		"empty": "no choices",
+		"cut":   "decode response",
+	} {
+		comp, err := c.Chat(context.Background(), ask(llm.RoleAgent, input, input))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(comp.Err, want) || comp.Attempts != 1 {
+			t.Errorf("%s: err %q attempts %d, want %q once", input, comp.Err, comp.Attempts, want)
+		}
+	}
+	for _, call := range c.TakeCalls() {
+		if err := call.Row().Validate(); err != nil {
+			t.Errorf("failed call row invalid: %v", err)
+		}
+	}
+}
+
+func TestCheckFailsFastOnBadEndpoint(t *testing.T) {
+	srv := llmtest.Start(t, echo, "other-model")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	cases := map[string]struct {
+		url, want string
+	}{
+		"unknown model": {srv.URL, `model "qwen3-test" is not served`},
+		"unreachable":   {dead, "unreachable"},
+		"missing":       {"", "no base URL"},
+		"not a URL":     {"localhost:8000", "neither http"},
+		"wrong path":    {strings.TrimSuffix(srv.URL, "/v1"), "HTTP 404"},
+	}
+	for name, tc := range cases {
+		c := newClient(t, settings(tc.url))
+		err := c.Check(context.Background())
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "agent") && !strings.Contains(err.Error(), "designer") {
+			t.Errorf("%s: err = %v, want %q naming the role", name, err, tc.want)
+		}
+	}
+}
+
+func TestInFlightIsBounded(t *testing.T) {
+	var cur, peak atomic.Int64
+	srv := llmtest.Start(t, func(req *llm.ChatRequestBody) llmtest.Reply {
+		n := cur.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		cur.Add(-1)
+		return echo(req)
+	}, model)
+	s := settings(srv.URL)
+	s.MaxInFlight = 4
+	c := newClient(t, s)
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			if _, err := c.Chat(context.Background(), ask(llm.RoleAgent, string(rune('a'+i)), "x")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if p := peak.Load(); p > 4 || p < 2 {
+		t.Fatalf("peak in flight = %d, want 2..4", p)
+	}
+}
+
+func TestReplayAnswersFromRowsAndMissesNameTheCall(t *testing.T) {
+	srv := llmtest.Start(t, echo, model)
+	rec := newClient(t, settings(srv.URL))
+	for _, k := range []string{"a", "b"} {
+		if _, err := rec.Chat(context.Background(), ask(llm.RoleAgent, k, "move "+k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := llm.Rows(rec.TakeCalls())
+	load := func(_ context.Context, run string) ([]llm.Call, error) {
+		if run != "r1" {
+			return nil, errors.New("no such run")
+		}
+		var calls []llm.Call
+		for i := range rows {
+			c, err := llm.CallFromRow(&rows[i])
+			if err != nil {
+				return nil, err
+			}
+			calls = append(calls, c)
+		}
+		return calls, nil
+	}
+	s := settings("replay:r1")
+	rep, err := llm.New(context.Background(), s, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Check(context.Background(), llm.RoleAgent); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Check(context.Background(), llm.RoleDesigner); err == nil || !strings.Contains(err.Error(), "no recorded designer calls") {
+		t.Fatalf("designer check: %v", err)
+	}
+	for _, k := range []string{"b", "a"} {
+		if _, err := rep.Chat(context.Background(), ask(llm.RoleAgent, k, "move "+k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := llm.Rows(rep.TakeCalls())
+	for i := range rows {
+		a, _ := json.Marshal(rows[i])
+		b, _ := json.Marshal(again[i])
+		if string(a) != string(b) {
+			t.Fatalf("replayed row differs:\n%s\n%s", a, b)
+		}
+	}
+	_, err = rep.Chat(context.Background(), ask(llm.RoleAgent, "a", "a different move"))
+	var miss *llm.ReplayMissError
+	if !errors.As(err, &miss) || miss.Step != 3 || miss.Role != llm.RoleAgent || !strings.Contains(err.Error(), "a different move") {
+		t.Fatalf("miss error = %v", err)
+	}
+	if _, err := llm.New(context.Background(), settings("replay:nope"), load); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("unknown run: %v", err)
+	}
+}
+
+func TestRequestSeedAndCallIDAreStableAndDistinct(t *testing.T) {
+	if llm.RequestSeed(1, llm.RoleAgent, 2, "k") != llm.RequestSeed(1, llm.RoleAgent, 2, "k") {
+		t.Fatal("seed not stable")
+	}
+	seen := map[int64]bool{}
+	for _, k := range []string{"a", "b", "c"} {
+		for _, seed := range []int64{0, 1} {
+			s := llm.RequestSeed(seed, llm.RoleAgent, 2, k)
+			if s < 0 || seen[s] {
+				t.Fatalf("seed %d repeated or negative", s)
+			}
+			seen[s] = true
+		}
+	}
+	if id := llm.CallID(llm.RoleAgent, 1, "k"); len(id) != 16 || id == llm.CallID(llm.RoleDesigner, 1, "k") {
+		t.Fatalf("call id %q", id)
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	base, max := 100*time.Millisecond, time.Second
+	cases := []struct {
+		n    int
+		u    float64
+		want time.Duration
+	}{
+		{1, 1, 100 * time.Millisecond},
+		{0, 1, 100 * time.Millisecond},
+		{2, 1, 200 * time.Millisecond},
+		{3, 0.5, 200 * time.Millisecond},
+		{5, 1, time.Second},
+		{200, 1, time.Second},
+		{4, 0, 0},
+	}
+	for _, tc := range cases {
+		if got := llm.RetryDelay(tc.n, base, max, tc.u); math.Abs(float64(got-tc.want)) > 1 {
+			t.Errorf("RetryDelay(%d, u=%v) = %v, want %v", tc.n, tc.u, got, tc.want)
+		}
+	}
+}
+
+func TestEmbedder(t *testing.T) {
+	srv := llmtest.Start(t, echo, "embed-model")
+	e := &llm.Embedder{BaseURL: srv.URL, Model: "embed-model", BatchSize: 2}
+	vecs, err := e.Embed(context.Background(), []string{"maze", "maze", "graph walk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vecs) != 3 || len(vecs[0]) != llmtest.EmbeddingDim {
+		t.Fatalf("got %d vectors", len(vecs))
+	}
+	for i := range vecs[0] {
+		if vecs[0][i] != vecs[1][i] {
+			t.Fatal("equal texts embed differently")
+		}
+	}
+	e.Model = "missing"
+	if _, err := e.Embed(context.Background(), []string{"x"}); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("missing model: %v", err)
+	}
+}

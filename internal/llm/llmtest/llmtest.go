@@ -1,0 +1,348 @@
+// Package llmtest is the one stand-in of the test suite: an OpenAI-protocol HTTP server that answers
+// Chat Completions from a script, in vLLM's response shape (logprobs.content[], prompt_token_ids,
+// choices[].token_ids, tool calls), plus GET /v1/models and POST /v1/embeddings. Tokens come from a
+// deterministic toy tokenizer (Tokenize), so token ids and logprobs are stable across runs.
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spade-rl/spade/internal/llm"
+)
+
+// Reply is what the script answers to one request.
+type Reply struct {
+	// Text is the assistant content.
+	Text string
+	// ToolCalls are the assistant's tool calls (arguments may be invalid JSON on purpose).
+	ToolCalls []llm.ToolCall
+	// FinishReason overrides the default (stop, or tool_calls when ToolCalls is set).
+	FinishReason string
+	// Status, when not 0 or 200, answers with this HTTP status and an OpenAI error body.
+	Status int
+	// Delay is slept before answering (the request's context cuts it short).
+	Delay time.Duration
+	// Raw, when set, is sent verbatim as the 200 body (e.g. invalid UTF-8).
+	Raw []byte
+	// Plain omits logprobs and token ids, like a server without vLLM's extensions.
+	Plain bool
+}
+
+// Script answers one decoded request; it may be called concurrently.
+type Script func(req *llm.ChatRequestBody) Reply
+
+// Server is a running scripted server; URL is its /v1 root.
+type Server struct {
+	// URL is the OpenAI base URL, ending in /v1.
+	URL string
+
+	srv    *httptest.Server
+	script Script
+	models []string
+
+	mu       sync.Mutex
+	keep     bool
+	requests []llm.ChatRequestBody
+	count    int
+}
+
+// Start starts a server answering with script and serving the given model names; it stops at the end of
+// the test. Requests are kept for inspection (see Requests) unless KeepRequests(false) is called.
+func Start(t testing.TB, script Script, models ...string) *Server {
+	t.Helper()
+	s := NewServer(script, models...)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// NewServer is Start without a test: the caller must Close it.
+func NewServer(script Script, models ...string) *Server {
+	s := &Server{script: script, models: models, keep: true}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
+	mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings)
+	s.srv = httptest.NewUnstartedServer(mux)
+	s.srv.Config.MaxHeaderBytes = 1 << 20
+	s.srv.Start()
+	s.URL = s.srv.URL + "/v1"
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() {
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// KeepRequests turns keeping decoded requests on or off (off for benchmarks).
+func (s *Server) KeepRequests(keep bool) {
+	s.mu.Lock()
+	s.keep = keep
+	s.mu.Unlock()
+}
+
+// Requests returns the chat requests received so far, in arrival order.
+func (s *Server) Requests() []llm.ChatRequestBody {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]llm.ChatRequestBody(nil), s.requests...)
+}
+
+// Count returns the number of chat requests received.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		OwnedBy string `json:"owned_by"`
+	}
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list"}
+	for _, m := range s.models {
+		list.Data = append(list.Data, model{ID: m, Object: "model", OwnedBy: "llmtest"})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var req llm.ChatRequestBody
+	if err := json.Unmarshal(raw, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.count++
+	if s.keep {
+		s.requests = append(s.requests, req)
+	}
+	s.mu.Unlock()
+	if !s.serves(req.Model) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	reply := s.script(&req)
+	if reply.Delay > 0 {
+		select {
+		case <-time.After(reply.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
+		return
+	}
+	if reply.Raw != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(reply.Raw)
+		return
+	}
+	writeJSON(w, http.StatusOK, Response(&req, reply))
+}
+
+func (s *Server) serves(model string) bool {
+	for _, m := range s.models {
+		if m == model {
+			return true
+		}
+	}
+	return false
+}
+
+// Response builds the vLLM-shaped body for a reply: token ids of the prompt and the completion from
+// Tokenize, one logprobs.content entry per completion token, usage counts.
+func Response(req *llm.ChatRequestBody, reply Reply) *llm.ChatResponseBody {
+	promptIDs := Tokenize(PromptText(req))
+	completion := reply.Text
+	for _, tc := range reply.ToolCalls {
+		completion += tc.Function.Name + tc.Function.Arguments
+	}
+	chunks := chunk(completion)
+	finish := reply.FinishReason
+	if finish == "" {
+		finish = "stop"
+		if len(reply.ToolCalls) > 0 {
+			finish = "tool_calls"
+		}
+	}
+	choice := llm.ChatChoice{
+		Message:      llm.ResponseMessage{Role: "assistant", ToolCalls: reply.ToolCalls},
+		FinishReason: finish,
+	}
+	if reply.Text != "" || len(reply.ToolCalls) == 0 {
+		text := reply.Text
+		choice.Message.Content = &text
+	}
+	body := &llm.ChatResponseBody{
+		ID:      "chatcmpl-llmtest",
+		Object:  "chat.completion",
+		Model:   req.Model,
+		Choices: []llm.ChatChoice{choice},
+		Usage: &llm.Usage{
+			PromptTokens:     int64(len(promptIDs)),
+			CompletionTokens: int64(len(chunks)),
+			TotalTokens:      int64(len(promptIDs) + len(chunks)),
+		},
+	}
+	if !reply.Plain {
+		body.PromptTokenIDs = promptIDs
+		ids := make([]int64, len(chunks))
+		content := make([]llm.TokenLogprob, len(chunks))
+		for i, c := range chunks {
+			ids[i] = tokenID(c)
+			content[i] = llm.TokenLogprob{Token: c, Logprob: TokenLogprob(ids[i]), TopLogprobs: []llm.TokenLogprob{}}
+		}
+		body.Choices[0].TokenIDs = ids
+		body.Choices[0].Logprobs = &llm.ChoiceLogprobs{Content: content}
+	}
+	return body
+}
+
+// PromptText is the text the toy tokenizer reads for a request's prompt: each message as
+// "<|role|>content", tool calls and tools appended.
+func PromptText(req *llm.ChatRequestBody) string {
+	var b strings.Builder
+	for _, m := range req.Messages {
+		b.WriteString("<|")
+		b.WriteString(m.Role)
+		b.WriteString("|>")
+		b.WriteString(m.Content)
+		for _, tc := range m.ToolCalls {
+			b.WriteString(tc.Function.Name)
+			b.WriteString(tc.Function.Arguments)
+		}
+	}
+	for _, t := range req.Tools {
+		b.Write(t)
+	}
+	return b.String()
+}
+
+// Vocab is the toy tokenizer's vocabulary size (Qwen3's).
+const Vocab = 151936
+
+// Tokenize splits text into chunks of at most four bytes, cut at rune boundaries, and maps each chunk to
+// FNV-1a(chunk) mod Vocab.
+func Tokenize(text string) []int64 {
+	chunks := chunk(text)
+	ids := make([]int64, len(chunks))
+	for i, c := range chunks {
+		ids[i] = tokenID(c)
+	}
+	return ids
+}
+
+// TokenLogprob is the toy logprob of a token id: −(1 + id mod 1000)/1000, in [−1, −0.001].
+func TokenLogprob(id int64) float64 {
+	return -float64(1+id%1000) / 1000
+}
+
+func chunk(text string) []string {
+	out := make([]string, 0, len(text)/4+1)
+	for len(text) > 0 {
+		n := min(4, len(text))
+		for n > 1 && n < len(text) && !isRuneStart(text[n]) {
+			n--
+		}
+		out = append(out, text[:n])
+		text = text[n:]
+	}
+	return out
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func tokenID(c string) int64 {
+	h := fnv.New32a()
+	h.Write([]byte(c))
+	return int64(h.Sum32() % Vocab)
+}
+
+func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string   `json:"model"`
+		Input []string `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	if !s.serves(req.Model) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	type datum struct {
+		Object    string    `json:"object"`
+		Index     int       `json:"index"`
+		Embedding []float64 `json:"embedding"`
+	}
+	resp := struct {
+		Object string  `json:"object"`
+		Model  string  `json:"model"`
+		Data   []datum `json:"data"`
+	}{Object: "list", Model: req.Model}
+	for i, text := range req.Input {
+		resp.Data = append(resp.Data, datum{Object: "embedding", Index: i, Embedding: Embedding(text)})
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// EmbeddingDim is the length of the toy embeddings.
+const EmbeddingDim = 16
+
+// Embedding is the toy embedding of a text: bag of token ids hashed into EmbeddingDim buckets, L2
+// normalised (all zeros for empty text). Equal texts embed equally; texts sharing tokens are close.
+func Embedding(text string) []float64 {
+	v := make([]float64, EmbeddingDim)
+	for _, id := range Tokenize(text) {
+		v[id%EmbeddingDim]++
+	}
+	var norm float64
+	for _, x := range v {
+		norm += x * x
+	}
+	if norm > 0 {
+		norm = math.Sqrt(norm)
+		for i := range v {
+			v[i] /= norm
+		}
+	}
+	return v
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(raw)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": "scripted", "code": status}})
+}

@@ -1,0 +1,39 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+)
+
+// replayBackend answers from a recorded run's calls, keyed by the SHA-256 of the request body.
+type replayBackend struct {
+	run    string
+	byHash map[string]Outcome
+	roles  map[Role]int
+}
+
+func newReplayBackend(run string, calls []Call) *replayBackend {
+	rb := &replayBackend{run: run, byHash: make(map[string]Outcome, len(calls)), roles: map[Role]int{}}
+	for _, c := range calls {
+		if _, dup := rb.byHash[c.RequestHash]; !dup {
+			rb.byHash[c.RequestHash] = c.Outcome
+		}
+		rb.roles[c.Role]++
+	}
+	return rb
+}
+
+func (rb *replayBackend) complete(_ context.Context, req *Request, body []byte, hash string) (Outcome, error) {
+	out, ok := rb.byHash[hash]
+	if !ok {
+		return Outcome{}, &ReplayMissError{Run: rb.run, Role: req.Role, Step: req.Step, RequestPrefix: prefix(string(body), 240)}
+	}
+	return out, nil
+}
+
+func (rb *replayBackend) check(_ context.Context, role Role) error {
+	if rb.roles[role] == 0 {
+		return fmt.Errorf("llm: %s: replay run %q has no recorded %s calls", role, rb.run, role)
+	}
+	return nil
+}
