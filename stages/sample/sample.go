@@ -1,0 +1,194 @@
+package sample
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/schemas"
+)
+
+// Options are the per-invocation settings of the stage (the rest comes from run.json).
+type Options struct {
+	// Force replaces a committed samples partition.
+	Force bool
+	// Log receives progress and warnings; nil discards them.
+	Log *slog.Logger
+}
+
+// Result reports what the stage did.
+type Result struct {
+	// Skipped is true when the partition was already committed and Force was not set.
+	Skipped bool
+	// Rows is the number of slots written.
+	Rows int
+	// Reused counts slots that had to reuse a document because the corpus was exhausted.
+	Reused int
+}
+
+// ErrNotRefreshStep is returned for a step that does not start a pool (step mod refresh_every ≠ 0).
+var ErrNotRefreshStep = errors.New("sample: not a refresh step")
+
+// Run draws the slots of refresh step `step` of `run` and commits them as the `samples` partition.
+func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		return Result{}, err
+	}
+	if step < 0 || step%int64(cfg.Sample.RefreshEvery) != 0 {
+		return Result{}, fmt.Errorf("%w: step %d (sample.refresh_every = %d)", ErrNotRefreshStep, step, cfg.Sample.RefreshEvery)
+	}
+	key := lake.PartitionKey{Run: run, Table: schemas.SamplesSpec.Name, Step: step}
+	if done, err := lk.Committed(ctx, key); err != nil {
+		return Result{}, err
+	} else if done && !opts.Force {
+		log.Info("sample: already committed", "run", run, "step", step)
+		return Result{Skipped: true}, nil
+	}
+	var docs []schemas.CorpusRow
+	if !cfg.Ablation.NoCorpus {
+		docs, err = lake.ReadRows[schemas.CorpusRow](ctx, lk, lake.CorpusKey(cfg.Sample.Corpus))
+		if errors.Is(err, lake.ErrNotCommitted) {
+			return Result{}, fmt.Errorf("sample: corpus %q is not imported in %s (run `spade corpus import --name %s FILE`, or set sample.corpus)", cfg.Sample.Corpus, lk.URI(), cfg.Sample.Corpus)
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("sample: read corpus %q: %w", cfg.Sample.Corpus, err)
+		}
+		if len(docs) == 0 {
+			return Result{}, fmt.Errorf("sample: corpus %q is empty", cfg.Sample.Corpus)
+		}
+	}
+	used, err := usedDocs(ctx, lk, run, step)
+	if err != nil {
+		return Result{}, err
+	}
+	rows, reused := Draw(cfg, step, docs, used)
+	if reused > 0 {
+		log.Warn("sample: corpus exhausted, reusing documents", "corpus", cfg.Sample.Corpus, "step", step, "reused", reused)
+	}
+	if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{Force: opts.Force}); err != nil {
+		return Result{}, fmt.Errorf("sample: %w", err)
+	}
+	log.Info("sample: committed", "run", run, "step", step, "slots", len(rows), "reused", reused)
+	return Result{Rows: len(rows), Reused: reused}, nil
+}
+
+// usedDocs returns the documents drawn by the run's samples partitions before step.
+func usedDocs(ctx context.Context, lk *lake.Lake, run string, step int64) (map[string]bool, error) {
+	steps, err := lk.Steps(ctx, run, schemas.SamplesSpec.Name)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, s := range steps {
+		if s >= step {
+			continue
+		}
+		rows, err := lake.ReadRows[schemas.SampleRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.SamplesSpec.Name, Step: s})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if r.DocID != "" {
+				used[r.DocID] = true
+			}
+		}
+	}
+	return used, nil
+}
+
+// Draw computes the slots of a refresh step: each slot's skill (tool_use in the tools setting) and a
+// document not in used, suited to the skill (see suits), the lowest drawKey first. When no unused suited
+// document is left it reuses one (the lowest drawKey among suited, then any) and marks the row Reused;
+// it returns the rows and the number reused. With ablation.no_corpus, or no documents, slots get none.
+func Draw(cfg *config.Config, step int64, docs []schemas.CorpusRow, used map[string]bool) ([]schemas.SampleRow, int) {
+	window := step / int64(cfg.Sample.RefreshEvery)
+	active := []string{schemas.SkillToolUse}
+	if cfg.Setting != schemas.SettingTools {
+		active = ActiveSkills(cfg.Seed, window, cfg.Sample.SkillsPerWindow)
+	}
+	sorted := append([]schemas.CorpusRow(nil), docs...)
+	sort.Slice(sorted, func(i, j int) bool {
+		return drawKey(cfg.Seed, step, sorted[i].DocID) < drawKey(cfg.Seed, step, sorted[j].DocID)
+	})
+	taken := map[string]bool{}
+	for id := range used {
+		taken[id] = true
+	}
+	rows := make([]schemas.SampleRow, cfg.Sample.EnvsPerStep)
+	reused := 0
+	for slot := range rows {
+		skill := SlotSkill(active, slot)
+		row := schemas.SampleRow{Step: step, Slot: int32(slot), Skill: skill, Setting: cfg.Setting}
+		if !cfg.Ablation.NoCorpus && len(sorted) > 0 {
+			doc, again := pick(sorted, skill, taken)
+			taken[doc.DocID] = true
+			row.DocID = doc.DocID
+			row.Excerpt = Excerpt(doc.Text, cfg.Sample.ExcerptChars)
+			row.Reused = again
+			if again {
+				reused++
+			}
+		}
+		rows[slot] = row
+	}
+	return rows, reused
+}
+
+// pick returns the best unused suited document (best domain rank, then draw order), else a reused one.
+func pick(sorted []schemas.CorpusRow, skill string, taken map[string]bool) (schemas.CorpusRow, bool) {
+	best, bestRank := -1, 1<<30
+	for i, d := range sorted {
+		rank := suits(skill, d.Domain)
+		if rank < 0 || taken[d.DocID] {
+			continue
+		}
+		if rank < bestRank {
+			best, bestRank = i, rank
+		}
+	}
+	if best >= 0 {
+		return sorted[best], false
+	}
+	for _, d := range sorted {
+		if suits(skill, d.Domain) >= 0 {
+			return d, true
+		}
+	}
+	return sorted[0], true
+}
+
+// Excerpt cuts a document to at most maxChars characters (runes), at the last paragraph or sentence
+// break in the final fifth when there is one, else at a space, else hard. maxChars ≤ 0 keeps it whole.
+func Excerpt(text string, maxChars int) string {
+	if maxChars <= 0 || utf8.RuneCountInString(text) <= maxChars {
+		return text
+	}
+	cut := 0
+	for i := range text {
+		if maxChars == 0 {
+			cut = i
+			break
+		}
+		maxChars--
+	}
+	head := text[:cut]
+	floor := len(head) * 4 / 5
+	for _, sep := range []string{"\n\n", ". ", "\n", " "} {
+		if i := strings.LastIndex(head, sep); i >= floor {
+			return strings.TrimRight(head[:i+len(sep)], " \n")
+		}
+	}
+	return head
+}
