@@ -1,0 +1,148 @@
+// Command spade runs SPADE (Self-Play in Adaptive Synthetic Executable Environments) as batch stages over
+// a data lake. Each subcommand lives in its own cmd_<name>.go file and registers itself in init().
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/lake"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+var commands []*cli.Command
+
+// register adds a subcommand; called from each cmd_<name>.go's init.
+func register(c *cli.Command) { commands = append(commands, c) }
+
+// usageErr marks an error as the user's input being wrong (exit code 2).
+type usageErr struct{ err error }
+
+func (u usageErr) Error() string { return u.err.Error() }
+func (u usageErr) Unwrap() error { return u.err }
+
+// usageError returns an error that exits with code 2; the message should say what to do.
+func usageError(format string, args ...any) error {
+	return usageErr{fmt.Errorf(format, args...)}
+}
+
+// asUsage marks an existing error as a usage error.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usageErr{err}
+}
+
+func newApp() *cli.App {
+	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	return &cli.App{
+		Name:  "spade",
+		Usage: "run SPADE self-play as batch stages over a data lake",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "lake", Value: "./lake", EnvVars: []string{"SPADE_LAKE"}, Usage: "lake URI: a local directory or s3://bucket/prefix"},
+			&cli.StringSliceFlag{Name: "run", EnvVars: []string{"SPADE_RUN"}, Usage: "run name (repeat for commands that compare runs)"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
+		},
+		Before: func(c *cli.Context) error {
+			var h slog.Handler
+			switch c.String("log-format") {
+			case "text":
+				h = slog.NewTextHandler(os.Stderr, nil)
+			case "json":
+				h = slog.NewJSONHandler(os.Stderr, nil)
+			default:
+				return usageError("--log-format must be text or json, got %q", c.String("log-format"))
+			}
+			slog.SetDefault(slog.New(h))
+			return nil
+		},
+		Commands:        commands,
+		HideHelpCommand: true,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageErr{err}
+		},
+		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are decided in main
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args, os.Stderr))
+}
+
+// run executes the CLI and maps errors to exit codes: 2 for usage and invalid input, 130 when
+// interrupted, 1 for any other failure.
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	err := newApp().RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "spade: %v\n", err)
+	var u usageErr
+	switch {
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(err, &u):
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// openLake opens the lake named by --lake.
+func openLake(c *cli.Context) (*lake.Lake, error) {
+	return lake.Open(c.Context, c.String("lake"))
+}
+
+// runName returns the single --run, or a usage error.
+func runName(c *cli.Context) (string, error) {
+	runs := c.StringSlice("run")
+	switch len(runs) {
+	case 0:
+		return "", usageError("no run named: pass --run NAME or set SPADE_RUN")
+	case 1:
+		if err := lake.ValidName(runs[0]); err != nil {
+			return "", asUsage(fmt.Errorf("--run: %w", err))
+		}
+		return runs[0], nil
+	}
+	return "", usageError("this command takes one --run, got %d", len(runs))
+}
+
+// openRun opens the lake and reads the run's configuration.
+func openRun(c *cli.Context) (*lake.Lake, string, *config.Config, error) {
+	run, err := runName(c)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	lk, err := openLake(c)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	cfg, err := lk.RunConfig(c.Context, run)
+	if errors.Is(err, lake.ErrNoRun) {
+		return nil, "", nil, asUsage(err)
+	}
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return lk, run, cfg, nil
+}

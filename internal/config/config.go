@@ -1,0 +1,341 @@
+// Package config is the run configuration of DESIGN §10: presets with the paper's Table 5 values, dotted
+// keys (`rollout.group_size`), and strict parsing: an unknown key or a value of the wrong type is an error
+// that names the key. A run's config is written once to run.json by `spade init` and never changed.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Config is a run's whole configuration. Field json tags are the dotted keys' segments.
+type Config struct {
+	// Preset names the preset the run started from.
+	Preset string `json:"preset"`
+	// Seed drives every random choice of the run (skill rotation, documents, reset seeds).
+	Seed int64 `json:"seed"`
+	// Setting is games or tools.
+	Setting  string   `json:"setting"`
+	Sample   Sample   `json:"sample"`
+	LLM      LLM      `json:"llm"`
+	Sandbox  Sandbox  `json:"sandbox"`
+	Gate     Gate     `json:"gate"`
+	Rollout  Rollout  `json:"rollout"`
+	Regret   Regret   `json:"regret"`
+	Memory   Memory   `json:"memory"`
+	Ablation Ablation `json:"ablation"`
+	GRPO     GRPO     `json:"grpo"`
+	Metrics  Metrics  `json:"metrics"`
+}
+
+// Sample configures the pool schedule and corpus draw.
+type Sample struct {
+	EnvsPerStep     int    `json:"envs_per_step"`
+	SkillsPerWindow int    `json:"skills_per_window"`
+	RefreshEvery    int    `json:"refresh_every"`
+	Corpus          string `json:"corpus"`
+	ExcerptChars    int    `json:"excerpt_chars"`
+}
+
+// Role configures the model behind one role.
+type Role struct {
+	BaseURL     string  `json:"base_url"`
+	Model       string  `json:"model"`
+	APIKeyEnv   string  `json:"api_key_env"`
+	MaxTokens   int     `json:"max_tokens"`
+	Temperature float64 `json:"temperature"`
+	TopP        float64 `json:"top_p"`
+}
+
+// LLM configures the generation backends.
+type LLM struct {
+	Designer       Role   `json:"designer"`
+	Agent          Role   `json:"agent"`
+	Screen         Role   `json:"screen"`
+	MaxInFlight    int    `json:"max_in_flight"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
+	MaxRetries     int    `json:"max_retries"`
+	PromptFile     string `json:"prompt_file"`
+}
+
+// Sandbox configures the execution of generated programs.
+type Sandbox struct {
+	Python              string `json:"python"`
+	Workers             int    `json:"workers"`
+	LoadTimeoutSeconds  int    `json:"load_timeout_seconds"`
+	StepTimeoutSeconds  int    `json:"step_timeout_seconds"`
+	MemoryMB            int    `json:"memory_mb"`
+	MaxObservationBytes int    `json:"max_observation_bytes"`
+	UnsafeNoIsolation   bool   `json:"unsafe_no_isolation"`
+}
+
+// Gate configures the acceptance checks.
+type Gate struct {
+	MaxAttempts int `json:"max_attempts"`
+	ResetSeeds  int `json:"reset_seeds"`
+}
+
+// Rollout configures the Agent's episodes.
+type Rollout struct {
+	GroupSize     int  `json:"group_size"`
+	MaxTurns      int  `json:"max_turns"`
+	ContextTokens int  `json:"context_tokens"`
+	PairedSeeds   bool `json:"paired_seeds"`
+}
+
+// Regret configures the Designer reward.
+type Regret struct {
+	WeightRegret float64 `json:"weight_regret"`
+	WeightAnchor float64 `json:"weight_anchor"`
+	BandLo       float64 `json:"band_lo"`
+	BandHi       float64 `json:"band_hi"`
+	Variant      string  `json:"variant"`
+	EMAFast      float64 `json:"ema_fast"`
+	EMASlow      float64 `json:"ema_slow"`
+}
+
+// Memory configures the FIFO environment memory.
+type Memory struct {
+	Capacity int `json:"capacity"`
+	Seeds    int `json:"seeds"`
+	Examples int `json:"examples"`
+}
+
+// Ablation holds the paper's ablation switches.
+type Ablation struct {
+	NoCorpus       bool `json:"no_corpus"`
+	NoMemory       bool `json:"no_memory"`
+	FrozenDesigner bool `json:"frozen_designer"`
+}
+
+// GRPO configures batch assembly and the trainer.
+type GRPO struct {
+	ClipLow       float64 `json:"clip_low"`
+	ClipHigh      float64 `json:"clip_high"`
+	KLBeta        float64 `json:"kl_beta"`
+	LR            float64 `json:"lr"`
+	GlobalBatch   int     `json:"global_batch"`
+	TISCap        float64 `json:"tis_cap"`
+	Trainer       string  `json:"trainer"`
+	Python        string  `json:"python"`
+	TrainerGPUs   int     `json:"trainer_gpus"`
+	IncludeHinted bool    `json:"include_hinted"`
+	Agg           string  `json:"agg"`
+	MaxGradNorm   float64 `json:"max_grad_norm"`
+	ModelPath     string  `json:"model_path"`
+	Publish       string  `json:"publish"`
+}
+
+// Metrics configures the audits.
+type Metrics struct {
+	BandLo float64 `json:"band_lo"`
+	BandHi float64 `json:"band_hi"`
+	Window int     `json:"window"`
+}
+
+// Keys returns every dotted key, sorted.
+func Keys() []string {
+	var keys []string
+	walk(reflect.ValueOf(&Config{}).Elem(), "", func(key string, _ reflect.Value) { keys = append(keys, key) })
+	sort.Strings(keys)
+	return keys
+}
+
+func walk(v reflect.Value, prefix string, visit func(string, reflect.Value)) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
+		key := name
+		if prefix != "" {
+			key = prefix + "." + name
+		}
+		if t.Field(i).Type.Kind() == reflect.Struct {
+			walk(v.Field(i), key, visit)
+			continue
+		}
+		visit(key, v.Field(i))
+	}
+}
+
+func (c *Config) field(key string) (reflect.Value, bool) {
+	var found reflect.Value
+	walk(reflect.ValueOf(c).Elem(), "", func(k string, v reflect.Value) {
+		if k == key {
+			found = v
+		}
+	})
+	return found, found.IsValid()
+}
+
+// Set assigns a value given as text to a dotted key; it fails, naming the key, on an unknown key or a
+// value that does not parse as the key's type.
+func (c *Config) Set(key, value string) error {
+	f, ok := c.field(key)
+	if !ok {
+		return fmt.Errorf("config: unknown key %q (see `spade init --help` for the keys)", key)
+	}
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(value)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return fmt.Errorf("config: key %q wants an integer, got %q", key, value)
+		}
+		f.SetInt(n)
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return fmt.Errorf("config: key %q wants a number, got %q", key, value)
+		}
+		f.SetFloat(x)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return fmt.Errorf("config: key %q wants true or false, got %q", key, value)
+		}
+		f.SetBool(b)
+	default:
+		return fmt.Errorf("config: key %q has unsupported kind %s", key, f.Kind())
+	}
+	return nil
+}
+
+// Get returns a key's value as text.
+func (c *Config) Get(key string) (string, error) {
+	f, ok := c.field(key)
+	if !ok {
+		return "", fmt.Errorf("config: unknown key %q", key)
+	}
+	return fmt.Sprint(f.Interface()), nil
+}
+
+// Merge applies a JSON document (nested objects or dotted keys, or both) to c. Unknown keys and values of
+// the wrong JSON type are errors naming the key.
+func (c *Config) Merge(doc []byte) error {
+	var raw map[string]any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return fmt.Errorf("config: not a JSON object: %v", err)
+	}
+	return c.mergeMap("", raw)
+}
+
+func (c *Config) mergeMap(prefix string, m map[string]any) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		switch v := m[k].(type) {
+		case map[string]any:
+			if err := c.mergeMap(key, v); err != nil {
+				return err
+			}
+		default:
+			f, ok := c.field(key)
+			if !ok {
+				return fmt.Errorf("config: unknown key %q", key)
+			}
+			if err := checkJSONType(key, f.Kind(), v); err != nil {
+				return err
+			}
+			if err := c.Set(key, fmt.Sprint(v)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkJSONType(key string, kind reflect.Kind, v any) error {
+	ok := false
+	switch kind {
+	case reflect.String:
+		_, ok = v.(string)
+	case reflect.Bool:
+		_, ok = v.(bool)
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		_, ok = v.(json.Number)
+	}
+	if !ok {
+		return fmt.Errorf("config: key %q wants a %s, got %T", key, kind, v)
+	}
+	return nil
+}
+
+// LoadFile merges a JSON config file into c.
+func (c *Config) LoadFile(path string) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %v", err)
+	}
+	if err := c.Merge(doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// Validate checks ranges and enums that a single Set cannot (for example band_lo < band_hi).
+func (c *Config) Validate() error {
+	switch {
+	case c.Setting != "games" && c.Setting != "tools":
+		return fmt.Errorf("config: key \"setting\" must be games or tools, got %q", c.Setting)
+	case c.Sample.EnvsPerStep < 1:
+		return fmt.Errorf("config: key \"sample.envs_per_step\" must be >= 1")
+	case c.Sample.SkillsPerWindow < 1 || c.Sample.SkillsPerWindow > 6:
+		return fmt.Errorf("config: key \"sample.skills_per_window\" must be in 1..6")
+	case c.Sample.RefreshEvery < 1:
+		return fmt.Errorf("config: key \"sample.refresh_every\" must be >= 1")
+	case c.Rollout.GroupSize < 1:
+		return fmt.Errorf("config: key \"rollout.group_size\" must be >= 1")
+	case c.Rollout.MaxTurns < 1:
+		return fmt.Errorf("config: key \"rollout.max_turns\" must be >= 1")
+	case c.Gate.MaxAttempts < 1:
+		return fmt.Errorf("config: key \"gate.max_attempts\" must be >= 1")
+	case !(c.Regret.BandLo <= c.Regret.BandHi && c.Regret.BandLo >= 0 && c.Regret.BandHi <= 1):
+		return fmt.Errorf("config: keys \"regret.band_lo\" and \"regret.band_hi\" must satisfy 0 <= lo <= hi <= 1")
+	case !(c.Metrics.BandLo <= c.Metrics.BandHi && c.Metrics.BandLo >= 0 && c.Metrics.BandHi <= 1):
+		return fmt.Errorf("config: keys \"metrics.band_lo\" and \"metrics.band_hi\" must satisfy 0 <= lo <= hi <= 1")
+	case c.Memory.Capacity < 0:
+		return fmt.Errorf("config: key \"memory.capacity\" must be >= 0")
+	case c.GRPO.GlobalBatch < 1:
+		return fmt.Errorf("config: key \"grpo.global_batch\" must be >= 1")
+	case c.GRPO.Trainer != "none" && c.GRPO.Trainer != "torch":
+		return fmt.Errorf("config: key \"grpo.trainer\" must be none or torch, got %q", c.GRPO.Trainer)
+	case c.GRPO.Agg != "token-mean" && c.GRPO.Agg != "seq-mean-token-mean":
+		return fmt.Errorf("config: key \"grpo.agg\" must be token-mean or seq-mean-token-mean, got %q", c.GRPO.Agg)
+	case c.Metrics.Window < 1:
+		return fmt.Errorf("config: key \"metrics.window\" must be >= 1")
+	}
+	return nil
+}
+
+// JSON returns the config as indented JSON (the run.json body).
+func (c *Config) JSON() []byte {
+	b, _ := json.MarshalIndent(c, "", "  ")
+	return append(b, '\n')
+}
+
+// Parse reads a run.json body strictly (unknown keys are errors).
+func Parse(doc []byte) (*Config, error) {
+	var c Config
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("config: run.json: %v", err)
+	}
+	return &c, nil
+}

@@ -1,0 +1,152 @@
+// Package duck opens an embedded DuckDB session over a lake: one view per table of the chosen runs
+// (unioned, with a `run` column, when there are several), plus `corpus`. Queries say `from episodes`,
+// never a path. Extensions are never downloaded (autoinstall_known_extensions=false): S3 data is read
+// through the lake's verified local cache.
+package duck
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" database/sql driver
+
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/schemas"
+)
+
+// Open returns an in-memory DuckDB with extension downloads disabled and no views.
+func Open() (*sql.DB, error) {
+	db, err := sql.Open("duckdb", "?autoinstall_known_extensions=false&autoload_known_extensions=false")
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	db.SetMaxOpenConns(1) // views and UDFs live in one connection's catalog
+	for _, hook := range openHooks {
+		if err := hook(db); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
+// openHooks run on every new session; packages that add SQL functions register them with OnOpen.
+var openHooks []func(*sql.DB) error
+
+// OnOpen registers a function run on every session Open returns (for example to register scalar UDFs
+// such as vendi). It must be called from an init function.
+func OnOpen(hook func(*sql.DB) error) { openHooks = append(openHooks, hook) }
+
+// Session is a DuckDB session with views over one or more runs of a lake.
+type Session struct {
+	DB   *sql.DB
+	Runs []string
+}
+
+// OpenRuns opens a session with one view per per-run table over the given runs, and a `corpus` view over
+// the corpus named by the first run's sample.corpus (empty when none is imported). Each view has a
+// leading `run` column.
+func OpenRuns(ctx context.Context, lk *lake.Lake, runs ...string) (*Session, error) {
+	db, err := Open()
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{DB: db, Runs: runs}
+	if err := s.createViews(ctx, lk); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the session.
+func (s *Session) Close() error { return s.DB.Close() }
+
+func (s *Session) createViews(ctx context.Context, lk *lake.Lake) error {
+	for _, table := range schemas.RunTables() {
+		spec, _ := schemas.Lookup(table)
+		var selects []string
+		for _, run := range s.Runs {
+			files, err := lk.LocalFiles(ctx, run, table)
+			if err != nil {
+				return err
+			}
+			if len(files) > 0 {
+				selects = append(selects, fmt.Sprintf("select %s as run, * from read_parquet(%s)", quote(run), fileList(files)))
+			}
+		}
+		body := strings.Join(selects, " union all by name ")
+		if body == "" {
+			body = emptySelect(spec.Arrow())
+		}
+		if _, err := s.DB.ExecContext(ctx, fmt.Sprintf("create or replace view %s as %s", table, body)); err != nil {
+			return fmt.Errorf("duckdb: view %s: %w", table, err)
+		}
+	}
+	corpusBody := emptySelect(schemas.CorpusSpec.Arrow())
+	if len(s.Runs) > 0 {
+		if cfg, err := lk.RunConfig(ctx, s.Runs[0]); err == nil && cfg.Sample.Corpus != "" {
+			files, err := lk.CorpusFiles(ctx, cfg.Sample.Corpus)
+			if err == nil && len(files) > 0 {
+				corpusBody = "select * from read_parquet(" + fileList(files) + ")"
+			}
+		}
+	}
+	_, err := s.DB.ExecContext(ctx, "create or replace view corpus as "+corpusBody)
+	return err
+}
+
+// CorpusView points the `corpus` view at a named corpus of the lake.
+func (s *Session) CorpusView(ctx context.Context, lk *lake.Lake, corpus string) error {
+	files, err := lk.CorpusFiles(ctx, corpus)
+	if err != nil {
+		return err
+	}
+	_, err = s.DB.ExecContext(ctx, "create or replace view corpus as select * from read_parquet("+fileList(files)+")")
+	return err
+}
+
+func fileList(files []string) string {
+	q := make([]string, len(files))
+	for i, f := range files {
+		q[i] = quote(f)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// emptySelect is a zero-row select with the table's columns and types (and a leading run column).
+func emptySelect(schema *arrow.Schema) string {
+	cols := []string{"cast(null as varchar) as run"}
+	for _, f := range schema.Fields() {
+		cols = append(cols, fmt.Sprintf("cast(null as %s) as %s", SQLType(f.Type), f.Name))
+	}
+	return "select " + strings.Join(cols, ", ") + " where false"
+}
+
+// SQLType maps an Arrow type of a schemas table to the DuckDB type DuckDB reports for its Parquet column.
+func SQLType(t arrow.DataType) string {
+	switch t.ID() {
+	case arrow.STRING:
+		return "VARCHAR"
+	case arrow.BOOL:
+		return "BOOLEAN"
+	case arrow.INT32:
+		return "INTEGER"
+	case arrow.INT64:
+		return "BIGINT"
+	case arrow.FLOAT32:
+		return "FLOAT"
+	case arrow.FLOAT64:
+		return "DOUBLE"
+	case arrow.BINARY:
+		return "BLOB"
+	case arrow.LIST:
+		return SQLType(t.(*arrow.ListType).Elem()) + "[]"
+	}
+	return "VARCHAR"
+}

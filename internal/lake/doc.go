@@ -1,0 +1,22 @@
+// Package lake stores SPADE's tables as Parquet partitions in a local directory or an S3 bucket, and
+// commits each partition atomically (DESIGN §6).
+//
+// Layout (every path rule lives in paths.go):
+//
+//	<lake>/runs/<run>/run.json
+//	<lake>/runs/<run>/<table>/step=NNNNNN/part-SSSS-<writer>-KK.parquet
+//	<lake>/runs/<run>/<table>/step=NNNNNN/_shards/gGGGGGG/shard-SSSS-of-NNNN.json
+//	<lake>/runs/<run>/<table>/step=NNNNNN/_manifest.json
+//	<lake>/corpora/<name>/corpus/step=000000/...
+//
+// Commit protocol: a writer uploads its part files first, then a shard marker listing them (name, rows,
+// bytes, sha256), and when every shard's marker is present, the partition's _manifest.json, created with
+// a conditional put (If-None-Match: * on S3, link(2) locally) so exactly one writer commits. A partition
+// without a manifest does not exist for any reader, so a killed writer leaves nothing visible. Re-running
+// a committed partition returns ErrCommitted unless Force is set; a forced write uploads new parts and
+// replaces the manifest in one atomic put, so a reader sees the old or the new partition, never a mix.
+//
+// Readers verify every file's sha256 against the manifest. For S3, files are fetched into a
+// content-addressed local cache keyed by that sha256, so DuckDB reads local files and a second query
+// downloads nothing.
+package lake

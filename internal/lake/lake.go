@@ -1,0 +1,259 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spade-rl/spade/internal/config"
+)
+
+// ErrCommitted is returned when writing a partition that is already committed without Force.
+var ErrCommitted = errors.New("lake: partition already committed")
+
+// ErrNotCommitted is returned when reading a partition that has no manifest.
+var ErrNotCommitted = errors.New("lake: partition not committed")
+
+// ErrConcurrentWriter is returned to a writer that lost the commit of a partition to another writer.
+var ErrConcurrentWriter = errors.New("lake: another writer committed this partition first")
+
+// ErrRunExists is returned by CreateRun for an existing run.
+var ErrRunExists = errors.New("lake: run already exists")
+
+// ErrNoRun is returned when a run has no run.json.
+var ErrNoRun = errors.New("lake: no such run")
+
+// Lake is a store plus the commit protocol and a local cache for reading.
+type Lake struct {
+	store Store
+	cache *Cache
+}
+
+// Open opens the lake at uri: "s3://bucket/prefix" or a local directory (created if missing).
+func Open(ctx context.Context, uri string) (*Lake, error) {
+	var (
+		store Store
+		err   error
+	)
+	if strings.HasPrefix(uri, "s3://") {
+		store, err = OpenS3(ctx, uri)
+		if err == nil {
+			store = WithRetry(store, DefaultRetry)
+		}
+	} else {
+		store, err = NewLocal(uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return New(store, nil), nil
+}
+
+// New wraps a store in a Lake. A nil cache means the default cache directory (DefaultCacheDir).
+func New(store Store, cache *Cache) *Lake {
+	if cache == nil {
+		cache = NewCache(DefaultCacheDir())
+	}
+	return &Lake{store: store, cache: cache}
+}
+
+// Store returns the underlying store.
+func (l *Lake) Store() Store { return l.store }
+
+// Cache returns the lake's read cache.
+func (l *Lake) Cache() *Cache { return l.cache }
+
+// URI returns the lake's location.
+func (l *Lake) URI() string { return l.store.URI() }
+
+// DefaultCacheDir is $SPADE_CACHE, else the user cache directory's spade/parts, else a temp directory.
+func DefaultCacheDir() string {
+	if d := os.Getenv("SPADE_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "spade", "parts")
+	}
+	return filepath.Join(os.TempDir(), "spade-cache")
+}
+
+// CreateRun writes a new run's run.json; ErrRunExists if the run exists.
+func (l *Lake) CreateRun(ctx context.Context, run string, cfg *config.Config) error {
+	if err := ValidName(run); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	if err := l.store.PutIfAbsent(ctx, runConfigKey(run), cfg.JSON()); err != nil {
+		if errors.Is(err, ErrExists) {
+			return fmt.Errorf("%w: %s (a changed setting is a new run: pick another --run)", ErrRunExists, run)
+		}
+		return err
+	}
+	return nil
+}
+
+// RunConfig reads a run's configuration; ErrNoRun if the run does not exist.
+func (l *Lake) RunConfig(ctx context.Context, run string) (*config.Config, error) {
+	body, err := ReadAll(ctx, l.store, runConfigKey(run))
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q in %s (create it with `spade init --run %s`)", ErrNoRun, run, l.URI(), run)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return config.Parse(body)
+}
+
+// Runs lists the runs of the lake, sorted.
+func (l *Lake) Runs(ctx context.Context) ([]string, error) {
+	objs, err := l.store.List(ctx, runsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var runs []string
+	for _, o := range objs {
+		rest := strings.TrimPrefix(o.Key, runsPrefix)
+		if run, file, ok := strings.Cut(rest, "/"); ok && file == "run.json" {
+			runs = append(runs, run)
+		}
+	}
+	return runs, nil
+}
+
+// Corpora lists the imported corpora, sorted.
+func (l *Lake) Corpora(ctx context.Context) ([]string, error) {
+	objs, err := l.store.List(ctx, corporaPrefix)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, o := range objs {
+		name, _, _ := strings.Cut(strings.TrimPrefix(o.Key, corporaPrefix), "/")
+		if strings.HasSuffix(o.Key, "/_manifest.json") && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// Partition is a committed partition: its key and manifest.
+type Partition struct {
+	Key      PartitionKey
+	Manifest *Manifest
+}
+
+// Partitions lists the committed partitions of a run (every table when table is empty), sorted by
+// table then step.
+func (l *Lake) Partitions(ctx context.Context, run, table string) ([]Partition, error) {
+	prefix := runsPrefix + run + "/"
+	if table != "" {
+		prefix += table + "/"
+	}
+	objs, err := l.store.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []Partition
+	for _, o := range objs {
+		t, step, ok := parseManifestKey(strings.TrimPrefix(o.Key, runsPrefix+run+"/"))
+		if !ok {
+			continue
+		}
+		key := PartitionKey{Run: run, Table: t, Step: step}
+		m, err := l.Manifest(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Partition{Key: key, Manifest: m})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Key.Table != out[j].Key.Table {
+			return out[i].Key.Table < out[j].Key.Table
+		}
+		return out[i].Key.Step < out[j].Key.Step
+	})
+	return out, nil
+}
+
+// Steps lists the committed steps of one table of a run, ascending.
+func (l *Lake) Steps(ctx context.Context, run, table string) ([]int64, error) {
+	parts, err := l.Partitions(ctx, run, table)
+	if err != nil {
+		return nil, err
+	}
+	steps := make([]int64, len(parts))
+	for i, p := range parts {
+		steps[i] = p.Key.Step
+	}
+	return steps, nil
+}
+
+// Manifest reads a partition's manifest; ErrNotCommitted if it has none.
+func (l *Lake) Manifest(ctx context.Context, key PartitionKey) (*Manifest, error) {
+	body, err := ReadAll(ctx, l.store, key.ManifestKey())
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotCommitted, key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeManifest(key.ManifestKey(), body)
+}
+
+// Committed reports whether a partition has a manifest.
+func (l *Lake) Committed(ctx context.Context, key PartitionKey) (bool, error) {
+	_, err := l.Manifest(ctx, key)
+	if errors.Is(err, ErrNotCommitted) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// LocalFiles returns local paths of every committed part file of a table: in place for a local lake,
+// through the verified cache for S3. The paths are ordered by step then file name.
+func (l *Lake) LocalFiles(ctx context.Context, run, table string) ([]string, error) {
+	parts, err := l.Partitions(ctx, run, table)
+	if err != nil {
+		return nil, err
+	}
+	return l.partitionFiles(ctx, parts)
+}
+
+// CorpusFiles returns local paths of a corpus's part files.
+func (l *Lake) CorpusFiles(ctx context.Context, corpus string) ([]string, error) {
+	key := CorpusKey(corpus)
+	m, err := l.Manifest(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return l.partitionFiles(ctx, []Partition{{Key: key, Manifest: m}})
+}
+
+func (l *Lake) partitionFiles(ctx context.Context, parts []Partition) ([]string, error) {
+	var paths []string
+	for _, p := range parts {
+		for _, f := range p.Manifest.Files {
+			path, err := l.localFile(ctx, p.Key.Dir()+"/"+f.Name, f)
+			if err != nil {
+				return nil, err
+			}
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
+}
+
+func (l *Lake) localFile(ctx context.Context, key string, f FileEntry) (string, error) {
+	if lp, ok := l.store.(LocalPather); ok {
+		return lp.LocalPath(key), nil
+	}
+	return l.cache.Fetch(ctx, l.store, key, f)
+}
+
+// CorpusKey is the partition key of a corpus.
+func CorpusKey(name string) PartitionKey { return PartitionKey{Corpus: name, Table: "corpus"} }

@@ -1,0 +1,98 @@
+package lake
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Every path rule of the lake lives in this file.
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidName reports whether s may name a run or a corpus: letters, digits, '.', '_' and '-', starting
+// with a letter or digit, at most 128 characters.
+func ValidName(s string) error {
+	if !nameRE.MatchString(s) {
+		return fmt.Errorf("invalid name %q: use letters, digits, '.', '_' and '-' (starting with a letter or digit)", s)
+	}
+	return nil
+}
+
+// PartitionKey names one partition: a table of a run (or of a corpus) at a step.
+type PartitionKey struct {
+	// Run is the run name; empty for corpus partitions.
+	Run string
+	// Corpus is the corpus name, for the corpus table only.
+	Corpus string
+	// Table is the table name (see package schemas).
+	Table string
+	// Step is the partition's step (0 for the corpus).
+	Step int64
+}
+
+// String formats the key for messages.
+func (k PartitionKey) String() string {
+	if k.Corpus != "" {
+		return fmt.Sprintf("corpus %s", k.Corpus)
+	}
+	return fmt.Sprintf("%s/%s/step=%06d", k.Run, k.Table, k.Step)
+}
+
+// tableDir is the directory of every partition of the key's table.
+func (k PartitionKey) tableDir() string {
+	if k.Corpus != "" {
+		return "corpora/" + k.Corpus + "/" + k.Table
+	}
+	return "runs/" + k.Run + "/" + k.Table
+}
+
+// Dir is the partition's directory key (without a trailing slash).
+func (k PartitionKey) Dir() string { return fmt.Sprintf("%s/step=%06d", k.tableDir(), k.Step) }
+
+// ManifestKey is the key of the partition's manifest.
+func (k PartitionKey) ManifestKey() string { return k.Dir() + "/_manifest.json" }
+
+// partKey is the key of one part file written by one writer of one shard.
+func (k PartitionKey) partKey(shard int, writer string, chunk int) string {
+	return fmt.Sprintf("%s/part-%04d-%s-%02d.parquet", k.Dir(), shard, writer, chunk)
+}
+
+// shardDir holds the shard markers of one generation of the partition.
+func (k PartitionKey) shardDir(generation int) string {
+	return fmt.Sprintf("%s/_shards/g%06d/", k.Dir(), generation)
+}
+
+// shardMarkerKey is the key of one shard's marker.
+func (k PartitionKey) shardMarkerKey(generation, shard, shards int) string {
+	return fmt.Sprintf("%sshard-%04d-of-%04d.json", k.shardDir(generation), shard, shards)
+}
+
+// shardMarkerSuffix matches the markers of a given shard count.
+func shardMarkerSuffix(shards int) string { return fmt.Sprintf("-of-%04d.json", shards) }
+
+// runConfigKey is the key of a run's run.json.
+func runConfigKey(run string) string { return "runs/" + run + "/run.json" }
+
+// runsPrefix is the prefix under which every run lives.
+const runsPrefix = "runs/"
+
+// corporaPrefix is the prefix under which every corpus lives.
+const corporaPrefix = "corpora/"
+
+// parseManifestKey extracts the table and step from a manifest key below tableParent ("runs/<run>/").
+func parseManifestKey(rel string) (table string, step int64, ok bool) {
+	parts := strings.Split(rel, "/")
+	if len(parts) != 3 || parts[2] != "_manifest.json" || !strings.HasPrefix(parts[1], "step=") {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(parts[1], "step="), 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return parts[0], n, true
+}
+
+// cachePath is a cached file's path below the cache root, keyed by content.
+func cachePath(sha string) string { return sha[:2] + "/" + sha + ".parquet" }

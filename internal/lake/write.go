@@ -1,0 +1,264 @@
+package lake
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/spade-rl/spade/schemas"
+)
+
+// WriteOptions controls a partition write.
+type WriteOptions struct {
+	// Shard and Shards split a partition between independent writers (Shards 0 means 1). The partition
+	// commits when the last shard is in.
+	Shard, Shards int
+	// Force replaces a committed partition atomically (only with Shards <= 1).
+	Force bool
+	// ChunkRows bounds the rows per part file; 0 means DefaultChunkRows. Chunks are encoded in parallel.
+	ChunkRows int
+	// SkipValidation skips per-row validation (for trusted, already validated rows in benchmarks).
+	SkipValidation bool
+}
+
+// DefaultChunkRows is the default number of rows per part file.
+const DefaultChunkRows = 250_000
+
+// WriteResult reports what a write did.
+type WriteResult struct {
+	// Committed is true when this call committed the partition (false for a non-final shard).
+	Committed bool
+	// Rows and Bytes count what this writer uploaded.
+	Rows, Bytes int64
+}
+
+// WriteRows validates rows, encodes them as zstd Parquet part files, uploads them and commits the
+// partition (or this writer's shard of it). It returns ErrCommitted when the partition is committed and
+// opts.Force is false, and ErrConcurrentWriter when another writer committed it first. An empty rows
+// slice commits an empty partition (a manifest with no files), which is how a stage records "ran, found
+// nothing".
+func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, rows []T, opts WriteOptions) (WriteResult, error) {
+	spec, ok := schemas.Lookup(key.Table)
+	if !ok {
+		return WriteResult{}, fmt.Errorf("lake: unknown table %q", key.Table)
+	}
+	shards := max(opts.Shards, 1)
+	if opts.Shard < 0 || opts.Shard >= shards {
+		return WriteResult{}, fmt.Errorf("lake: shard %d out of range 0..%d", opts.Shard, shards-1)
+	}
+	if opts.Force && shards > 1 {
+		return WriteResult{}, fmt.Errorf("lake: --force replaces a whole partition and needs --shards 1")
+	}
+	if !opts.SkipValidation {
+		for i, r := range rows {
+			if err := r.Validate(); err != nil {
+				return WriteResult{}, fmt.Errorf("lake: %s row %d: %w", key, i, err)
+			}
+		}
+	}
+	current, err := lk.Manifest(ctx, key)
+	generation := 0
+	switch {
+	case err == nil && !opts.Force:
+		return WriteResult{}, fmt.Errorf("%w: %s (use --force to replace it)", ErrCommitted, key)
+	case err == nil:
+		generation = current.Generation + 1
+	case !errors.Is(err, ErrNotCommitted):
+		return WriteResult{}, err
+	}
+	writer := newWriterID()
+	files, err := encodeAndUpload(ctx, lk.store, key, rows, opts, writer)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	res := WriteResult{}
+	for _, f := range files {
+		res.Rows += f.Rows
+		res.Bytes += f.Bytes
+	}
+	marker := shardMarker{Shard: opts.Shard, Shards: shards, Writer: writer, Files: files}
+	body, _ := json.Marshal(marker)
+	if err := lk.store.Put(ctx, key.shardMarkerKey(generation, opts.Shard, shards), body); err != nil {
+		return res, err
+	}
+	committed, err := commit(ctx, lk, key, spec, generation, shards, opts.Force, writer, files)
+	res.Committed = committed
+	return res, err
+}
+
+func newWriterID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// encodeAndUpload encodes rows in chunks (in parallel) and uploads each part.
+func encodeAndUpload[T any](ctx context.Context, store Store, key PartitionKey, rows []T, opts WriteOptions, writer string) ([]FileEntry, error) {
+	chunk := opts.ChunkRows
+	if chunk <= 0 {
+		chunk = DefaultChunkRows
+	}
+	n := (len(rows) + chunk - 1) / chunk
+	files := make([]FileEntry, n)
+	errs := make([]error, n)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			part := rows[i*chunk : min((i+1)*chunk, len(rows))]
+			body, err := EncodeParquet(part)
+			if err != nil {
+				errs[i] = fmt.Errorf("lake: encode %s: %w", key, err)
+				return
+			}
+			sum := sha256.Sum256(body)
+			name := key.partKey(opts.Shard, writer, i)
+			if err := store.Put(ctx, name, body); err != nil {
+				errs[i] = err
+				return
+			}
+			files[i] = FileEntry{Name: name[strings.LastIndex(name, "/")+1:], Rows: int64(len(part)), Bytes: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}
+		}(i)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// EncodeParquet encodes rows as one zstd-compressed Parquet file.
+func EncodeParquet[T any](rows []T) ([]byte, error) {
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[T](&buf, parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}))
+	if len(rows) > 0 {
+		if _, err := w.Write(rows); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// commit writes the manifest once every shard's marker is present. It returns whether this writer
+// committed.
+func commit(ctx context.Context, lk *Lake, key PartitionKey, spec schemas.Spec, generation, shards int, force bool, writer string, mine []FileEntry) (bool, error) {
+	objs, err := lk.store.List(ctx, key.shardDir(generation))
+	if err != nil {
+		return false, err
+	}
+	markers := map[int]shardMarker{}
+	for _, o := range objs {
+		if !strings.HasSuffix(o.Key, shardMarkerSuffix(shards)) {
+			continue
+		}
+		body, err := ReadAll(ctx, lk.store, o.Key)
+		if err != nil {
+			return false, err
+		}
+		var m shardMarker
+		if err := json.Unmarshal(body, &m); err != nil {
+			return false, fmt.Errorf("lake: corrupt shard marker %s: %v", o.Key, err)
+		}
+		markers[m.Shard] = m
+	}
+	if len(markers) < shards {
+		return false, nil // another shard will commit
+	}
+	man := Manifest{Table: key.Table, Run: key.Run, Corpus: key.Corpus, Step: key.Step, SchemaVersion: spec.Version,
+		Generation: generation, Shards: shards, Files: []FileEntry{}, Writer: writerLabel(writer),
+		CommittedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+	for s := 0; s < shards; s++ {
+		for _, f := range markers[s].Files {
+			man.Files = append(man.Files, f)
+			man.Rows += f.Rows
+			man.Bytes += f.Bytes
+		}
+	}
+	sort.Slice(man.Files, func(i, j int) bool { return man.Files[i].Name < man.Files[j].Name })
+	body, _ := json.MarshalIndent(man, "", "  ")
+	if force {
+		if err := lk.store.Put(ctx, key.ManifestKey(), body); err != nil {
+			return false, err
+		}
+		lk.removeUnreferenced(ctx, key, &man)
+		return true, nil
+	}
+	err = lk.store.PutIfAbsent(ctx, key.ManifestKey(), body)
+	if errors.Is(err, ErrExists) {
+		winner, merr := lk.Manifest(ctx, key)
+		if merr != nil {
+			return false, merr
+		}
+		if shards > 1 {
+			return false, nil // a sibling shard committed the same markers
+		}
+		if !references(winner, mine) {
+			for _, f := range mine {
+				lk.store.Delete(ctx, key.Dir()+"/"+f.Name)
+			}
+		}
+		return false, fmt.Errorf("%w: %s (by %s)", ErrConcurrentWriter, key, winner.Writer)
+	}
+	if err != nil {
+		return false, err
+	}
+	if shards == 1 {
+		lk.removeUnreferenced(ctx, key, &man)
+	}
+	return true, nil
+}
+
+func references(m *Manifest, files []FileEntry) bool {
+	for _, f := range files {
+		for _, g := range m.Files {
+			if f.Name == g.Name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// removeUnreferenced deletes part files of the partition that the manifest does not list (the parts of
+// killed writers and of replaced generations). Failures are ignored: garbage is invisible to readers.
+func (l *Lake) removeUnreferenced(ctx context.Context, key PartitionKey, m *Manifest) {
+	keep := map[string]bool{}
+	for _, f := range m.Files {
+		keep[f.Name] = true
+	}
+	objs, err := l.store.List(ctx, key.Dir()+"/part-")
+	if err != nil {
+		return
+	}
+	for _, o := range objs {
+		if !keep[o.Key[strings.LastIndex(o.Key, "/")+1:]] {
+			l.store.Delete(ctx, o.Key)
+		}
+	}
+}
+
+func writerLabel(writer string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("spade writer %s on %s pid %d", writer, host, os.Getpid())
+}

@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// testPython is the interpreter tests use: $SPADE_PYTHON, else Debian's /usr/bin/python3.
+func testPython(t testing.TB) string {
+	if p := os.Getenv(PythonEnv); p != "" {
+		return p
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3"
+	}
+	return "python3"
+}
+
+// newTestPool starts a pool under iso; in CI (CI=true) a missing layer is a failure.
+func newTestPool(t testing.TB, iso Isolation, mutate func(*Options)) *Pool {
+	t.Helper()
+	opts := Options{Python: testPython(t), Isolation: iso, Workers: 4, StepTimeout: 2 * time.Second, LoadTimeout: 3 * time.Second, ResetTimeout: 3 * time.Second, CPUSeconds: 5}
+	if iso == IsolationNone {
+		opts.AllowUnsafe = true
+	}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := NewPool(ctx, opts)
+	if err != nil {
+		if os.Getenv("CI") == "" && iso == IsolationNamespaces {
+			t.Skipf("isolation %s unavailable here: %v", iso, err)
+		}
+		t.Fatalf("NewPool(%s): %v", iso, err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// isoUnderTest is the layer most tests use: $SPADE_TEST_ISOLATION, else bwrap.
+func isoUnderTest() Isolation {
+	if v := os.Getenv("SPADE_TEST_ISOLATION"); v != "" {
+		return Isolation(v)
+	}
+	return IsolationBwrap
+}

@@ -1,0 +1,83 @@
+package sandbox
+
+import "time"
+
+// Options configures a Pool. The zero value is usable: every zero field takes the default
+// shown in its comment.
+type Options struct {
+	// Python is the interpreter setting ("" = $SPADE_PYTHON, else python3 on PATH).
+	Python string
+	// PythonExe is an already resolved interpreter; it wins over Python.
+	PythonExe *Python
+	// Isolation is the layer to use ("" = IsolationAuto).
+	Isolation Isolation
+	// AllowUnsafe permits IsolationNone (the CLI's --unsafe-no-isolation).
+	AllowUnsafe bool
+	// Workers is the most workers (sandboxes) alive at once (default 8). Each hosts one program.
+	Workers int
+	// LoadTimeout bounds check, load and new-instance calls (default 10 s).
+	LoadTimeout time.Duration
+	// ResetTimeout bounds reset, tools and eval calls (default 10 s).
+	ResetTimeout time.Duration
+	// StepTimeout bounds step calls (default 5 s).
+	StepTimeout time.Duration
+	// StartTimeout bounds a worker's start, up to its hello (default 20 s).
+	StartTimeout time.Duration
+	// AddressSpace is RLIMIT_AS of each env process, bytes (default 1 GiB).
+	AddressSpace int64
+	// CPUSeconds is RLIMIT_CPU of each env process (default 60; the hard limit is one more).
+	CPUSeconds int
+	// OpenFiles is RLIMIT_NOFILE of each env process (default 32).
+	OpenFiles int
+	// FileSize is RLIMIT_FSIZE, bytes (default 16 MiB).
+	FileSize int64
+	// Processes is RLIMIT_NPROC inside a worker's user namespace (default 64): no fork or thread
+	// bombs; the PID namespace holds the rest.
+	Processes int
+	// TmpBytes is the size of the worker's private /tmp (default 64 MiB).
+	TmpBytes int64
+	// ObservationCap is the largest observation, bytes (default 64 KiB).
+	ObservationCap int
+	// OutputCap is the most an env may print to stdout/stderr before it is killed (default 1 MiB).
+	OutputCap int
+	// ActionCap is the longest action accepted by Step, bytes (default 64 KiB).
+	ActionCap int
+	// Preload lists the modules each worker imports before forking (default DefaultPreload).
+	Preload []string
+}
+
+// DefaultPreload is what a worker imports before it freezes its heap and starts forking.
+var DefaultPreload = []string{
+	"math", "random", "itertools", "collections", "re", "json", "fractions", "decimal", "heapq",
+	"functools", "string", "statistics", "dataclasses", "typing", "enum", "copy", "numpy",
+}
+
+func (o *Options) fill() {
+	if o.Isolation == "" {
+		o.Isolation = IsolationAuto
+	}
+	setDefault(&o.Workers, 8)
+	setDefault(&o.LoadTimeout, 10*time.Second)
+	setDefault(&o.ResetTimeout, 10*time.Second)
+	setDefault(&o.StepTimeout, 5*time.Second)
+	setDefault(&o.StartTimeout, 20*time.Second)
+	setDefault(&o.AddressSpace, 1<<30)
+	setDefault(&o.CPUSeconds, 60)
+	setDefault(&o.OpenFiles, 32)
+	setDefault(&o.FileSize, 16<<20)
+	setDefault(&o.Processes, 64)
+	setDefault(&o.TmpBytes, 64<<20)
+	setDefault(&o.ObservationCap, 64<<10)
+	setDefault(&o.OutputCap, 1<<20)
+	setDefault(&o.ActionCap, 64<<10)
+	if o.Preload == nil {
+		o.Preload = DefaultPreload
+	}
+}
+
+func setDefault[T comparable](field *T, value T) {
+	var zero T
+	if *field == zero {
+		*field = value
+	}
+}

@@ -1,0 +1,359 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+//go:embed harness.py
+var harnessSource string
+
+// HarnessSource returns the embedded Python harness (for `spade doctor` and tests).
+func HarnessSource() string { return harnessSource }
+
+// hello is the first line a worker sends.
+type hello struct {
+	Hello      int      `json:"hello"`
+	Python     string   `json:"python"`
+	Executable string   `json:"executable"`
+	Modules    []string `json:"modules"`
+	UID        int      `json:"uid"`
+	PID        int      `json:"pid"`
+}
+
+// reply is any line a worker sends; fields are filled per op.
+type reply struct {
+	ID       int64           `json:"id"`
+	OK       bool            `json:"ok"`
+	Kind     Kind            `json:"kind"`
+	Error    string          `json:"error"`
+	Trace    string          `json:"trace"`
+	Out      string          `json:"out"`
+	Obs      string          `json:"obs"`
+	Reward   float64         `json:"reward"`
+	Done     bool            `json:"done"`
+	Info     json.RawMessage `json:"info"`
+	Tools    json.RawMessage `json:"tools"`
+	Value    json.RawMessage `json:"value"`
+	Problems []string        `json:"problems"`
+	Class    string          `json:"class"`
+	HasTools bool            `json:"has_tools"`
+	hello
+}
+
+// worker is one sandbox running the harness.
+type worker struct {
+	opts     *Options
+	iso      Isolation
+	cmd      *exec.Cmd
+	requests *os.File // our end of fd 3
+	replies  *os.File // our end of fd 4
+	hello    hello
+	stderr   *cappedBuffer
+	workDir  string
+
+	writeMu sync.Mutex
+	mu      sync.Mutex
+	pending map[int64]chan reply
+	nextID  atomic.Int64
+	nextEnv atomic.Int64
+
+	dead     chan struct{}
+	deadErr  error
+	deadOnce sync.Once
+	waited   chan struct{}
+	tainted  atomic.Bool
+}
+
+// harnessConfig is the JSON the harness reads from argv[1].
+func harnessConfig(o *Options) string {
+	cfg := map[string]any{
+		"obs_cap": o.ObservationCap, "out_cap": o.OutputCap, "address_space": o.AddressSpace,
+		"cpu_seconds": o.CPUSeconds, "child_nofile": o.OpenFiles, "fsize": o.FileSize,
+		"nproc": o.Processes, "preload": o.Preload,
+	}
+	data, _ := json.Marshal(cfg)
+	return string(data)
+}
+
+// startWorker starts one sandbox under iso and waits for its hello.
+func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error) {
+	py := o.PythonExe
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return nil, err
+	}
+	argv := []string{py.Executable, "-s", "-B", "-c", harnessSource, harnessConfig(o)}
+	w := &worker{
+		opts: o, iso: iso, requests: reqW, replies: repR,
+		stderr: &cappedBuffer{limit: 16 << 10}, pending: map[int64]chan reply{},
+		dead: make(chan struct{}), waited: make(chan struct{}),
+	}
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var cmd *exec.Cmd
+	switch iso {
+	case IsolationBwrap:
+		path := bwrapPath()
+		if path == "" {
+			return nil, errors.New("bwrap not found on PATH (apt-get install -y bubblewrap)")
+		}
+		cmd = exec.Command(path, bwrapArgs(py, o.TmpBytes, argv)...)
+		cmd.Env = []string{}
+		hostCredential(attr)
+	case IsolationNamespaces:
+		cmd, err = namespaceCommand(py, o, argv, attr)
+		if err != nil {
+			return nil, err
+		}
+	case IsolationNone:
+		dir, err := os.MkdirTemp("", "spade-sandbox-")
+		if err != nil {
+			return nil, err
+		}
+		w.workDir = dir
+		if os.Geteuid() == 0 {
+			_ = os.Chown(dir, SandboxUID, SandboxUID)
+		}
+		cmd = exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(append([]string{}, childEnv...), "HOME="+dir, "TMPDIR="+dir)
+		cmd.Dir = dir
+		hostCredential(attr)
+	default:
+		return nil, fmt.Errorf("sandbox: unknown isolation %q", iso)
+	}
+	cmd.SysProcAttr = attr
+	cmd.ExtraFiles = []*os.File{reqR, repW} // fd 3, fd 4
+	cmd.Stdin = nil
+	cmd.Stdout = w.stderr
+	cmd.Stderr = w.stderr
+	// A daemon that escaped the kill may hold stdout/stderr: Wait must not wait for it.
+	cmd.WaitDelay = time.Second
+	w.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		reqR.Close()
+		repW.Close()
+		reqW.Close()
+		repR.Close()
+		w.cleanupDir()
+		return nil, fmt.Errorf("sandbox: starting %s worker: %w", iso, err)
+	}
+	reqR.Close()
+	repW.Close()
+	go func() {
+		err := cmd.Wait()
+		w.markDead(&Error{Kind: KindCrash, Op: "worker", Msg: fmt.Sprintf("worker exited: %v: %s", err, w.stderr.String())})
+		w.cleanupDir()
+		close(w.waited)
+	}()
+	helloCh := make(chan reply, 1)
+	w.pending[0] = helloCh
+	go w.readLoop()
+	timer := time.NewTimer(o.StartTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-helloCh:
+		w.hello = r.hello
+		w.nextID.Store(1)
+		return w, nil
+	case <-w.dead:
+		w.kill()
+		return nil, fmt.Errorf("sandbox: %s worker did not start: %w", iso, w.deadErr)
+	case <-timer.C:
+		w.kill()
+		return nil, fmt.Errorf("sandbox: %s worker did not say hello within %s: %s", iso, o.StartTimeout, w.stderr.String())
+	case <-ctx.Done():
+		w.kill()
+		return nil, ctx.Err()
+	}
+}
+
+func (w *worker) cleanupDir() {
+	if w.workDir != "" {
+		_ = os.RemoveAll(w.workDir)
+	}
+}
+
+// readLoop dispatches reply lines to their callers until the worker's fd 4 closes.
+func (w *worker) readLoop() {
+	reader := bufio.NewReaderSize(w.replies, 1<<16)
+	limit := 16*w.opts.ObservationCap + (4 << 20)
+	for {
+		line, err := readLine(reader, limit)
+		if err != nil {
+			kind := KindCrash
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				kind = KindProtocol
+			}
+			w.markDead(&Error{Kind: kind, Op: "worker", Msg: fmt.Sprintf("worker reply stream ended: %v %s", err, w.stderr.String())})
+			return
+		}
+		var r reply
+		if err := json.Unmarshal(line, &r); err != nil {
+			w.markDead(&Error{Kind: KindProtocol, Op: "worker", Msg: "worker sent a malformed reply"})
+			return
+		}
+		w.mu.Lock()
+		ch, ok := w.pending[r.ID]
+		delete(w.pending, r.ID)
+		w.mu.Unlock()
+		if ok {
+			ch <- r
+		}
+	}
+}
+
+// readLine reads one line of at most limit bytes.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > limit {
+			return nil, fmt.Errorf("reply longer than %d bytes", limit)
+		}
+		if err == nil {
+			return buf, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+	}
+}
+
+// markDead records why the worker is unusable, kills it and fails every pending call.
+func (w *worker) markDead(err error) {
+	w.deadOnce.Do(func() {
+		w.deadErr = err
+		close(w.dead)
+		w.kill()
+	})
+}
+
+// kill ends the worker: SIGKILL to its process group. Under bwrap and the namespace init that
+// group holds the PID namespace's init, whose death kills every process in the namespace,
+// setsid daemons included.
+func (w *worker) kill() {
+	if w.cmd != nil && w.cmd.Process != nil {
+		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		_ = w.cmd.Process.Kill()
+	}
+	w.requests.Close()
+}
+
+// isDead reports whether the worker can no longer serve.
+func (w *worker) isDead() bool {
+	select {
+	case <-w.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// call sends one request and waits for its reply, its deadline, ctx or the worker's death.
+// A nil error means r.OK; a failed op comes back as *Error.
+func (w *worker) call(ctx context.Context, op string, req map[string]any, timeout time.Duration) (reply, error) {
+	id := w.nextID.Add(1)
+	req["id"] = id
+	req["op"] = op
+	data, err := json.Marshal(req)
+	if err != nil {
+		return reply{}, fmt.Errorf("sandbox: encoding %s: %w", op, err)
+	}
+	ch := make(chan reply, 1)
+	w.mu.Lock()
+	w.pending[id] = ch
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.pending, id)
+		w.mu.Unlock()
+	}()
+	w.writeMu.Lock()
+	_, err = w.requests.Write(append(data, '\n'))
+	w.writeMu.Unlock()
+	if err != nil {
+		w.markDead(&Error{Kind: KindCrash, Op: op, Msg: "writing to worker: " + err.Error()})
+		return reply{}, w.deadErrFor(op)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		if !r.OK {
+			kind := r.Kind
+			if kind == "" {
+				kind = KindProtocol
+			}
+			if kind != KindEnv {
+				w.tainted.Store(true)
+			}
+			return r, &Error{Kind: kind, Op: op, Msg: r.Error, Trace: r.Trace, Output: r.Out}
+		}
+		return r, nil
+	case <-timer.C:
+		w.tainted.Store(true)
+		return reply{}, &Error{Kind: KindTimeout, Op: op, Msg: fmt.Sprintf("no reply within %s", timeout)}
+	case <-w.dead:
+		return reply{}, w.deadErrFor(op)
+	case <-ctx.Done():
+		w.tainted.Store(true)
+		return reply{}, ctx.Err()
+	}
+}
+
+func (w *worker) deadErrFor(op string) error {
+	var e *Error
+	if errors.As(w.deadErr, &e) {
+		c := *e
+		c.Op = op
+		return &c
+	}
+	return &Error{Kind: KindCrash, Op: op, Msg: fmt.Sprint(w.deadErr)}
+}
+
+// cappedBuffer keeps the first limit bytes written to it.
+type cappedBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	limit int
+}
+
+// Write implements io.Writer; bytes past the limit are dropped.
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.limit - c.buf.Len(); room > 0 {
+		if len(p) > room {
+			c.buf.Write(p[:room])
+		} else {
+			c.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+// String returns what was kept.
+func (c *cappedBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}

@@ -1,0 +1,51 @@
+package schemas
+
+// EpisodeRow is one play of one environment by the Agent (table `episodes`, partitioned by step).
+type EpisodeRow struct {
+	// Step is the training step the episode was played in.
+	Step int64 `parquet:"step"`
+	// PoolStep is the refresh step of the env's pool.
+	PoolStep int64 `parquet:"pool_step"`
+	// EnvID is the environment played.
+	EnvID string `parquet:"env_id"`
+	// Skill is the environment's skill (denormalised for grouping).
+	Skill string `parquet:"skill"`
+	// EpisodeID is unique within the run.
+	EpisodeID string `parquet:"episode_id"`
+	// Hinted is true when the hint was in the Agent's system prompt.
+	Hinted bool `parquet:"hinted"`
+	// Index numbers the episode within its (env, hinted) group, 0 .. group_size-1.
+	Index int32 `parquet:"index"`
+	// Seed is the seed passed to reset.
+	Seed int64 `parquet:"seed"`
+	// Return is the sum of the env's rewards over the episode.
+	Return float64 `parquet:"return"`
+	// Success is info["success"] at termination, else terminal reward >= 1.
+	Success bool `parquet:"success"`
+	// Turns is the number of env steps taken, 0 .. rollout.max_turns.
+	Turns int32 `parquet:"turns"`
+	// EndedBy is done, max_turns, env_error, timeout or agent_error.
+	EndedBy string `parquet:"ended_by"`
+	// Error describes an env_error, timeout or agent_error; empty otherwise.
+	Error string `parquet:"error"`
+	// Tokens is the total prompt+completion tokens of the episode's Agent calls.
+	Tokens int64 `parquet:"tokens"`
+	// EnvCPUSeconds is the CPU time the env's process spent on the episode, in seconds.
+	EnvCPUSeconds float64 `parquet:"env_cpu_seconds"`
+}
+
+// EpisodesSpec describes the episodes table.
+var EpisodesSpec = register("episodes", 1, true, EpisodeRow{})
+
+// Validate implements Row.
+func (r EpisodeRow) Validate() error {
+	c := checks{table: "episodes"}
+	c.nonNegative("step", r.Step)
+	c.required("env_id", r.EnvID)
+	c.required("episode_id", r.EpisodeID)
+	c.finite("return", r.Return)
+	c.nonNegative("turns", int64(r.Turns))
+	c.oneOf("ended_by", r.EndedBy, EndedDone, EndedMaxTurns, EndedEnvError, EndedTimeout, EndedAgentError)
+	c.nonNegative("tokens", r.Tokens)
+	return c.err
+}

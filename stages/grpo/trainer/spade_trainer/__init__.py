@@ -1,0 +1,8 @@
+"""spade_trainer: the GRPO trainer of SPADE (DESIGN §7, §8).
+
+Modules: ``loss`` (the formulas, ``grpo_loss``), ``logprobs`` (log-softmax + gather: reference, chunked,
+and the Triton kernel in ``triton_logprobs``), ``batch`` (the batch file), ``model`` (policy models),
+``publish`` (weights to the generation server), ``train`` (the entry point,
+``python -m spade_trainer.train``). Needs PyTorch (1.13 or 2.x) and NumPy; transformers, peft and
+Triton where installed.
+"""
