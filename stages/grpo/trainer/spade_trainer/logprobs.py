@@ -1,7 +1,7 @@
 """Log-probabilities of chosen tokens from logits: ``log softmax(z)[y] = z_y − logsumexp(z)``.
 
-Three implementations of one formula, all returning float32 [N] from logits [N, V] (any float dtype) and
-targets [N] (int64):
+Three implementations of one formula, all returning float32 [N] (float64 for float64 logits) from logits
+[N, V] (any float dtype) and targets [N] (int64):
 
 - :func:`logprobs_reference`: plain PyTorch; materialises the float32 log-softmax [N, V]. The reference.
 - :func:`logprobs_chunked`: a PyTorch autograd function that walks the vocabulary in chunks with an online
@@ -29,8 +29,13 @@ def logprobs_reference(logits: torch.Tensor, targets: torch.Tensor) -> torch.Ten
     logits [N, V] → float32 [N]. Plain PyTorch; the reference every other version is tested against.
     """
     _check(logits, targets)
-    logsm = torch.log_softmax(logits.float(), dim=-1)
+    logsm = torch.log_softmax(logits.to(_acc_dtype(logits)), dim=-1)
     return logsm.gather(-1, targets.long().unsqueeze(-1)).squeeze(-1)
+
+
+def _acc_dtype(logits: torch.Tensor) -> torch.dtype:
+    """Accumulation dtype: float32, or float64 for float64 logits (for gradcheck and references)."""
+    return torch.float64 if logits.dtype == torch.float64 else torch.float32
 
 
 def _check(logits: torch.Tensor, targets: torch.Tensor) -> None:
@@ -41,12 +46,13 @@ def _check(logits: torch.Tensor, targets: torch.Tensor) -> None:
 
 
 def _online_logsumexp(logits: torch.Tensor, chunk: int) -> torch.Tensor:
-    """``logsumexp_v z_{n,v}`` in float32, one vocabulary chunk at a time (running max and rescaled sum)."""
+    """``logsumexp_v z_{n,v}`` in float32 (float64 for float64 logits), one vocabulary chunk at a time (running max and rescaled sum)."""
     rows, vocab = logits.shape
-    running_max = torch.full((rows,), float("-inf"), dtype=torch.float32, device=logits.device)
-    running_sum = torch.zeros((rows,), dtype=torch.float32, device=logits.device)
+    acc = _acc_dtype(logits)
+    running_max = torch.full((rows,), float("-inf"), dtype=acc, device=logits.device)
+    running_sum = torch.zeros((rows,), dtype=acc, device=logits.device)
     for start in range(0, vocab, chunk):
-        block = logits[:, start : start + chunk].float()
+        block = logits[:, start : start + chunk].to(acc)
         block_max = block.max(dim=-1).values
         new_max = torch.maximum(running_max, block_max)
         # exp(-inf - -inf) would be nan on the first chunk; the sum is 0 there anyway.
@@ -62,7 +68,7 @@ class _ChunkedLogprobs(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, logits: torch.Tensor, targets: torch.Tensor, chunk: int) -> torch.Tensor:  # type: ignore[override]
         lse = _online_logsumexp(logits, chunk)
-        target_logits = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1).float()
+        target_logits = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1).to(lse.dtype)
         ctx.save_for_backward(logits, targets, lse)
         ctx.chunk = chunk
         return target_logits - lse
@@ -73,11 +79,11 @@ class _ChunkedLogprobs(torch.autograd.Function):
         chunk: int = ctx.chunk
         rows, vocab = logits.shape
         grad_logits = torch.empty_like(logits)
-        grad_out = grad_out.float()
+        grad_out = grad_out.to(lse.dtype)
         row_index = torch.arange(rows, device=logits.device)
         for start in range(0, vocab, chunk):
             stop = min(start + chunk, vocab)
-            probs = torch.exp(logits[:, start:stop].float() - lse.unsqueeze(-1))
+            probs = torch.exp(logits[:, start:stop].to(lse.dtype) - lse.unsqueeze(-1))
             block = -grad_out.unsqueeze(-1) * probs
             local = targets - start
             inside = (local >= 0) & (local < stop - start)
@@ -91,7 +97,7 @@ def logprobs_chunked(logits: torch.Tensor, targets: torch.Tensor, chunk: int = D
 
     The logsumexp is accumulated online over vocabulary chunks; backward recomputes
     ``[v = y_n] − exp(z_{n,v} − lse_n)`` per chunk and writes the gradient in the logits' dtype.
-    logits [N, V] (float32/bf16/fp16) → float32 [N]. Targets must lie in [0, V).
+    logits [N, V] (float32/bf16/fp16; float64) → float32 [N] (float64). Targets must lie in [0, V).
     """
     _check(logits, targets)
     if chunk <= 0:

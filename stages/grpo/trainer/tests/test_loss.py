@@ -3,7 +3,7 @@
 import math
 import unittest
 
-from tests import _path  # noqa: F401
+import trainer_path  # noqa: F401  (puts spade_trainer on sys.path)
 
 import torch
 
