@@ -24,6 +24,7 @@ type initSpec struct {
 	Symlinks [][2]string `json:"symlinks"` // target, path
 	Files    []string    `json:"files"`    // files under /etc to show read-only
 	TmpBytes int64       `json:"tmp_bytes"`
+	SetUID   bool        `json:"setuid"` // start the harness as SandboxUID (root hosts)
 }
 
 func init() {
@@ -57,29 +58,35 @@ func namespaceCommand(py *Python, o *Options, argv []string, attr *syscall.SysPr
 		}
 	}
 	spec.Binds = append(spec.Binds, pythonDirs(py)...)
+	exePath, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("namespace init: finding own executable: %w", err)
+	}
+	cmd := &exec.Cmd{Path: exePath, Args: []string{initArg0, ""}, Env: []string{}}
+	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+		syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	if os.Getuid() == 0 {
+		// A root host maps root (for the init only, which is this trusted code and needs to
+		// reach its own executable) and SandboxUID to itself; the init starts the harness as
+		// SandboxUID, unprivileged on the host too.
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: SandboxUID, HostID: SandboxUID, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: SandboxUID, HostID: SandboxUID, Size: 1}}
+		attr.GidMappingsEnableSetgroups = true
+		spec.SetUID = true
+	} else {
+		// Anyone else can map only their own uid: it becomes SandboxUID inside, and the init
+		// holds CAP_SYS_ADMIN (ambient) just long enough to build the mounts.
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: SandboxUID, HostID: os.Getuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: SandboxUID, HostID: os.Getgid(), Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		attr.Credential = &syscall.Credential{Uid: SandboxUID, Gid: SandboxUID, NoSetGroups: true}
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	}
 	data, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
 	}
-	self, err := os.Open("/proc/self/exe")
-	if err != nil {
-		return nil, fmt.Errorf("namespace init: opening own executable: %w", err)
-	}
-	hostUID, hostGID := os.Getuid(), os.Getgid()
-	if hostUID == 0 {
-		hostUID, hostGID = SandboxUID, SandboxUID
-	}
-	// fd 5 in the child is our executable: the exec happens after the uid change, and
-	// /proc/self/fd/5 needs no search permission on directories the new uid cannot enter.
-	cmd := &exec.Cmd{Path: "/proc/self/fd/5", Args: []string{initArg0, string(data)}, Env: []string{}}
-	cmd.ExtraFiles = []*os.File{nil, nil, self}
-	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-		syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: SandboxUID, HostID: hostUID, Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: SandboxUID, HostID: hostGID, Size: 1}}
-	attr.GidMappingsEnableSetgroups = false
-	attr.Credential = &syscall.Credential{Uid: SandboxUID, Gid: SandboxUID, NoSetGroups: true}
-	attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	cmd.Args[1] = string(data)
 	return cmd, nil
 }
 
@@ -91,7 +98,6 @@ func runInit(specJSON string) error {
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
 		return err
 	}
-	syscall.CloseOnExec(5)
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making / private: %w", err)
 	}
@@ -182,10 +188,13 @@ func runInit(specJSON string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("dropping capabilities: %w", err)
+	if !spec.SetUID {
+		// (with SetUID the harness's setuid to SandboxUID clears them, and needs CAP_SETUID)
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			return fmt.Errorf("dropping capabilities: %w", err)
+		}
 	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Env = spec.Env
@@ -193,6 +202,9 @@ func runInit(specJSON string) error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{os.NewFile(3, "requests"), os.NewFile(4, "replies")}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
+	if spec.SetUID {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: SandboxUID, Gid: SandboxUID, Groups: []uint32{}}
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", strings.Join(spec.Argv[:1], " "), err)
 	}
