@@ -30,6 +30,9 @@ type CandidateRow struct {
 	PreviousError string `parquet:"previous_error"`
 	// CallID references the llm_calls row of the generating call.
 	CallID string `parquet:"call_id"`
+	// MemoryRefs lists the env_ids of the memory entries shown in the Designer's prompt (seeds first);
+	// empty under ablation.no_memory or with an empty memory. The gate copies it to envs.memory_refs.
+	MemoryRefs []string `parquet:"memory_refs,list"`
 }
 
 // CandidatesSpec describes the candidates table.
