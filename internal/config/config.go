@@ -130,6 +130,26 @@ type GRPO struct {
 	MaxGradNorm   float64 `json:"max_grad_norm"`
 	ModelPath     string  `json:"model_path"`
 	Publish       string  `json:"publish"`
+	// PublishURL is the vLLM server that loads each new LoRA adapter (grpo.publish=lora); empty means
+	// llm.agent.base_url.
+	PublishURL string `json:"publish_url"`
+	// PublishCommand is the command template run after each update when grpo.publish=command; arguments
+	// may use {weights_dir}, {version}, {step} and {base_url}. It is run without a shell.
+	PublishCommand string `json:"publish_command"`
+	// CheckpointDir holds the trainer's weight versions and optimizer state; empty means
+	// ./checkpoints/<run>. Under grpo.publish=lora it must be readable by the vLLM server.
+	CheckpointDir string `json:"checkpoint_dir"`
+	// LoRARank is the adapter rank; 0 trains all weights (then grpo.publish must be command or none).
+	LoRARank int `json:"lora_rank"`
+	// LoRAAlpha is the adapter's scaling numerator (scale = alpha / rank).
+	LoRAAlpha float64 `json:"lora_alpha"`
+	// MicroBatchTokens bounds one forward/backward pass (samples × longest sequence, padded tokens);
+	// gradients accumulate over micro-batches up to the global batch.
+	MicroBatchTokens int `json:"micro_batch_tokens"`
+	// WeightDecay is AdamW's decoupled weight decay.
+	WeightDecay float64 `json:"weight_decay"`
+	// GradientCheckpointing recomputes activations in backward to fit long sequences (HF models).
+	GradientCheckpointing bool `json:"gradient_checkpointing"`
 }
 
 // Metrics configures the audits.
@@ -317,6 +337,20 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: key \"grpo.trainer\" must be none or torch, got %q", c.GRPO.Trainer)
 	case c.GRPO.Agg != "token-mean" && c.GRPO.Agg != "seq-mean-token-mean":
 		return fmt.Errorf("config: key \"grpo.agg\" must be token-mean or seq-mean-token-mean, got %q", c.GRPO.Agg)
+	case c.GRPO.TrainerGPUs < 1:
+		return fmt.Errorf("config: key \"grpo.trainer_gpus\" must be >= 1")
+	case c.GRPO.MaxGradNorm < 0:
+		return fmt.Errorf("config: key \"grpo.max_grad_norm\" must be >= 0 (0 turns clipping off)")
+	case c.GRPO.Publish != "lora" && c.GRPO.Publish != "command" && c.GRPO.Publish != "none":
+		return fmt.Errorf("config: key \"grpo.publish\" must be lora, command or none, got %q", c.GRPO.Publish)
+	case c.GRPO.Trainer == "torch" && c.GRPO.Publish == "command" && strings.TrimSpace(c.GRPO.PublishCommand) == "":
+		return fmt.Errorf("config: key \"grpo.publish_command\" is empty but grpo.publish is command")
+	case c.GRPO.Trainer == "torch" && c.GRPO.Publish == "lora" && c.GRPO.LoRARank < 1:
+		return fmt.Errorf("config: key \"grpo.lora_rank\" must be >= 1 when grpo.publish is lora (or publish full weights with command)")
+	case c.GRPO.LoRARank < 0:
+		return fmt.Errorf("config: key \"grpo.lora_rank\" must be >= 0")
+	case c.GRPO.MicroBatchTokens < 1:
+		return fmt.Errorf("config: key \"grpo.micro_batch_tokens\" must be >= 1")
 	case c.Metrics.Window < 1:
 		return fmt.Errorf("config: key \"metrics.window\" must be >= 1")
 	}

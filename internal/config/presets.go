@@ -65,7 +65,8 @@ func Preset(name string) (*Config, error) {
 		Regret:  Regret{WeightRegret: 0.4, WeightAnchor: 0.6, BandLo: 0.4, BandHi: 0.6, Variant: "regret_anchor", EMAFast: 0.5, EMASlow: 0.1},
 		Memory:  Memory{Capacity: 200, Seeds: 4, Examples: 2},
 		GRPO: GRPO{ClipLow: 0.20, ClipHigh: 0.28, KLBeta: 0.0, LR: 1e-6, GlobalBatch: 192, TISCap: 2.0,
-			Trainer: "none", TrainerGPUs: 1, Agg: "token-mean", MaxGradNorm: 1.0, Publish: "lora"},
+			Trainer: "none", TrainerGPUs: 1, Agg: "token-mean", MaxGradNorm: 1.0, Publish: "lora",
+			LoRARank: 32, LoRAAlpha: 64, MicroBatchTokens: 16384, GradientCheckpointing: true},
 		Metrics: Metrics{BandLo: 0.2, BandHi: 0.8, Window: 16},
 	}
 	if setting == "tools" {
