@@ -81,6 +81,10 @@ def static_check(code: str, setting: str, allow: list, flagged: list) -> list:
         problems.append("expected exactly one class with reset() and step(), found %d" % len(classes))
     elif setting == "tools" and "tools" not in classes[0][1]:
         problems.append("class %s has no tools() method (required in the tools setting)" % classes[0][0].name)
+    ok_dunders = {"__init__", "__name__", "__class__", "__main__", "__repr__", "__str__", "__eq__", "__hash__",
+                  "__lt__", "__le__", "__gt__", "__ge__", "__len__", "__iter__", "__next__", "__contains__",
+                  "__post_init__", "__slots__", "__doc__", "__add__", "__sub__", "__mul__"}
+    attr_calls = {"getattr", "setattr", "delattr", "hasattr"}
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import):
@@ -92,18 +96,26 @@ def static_check(code: str, setting: str, allow: list, flagged: list) -> list:
             root = (node.module or "").split(".")[0]
             if node.level or root not in allowed:
                 problems.append("line %d: import from %r is not allowed" % (line, node.module or "."))
-        elif isinstance(node, ast.Name) and node.id in flagged_names:
-            problems.append("line %d: use of %r is not allowed" % (line, node.id))
+        elif isinstance(node, ast.Name):
+            if node.id in flagged_names:
+                problems.append("line %d: use of %r is not allowed" % (line, node.id))
+            elif node.id.startswith("__") and node.id.endswith("__") and node.id not in ok_dunders:
+                problems.append("line %d: use of %r is not allowed" % (line, node.id))
         elif isinstance(node, ast.Attribute):
-            if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ("__init__", "__name__", "__class__"):
+            if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ok_dunders:
                 problems.append("line %d: dunder attribute %r is not allowed" % (line, node.attr))
+            elif node.attr.startswith("_") and isinstance(node.value, ast.Name) and node.value.id in flagged_names:
+                problems.append("line %d: attribute %r is not allowed" % (line, node.attr))
             elif node.attr in flagged_names:
                 problems.append("line %d: attribute %r is not allowed" % (line, node.attr))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value.startswith("__") and node.value.endswith("__") and len(node.value) > 4:
-                problems.append("line %d: dunder string %r is not allowed" % (line, node.value))
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            pass
+            v = node.value
+            if v.startswith("__") and v.endswith("__") and len(v) > 4 and v not in ok_dunders:
+                problems.append("line %d: dunder string %r is not allowed" % (line, v))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in attr_calls:
+            name = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and not name.value.startswith("_")):
+                problems.append("line %d: %s() with a computed or private name is not allowed" % (line, node.func.id))
     return problems
 
 

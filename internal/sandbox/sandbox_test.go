@@ -1,0 +1,268 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+const counterEnv = `
+import random
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+    def reset(self, seed):
+        self.rng = random.Random(seed)
+        self.target = self.rng.randint(1, 100)
+        self.n = 0
+        return "guess a number in 1..100 (%d)" % self.rng.randint(0, 10**9)
+    def step(self, action):
+        self.n += 1
+        print("step", self.n, action)
+        try:
+            g = int(action)
+        except ValueError:
+            return "not a number", 0.0, False, {}
+        if g == self.target:
+            return "yes", 1.0, True, {"success": True}
+        return ("higher" if g < self.target else "lower"), 0.0, self.n >= 25, {}
+`
+
+// misbehaving returns a program whose step runs body (indented under step).
+func misbehaving(body string) string {
+	return "import math\nclass Bad:\n    def reset(self, seed):\n        return 'start'\n    def step(self, action):\n" +
+		indent(body, "        ") + "\n        return 'ok', 0.0, False, {}\n"
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// play binary-searches the counter env and returns the number of steps to success.
+func play(t *testing.T, p *Pool) int {
+	t.Helper()
+	ctx := context.Background()
+	prog, err := p.Load(ctx, counterEnv)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	defer prog.Close()
+	env, err := prog.NewEnv(ctx)
+	if err != nil {
+		t.Fatalf("new: %v", err)
+	}
+	defer env.Close()
+	if _, err := env.Reset(ctx, 7); err != nil {
+		t.Fatalf("reset: %v", err)
+	}
+	lo, hi := 1, 100
+	for i := 1; i <= 10; i++ {
+		g := (lo + hi) / 2
+		r, err := env.Step(ctx, fmt.Sprint(g))
+		if err != nil {
+			t.Fatalf("step: %v", err)
+		}
+		if !strings.Contains(r.Output, fmt.Sprintf("step %d %d", i, g)) {
+			t.Fatalf("captured output %q lacks the print", r.Output)
+		}
+		switch {
+		case r.Done && r.Success() && r.Reward == 1:
+			return i
+		case r.Observation == "higher":
+			lo = g + 1
+		case r.Observation == "lower":
+			hi = g - 1
+		default:
+			t.Fatalf("unexpected step result %+v", r)
+		}
+	}
+	t.Fatal("binary search did not finish in 10 steps")
+	return 0
+}
+
+func TestPlayEachIsolation(t *testing.T) {
+	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces} {
+		t.Run(string(iso), func(t *testing.T) {
+			p := newTestPool(t, iso, nil)
+			if p.Isolation() != iso {
+				t.Fatalf("isolation %s, want %s", p.Isolation(), iso)
+			}
+			play(t, p)
+		})
+	}
+}
+
+func TestDeterministicReset(t *testing.T) {
+	p := newTestPool(t, isoUnderTest(), nil)
+	ctx := context.Background()
+	prog, err := p.Load(ctx, counterEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	first := map[int64]string{}
+	for round := 0; round < 2; round++ {
+		env, err := prog.NewEnv(ctx) // a fresh forked child each round
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, seed := range []int64{0, 1, 99} {
+			obs, err := env.Reset(ctx, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if round == 0 {
+				first[seed] = obs
+			} else if first[seed] != obs {
+				t.Fatalf("seed %d: %q then %q", seed, first[seed], obs)
+			}
+		}
+		env.Close()
+	}
+	if first[0] == first[1] {
+		t.Fatalf("seeds 0 and 1 gave the same observation %q", first[0])
+	}
+}
+
+func TestTypedErrors(t *testing.T) {
+	p := newTestPool(t, isoUnderTest(), func(o *Options) {
+		o.StepTimeout = 500 * time.Millisecond
+		o.AddressSpace = 256 << 20
+		o.OutputCap = 64 << 10
+	})
+	cases := []struct {
+		name string
+		body string
+		want *Error
+	}{
+		{"exception", "raise ValueError('boom')", ErrEnv},
+		{"bad return", "return 1", ErrEnv},
+		{"nan reward", "return 'x', float('nan'), False, {}", ErrEnv},
+		{"timeout", "while True: pass", ErrTimeout},
+		{"memory", "x = bytearray(512 << 20)", ErrMemory},
+		{"crash", "import os\nos._exit(3)", ErrCrash},
+		{"segfault", "import ctypes\nctypes.string_at(0)", ErrCrash},
+		{"huge observation", "return 'x' * (100 << 20), 0.0, False, {}", ErrOutput},
+		{"stdout flood", "for i in range(100000): print('flood' * 20)", ErrOutput},
+		{"unexpected message", "import socket\ns = socket.socket(fileno=3)\ns.sendall(b'{\"id\": 1, \"ok\": true}\\n')", ErrProtocol},
+	}
+	ctx := context.Background()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			prog, err := p.Load(ctx, misbehaving(c.body))
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			defer prog.Close()
+			env, err := prog.NewEnv(ctx)
+			if err != nil {
+				t.Fatalf("new: %v", err)
+			}
+			defer env.Close()
+			if _, err := env.Reset(ctx, 1); err != nil {
+				t.Fatalf("reset: %v", err)
+			}
+			start := time.Now()
+			_, err = env.Step(ctx, "go")
+			var se *Error
+			if !errors.As(err, &se) || !errors.Is(err, c.want) {
+				t.Fatalf("step error %v, want kind %s", err, c.want.Kind)
+			}
+			if se.Op != "step" {
+				t.Fatalf("op %q, want step", se.Op)
+			}
+			if c.want == ErrTimeout && time.Since(start) > 2*time.Second {
+				t.Fatalf("timeout took %s", time.Since(start))
+			}
+			if c.want != ErrEnv {
+				// the env is gone after a non-env failure
+				if _, err := env.Step(ctx, "again"); err == nil {
+					t.Fatal("env still answers after a fatal error")
+				}
+			}
+		})
+	}
+	play(t, p) // the same pool still serves
+}
+
+func TestLoadErrors(t *testing.T) {
+	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.LoadTimeout = 700 * time.Millisecond })
+	ctx := context.Background()
+	for name, code := range map[string]string{
+		"syntax":       "class A(:\n",
+		"no class":     "x = 1\n",
+		"module raise": "raise RuntimeError('at import')\n" + counterEnv,
+	} {
+		_, err := p.Load(ctx, code)
+		if !errors.Is(err, ErrEnv) {
+			t.Errorf("%s: %v, want env error", name, err)
+		}
+	}
+	_, err := p.Load(ctx, "while True: pass\n"+counterEnv)
+	if !errors.Is(err, ErrTimeout) {
+		t.Errorf("loop at import: %v, want timeout", err)
+	}
+	prog, err := p.Load(ctx, strings.Replace(counterEnv, "self.n = 0\n    def reset", "self.n = 0\n        while True: pass\n    def reset", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	if _, err := prog.NewEnv(ctx); !errors.Is(err, ErrTimeout) {
+		t.Errorf("loop in __init__: %v, want timeout", err)
+	}
+	play(t, p)
+}
+
+func TestRefusesWithoutIsolation(t *testing.T) {
+	_, err := NewPool(context.Background(), Options{Python: testPython(t), Isolation: IsolationNone})
+	if !errors.Is(err, ErrNoIsolation) {
+		t.Fatalf("got %v, want ErrNoIsolation", err)
+	}
+	p := newTestPool(t, IsolationNone, nil) // with AllowUnsafe it runs, unconfined
+	play(t, p)
+}
+
+func TestConcurrentEnvsOneProgram(t *testing.T) {
+	p := newTestPool(t, isoUnderTest(), nil)
+	ctx := context.Background()
+	prog, err := p.Load(ctx, counterEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		go func(seed int64) {
+			env, err := prog.NewEnv(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer env.Close()
+			if _, err := env.Reset(ctx, seed); err != nil {
+				errs <- err
+				return
+			}
+			for j := 0; j < 20; j++ {
+				if _, err := env.Step(ctx, fmt.Sprint(j)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(int64(i))
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
