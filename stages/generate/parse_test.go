@@ -1,0 +1,66 @@
+package generate_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/spade-rl/spade/stages/generate"
+)
+
+const envCode = `class Guess:
+    def reset(self, seed):
+        return "guess"
+
+    def step(self, action):
+        return "ok", 1.0, True, {"success": True}`
+
+func TestParseDesignerToleratesUsualDeviations(t *testing.T) {
+	cases := map[string]string{
+		"canonical":     "```python\n" + envCode + "\n```\n<hint>bisect</hint>",
+		"no lang tag":   "Here you go:\n```\n" + envCode + "\n```\nAnd the hint: <hint>bisect</hint> Enjoy.",
+		"hint first":    "<hint>bisect</hint>\n\n```py\n" + envCode + "\n```",
+		"tilde fence":   "~~~python\n" + envCode + "\n~~~\n<HINT> bisect </HINT>",
+		"think block":   "<think>```python\nclass Draft: pass\n```</think>```python\n" + envCode + "\n```<hint>bisect</hint>",
+		"several":       "Helper:\n```python\nx = 1\n```\nEnv:\n```python\n" + envCode + "\n```\n<hint>bisect</hint>",
+		"long fence":    "````python\n" + envCode + "\n````\n<hint>bisect</hint>",
+		"indented tail": "```python\n" + envCode + "\n```   \n<hint>\nbisect\n</hint>\n",
+	}
+	for name, text := range cases {
+		got, err := generate.ParseDesigner(text, "stop")
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got.Code != envCode || got.Hint != "bisect" {
+			t.Errorf("%s: code %q hint %q", name, got.Code, got.Hint)
+		}
+	}
+}
+
+// Bad input: no code, truncated code, no hint, code that is not an environment.
+func TestParseDesignerRejectsWithReason(t *testing.T) {
+	cases := []struct {
+		name, text, finish string
+		want               error
+	}{
+		{"prose only", "I cannot design that.", "stop", generate.ErrNoCode},
+		{"truncated fence", "```python\n" + envCode[:60], "length", generate.ErrTruncated},
+		{"open fence", "```python\n" + envCode + "\n<hint>x</hint>", "stop", generate.ErrTruncated},
+		{"truncated hint", "```python\n" + envCode + "\n```\n<hint>bise", "length", generate.ErrTruncated},
+		{"no hint", "```python\n" + envCode + "\n```", "stop", generate.ErrNoHint},
+		{"empty hint", "```python\n" + envCode + "\n```<hint>  </hint>", "stop", generate.ErrNoHint},
+		{"not an env", "```python\nprint('hi')\n```<hint>x</hint>", "stop", generate.ErrNotEnv},
+		{"open think", "<think>let me see", "length", generate.ErrTruncated},
+		{"empty", "", "stop", generate.ErrNoCode},
+	}
+	for _, tc := range cases {
+		_, err := generate.ParseDesigner(tc.text, tc.finish)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
+		}
+		if err != nil && strings.TrimSpace(err.Error()) == "" {
+			t.Errorf("%s: empty reason", tc.name)
+		}
+	}
+}
