@@ -1,8 +1,8 @@
 """Publishing new weights to the generation server (DESIGN §7, issue 6 §5).
 
-Modes, picked by ``grpo.publish.mode``:
+Modes, picked by ``grpo.publish``:
 
-- ``vllm_lora`` (default): the update saved a LoRA adapter under a new versioned name; it is loaded into a
+- ``lora`` (default): the update saved a LoRA adapter under a new versioned name; it is loaded into a
   running vLLM server with ``POST <base_url>/v1/load_lora_adapter {"lora_name", "lora_path"}`` (the server
   started with ``--enable-lora`` and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``; ``lora_path`` must be
   readable by the server). Later generation calls use the name as their model, and record it as
@@ -22,7 +22,7 @@ import urllib.error
 import urllib.request
 from typing import Callable, Dict, Optional
 
-MODE_VLLM_LORA = "vllm_lora"
+MODE_LORA = "lora"
 MODE_COMMAND = "command"
 MODE_NONE = "none"
 
@@ -72,7 +72,7 @@ def publish_vllm_lora(
     afterwards is best effort (a failure is logged): requests already using it are not disturbed.
     """
     if not base_url:
-        raise PublishError("grpo.publish.base_url is empty: no vLLM server to load the adapter into")
+        raise PublishError("grpo.publish_url is empty: no vLLM server to load the adapter into")
     root = _api_root(base_url)
     _post(root + "/v1/load_lora_adapter", {"lora_name": version, "lora_path": os.path.abspath(adapter_dir)}, timeout_s)
     log(f"published LoRA adapter {version} to {root}")
@@ -91,14 +91,14 @@ def publish_command(template: str, fields: Dict[str, str], *, log: Callable[[str
     try:
         argv = [arg.format(**fields) for arg in shlex.split(template)]
     except (KeyError, ValueError, IndexError) as exc:
-        raise PublishError(f"grpo.publish.command: bad template {template!r}: {exc!r}") from exc
+        raise PublishError(f"grpo.publish_command: bad template {template!r}: {exc!r}") from exc
     if not argv:
-        raise PublishError("grpo.publish.command is empty")
+        raise PublishError("grpo.publish_command is empty")
     try:
         done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
     except OSError as exc:
-        raise PublishError(f"grpo.publish.command: {argv[0]}: {exc}") from exc
+        raise PublishError(f"grpo.publish_command: {argv[0]}: {exc}") from exc
     output = done.stdout.decode("utf-8", "replace").strip()
     if done.returncode != 0:
-        raise PublishError(f"grpo.publish.command exited {done.returncode}: {output[-500:]}")
+        raise PublishError(f"grpo.publish_command exited {done.returncode}: {output[-500:]}")
     log(f"published with {argv[0]}: {output[-200:]}" if output else f"published with {argv[0]}")

@@ -71,9 +71,9 @@ TOKENIZER_FILES = (
 
 @dataclass
 class PublishConfig:
-    """``grpo.publish.*``."""
+    """``grpo.publish`` (mode), ``grpo.publish_url``, ``grpo.publish_command``; the name prefix is the run."""
 
-    mode: str = publishing.MODE_VLLM_LORA
+    mode: str = publishing.MODE_LORA
     base_url: str = ""
     command: str = ""
     name_prefix: str = "spade"
@@ -135,12 +135,12 @@ class TrainConfig:
             raise ValueError(f"grpo.micro_batch_tokens: want > 0, got {self.micro_batch_tokens}")
         if not self.checkpoint_dir:
             raise ValueError("grpo.checkpoint_dir: empty; the trainer needs a directory for its weights")
-        if self.publish.mode not in (publishing.MODE_VLLM_LORA, publishing.MODE_COMMAND, publishing.MODE_NONE):
-            raise ValueError(f"grpo.publish.mode: {self.publish.mode!r} is not vllm_lora, command or none")
-        if self.publish.mode == publishing.MODE_VLLM_LORA and self.lora_rank <= 0:
-            raise ValueError("grpo.publish.mode vllm_lora needs LoRA training (grpo.lora_rank > 0); use command for full weights")
+        if self.publish.mode not in (publishing.MODE_LORA, publishing.MODE_COMMAND, publishing.MODE_NONE):
+            raise ValueError(f"grpo.publish: {self.publish.mode!r} is not lora, command or none")
+        if self.publish.mode == publishing.MODE_LORA and self.lora_rank <= 0:
+            raise ValueError("grpo.publish lora needs LoRA training (grpo.lora_rank > 0); publish full weights with command")
         if self.publish.mode == publishing.MODE_COMMAND and not self.publish.command.strip():
-            raise ValueError("grpo.publish.mode command needs grpo.publish.command")
+            raise ValueError("grpo.publish command needs grpo.publish_command")
 
 
 def log(msg: str) -> None:
@@ -732,7 +732,7 @@ def train(cfg: TrainConfig, batch_path: str, metrics_path: str) -> List[Dict[str
             for row in rows:
                 f.write(json.dumps(row) + "\n")
         pub = cfg.publish
-        if pub.mode == publishing.MODE_VLLM_LORA:
+        if pub.mode == publishing.MODE_LORA:
             publishing.publish_vllm_lora(
                 pub.base_url,
                 version,
