@@ -25,7 +25,7 @@ type Spec struct {
 	// Version is bumped on every incompatible change of the row type.
 	Version int
 	// PerRun is false only for tables that live outside runs (the corpus).
-	PerRun bool
+	PerRun  bool
 	rowType reflect.Type
 }
 

@@ -137,18 +137,25 @@ func readJSONL(path string) ([]schemas.CorpusRow, error) {
 			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: not valid UTF-8", line)}
 		}
 		var doc map[string]any
-		if err := json.Unmarshal(text, &doc); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.UseNumber() // ids like 12345678 stay "12345678", not "1.2345678e+07"
+		if err := dec.Decode(&doc); err != nil {
 			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: not a JSON object: %v", line, err)}
 		}
-		id, ok := doc["id"]
-		if !ok {
-			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: no \"id\" field", line)}
+		var id string
+		switch v := doc["id"].(type) {
+		case string:
+			id = v
+		case json.Number:
+			id = v.String()
+		default:
+			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: no string or number \"id\" field", line)}
 		}
 		txt, ok := doc["text"].(string)
 		if !ok {
 			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: no string \"text\" field", line)}
 		}
-		r := schemas.CorpusRow{DocID: fmt.Sprint(id), Text: txt}
+		r := schemas.CorpusRow{DocID: id, Text: txt}
 		r.Source, _ = doc["source"].(string)
 		r.Domain, _ = doc["domain"].(string)
 		if err := checkRow(path, fmt.Sprintf("line %d", line), r); err != nil {

@@ -7,6 +7,7 @@ package duck
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -62,6 +63,11 @@ func OpenRuns(ctx context.Context, lk *lake.Lake, runs ...string) (*Session, err
 	return s, nil
 }
 
+// OpenRun is OpenRuns under the name HACKING.md gives it.
+func OpenRun(ctx context.Context, lk *lake.Lake, runs ...string) (*Session, error) {
+	return OpenRuns(ctx, lk, runs...)
+}
+
 // Close closes the session.
 func (s *Session) Close() error { return s.DB.Close() }
 
@@ -75,28 +81,60 @@ func (s *Session) createViews(ctx context.Context, lk *lake.Lake) error {
 				return err
 			}
 			if len(files) > 0 {
-				selects = append(selects, fmt.Sprintf("select %s as run, * from read_parquet(%s)", quote(run), fileList(files)))
+				selects = append(selects, fmt.Sprintf("select %s as run, * from %s", quote(run), readParquet(files)))
 			}
 		}
 		body := strings.Join(selects, " union all by name ")
 		if body == "" {
-			body = emptySelect(spec.Arrow())
+			body = emptySelect(spec.Arrow(), true)
 		}
 		if _, err := s.DB.ExecContext(ctx, fmt.Sprintf("create or replace view %s as %s", table, body)); err != nil {
 			return fmt.Errorf("duckdb: view %s: %w", table, err)
 		}
 	}
-	corpusBody := emptySelect(schemas.CorpusSpec.Arrow())
-	if len(s.Runs) > 0 {
-		if cfg, err := lk.RunConfig(ctx, s.Runs[0]); err == nil && cfg.Sample.Corpus != "" {
-			files, err := lk.CorpusFiles(ctx, cfg.Sample.Corpus)
-			if err == nil && len(files) > 0 {
-				corpusBody = "select * from read_parquet(" + fileList(files) + ")"
-			}
+	corpusBody := emptySelect(schemas.CorpusSpec.Arrow(), false)
+	name, err := s.corpusName(ctx, lk)
+	if err != nil {
+		return err
+	}
+	if name != "" {
+		files, err := lk.CorpusFiles(ctx, name)
+		if err != nil && !errors.Is(err, lake.ErrNotCommitted) {
+			return err
+		}
+		if len(files) > 0 {
+			corpusBody = "select * from " + readParquet(files)
 		}
 	}
-	_, err := s.DB.ExecContext(ctx, "create or replace view corpus as "+corpusBody)
-	return err
+	if _, err := s.DB.ExecContext(ctx, "create or replace view corpus as "+corpusBody); err != nil {
+		return fmt.Errorf("duckdb: view corpus: %w", err)
+	}
+	return nil
+}
+
+// corpusName picks the corpus the `corpus` view shows: the first run's sample.corpus; with no runs, the
+// corpus named "default", else the lake's only corpus; else none.
+func (s *Session) corpusName(ctx context.Context, lk *lake.Lake) (string, error) {
+	if len(s.Runs) > 0 {
+		cfg, err := lk.RunConfig(ctx, s.Runs[0])
+		if err != nil {
+			return "", err
+		}
+		return cfg.Sample.Corpus, nil
+	}
+	corpora, err := lk.Corpora(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range corpora {
+		if c == "default" {
+			return c, nil
+		}
+	}
+	if len(corpora) == 1 {
+		return corpora[0], nil
+	}
+	return "", nil
 }
 
 // CorpusView points the `corpus` view at a named corpus of the lake.
@@ -105,8 +143,15 @@ func (s *Session) CorpusView(ctx context.Context, lk *lake.Lake, corpus string) 
 	if err != nil {
 		return err
 	}
-	_, err = s.DB.ExecContext(ctx, "create or replace view corpus as select * from read_parquet("+fileList(files)+")")
+	_, err = s.DB.ExecContext(ctx, "create or replace view corpus as select * from "+readParquet(files))
 	return err
+}
+
+// readParquet reads the lake's part files. Hive partitioning is off: a local lake's paths contain
+// step=NNNNNN but the cache's content-addressed paths do not, and the tables carry their step column
+// themselves, so a local and an S3 lake give the same columns.
+func readParquet(files []string) string {
+	return "read_parquet(" + fileList(files) + ", hive_partitioning = false)"
 }
 
 func fileList(files []string) string {
@@ -117,13 +162,20 @@ func fileList(files []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
+// ident quotes a column name (some, such as "index" and "return", are SQL keywords).
+func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// emptySelect is a zero-row select with the table's columns and types (and a leading run column).
-func emptySelect(schema *arrow.Schema) string {
-	cols := []string{"cast(null as varchar) as run"}
+// emptySelect is a zero-row select with the table's columns and types, after a leading run column when
+// withRun is set.
+func emptySelect(schema *arrow.Schema, withRun bool) string {
+	var cols []string
+	if withRun {
+		cols = append(cols, "cast(null as varchar) as run")
+	}
 	for _, f := range schema.Fields() {
-		cols = append(cols, fmt.Sprintf("cast(null as %s) as %s", SQLType(f.Type), f.Name))
+		cols = append(cols, fmt.Sprintf("cast(null as %s) as %s", SQLType(f.Type), ident(f.Name)))
 	}
 	return "select " + strings.Join(cols, ", ") + " where false"
 }

@@ -16,6 +16,7 @@ import (
 type Cache struct {
 	dir        string
 	downloaded atomic.Int64
+	mismatches atomic.Int64
 }
 
 // NewCache returns a cache rooted at dir.
@@ -27,8 +28,13 @@ func (c *Cache) Dir() string { return c.dir }
 // BytesDownloaded returns how many bytes this cache has fetched from stores since it was created.
 func (c *Cache) BytesDownloaded() int64 { return c.downloaded.Load() }
 
+// Mismatches returns how many downloads failed their sha256 check (and were fetched again) since the
+// cache was created.
+func (c *Cache) Mismatches() int64 { return c.mismatches.Load() }
+
 // Fetch returns the local path of a remote file, downloading and verifying it on a miss. A download whose
-// checksum does not match is fetched once more before failing.
+// checksum does not match is fetched again, up to three tries in all, before failing; transient store
+// errors are the job of the Retry wrapper around the store.
 func (c *Cache) Fetch(ctx context.Context, store Store, key string, f FileEntry) (string, error) {
 	path := filepath.Join(c.dir, filepath.FromSlash(cachePath(f.SHA256)))
 	if _, err := os.Stat(path); err == nil {
@@ -44,6 +50,7 @@ func (c *Cache) Fetch(ctx context.Context, store Store, key string, f FileEntry)
 		}
 		c.downloaded.Add(int64(len(body)))
 		if lastErr = verify(key, body, f); lastErr != nil {
+			c.mismatches.Add(1)
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -4,7 +4,7 @@
 // Layout (every path rule lives in paths.go):
 //
 //	<lake>/runs/<run>/run.json
-//	<lake>/runs/<run>/<table>/step=NNNNNN/part-SSSS-<writer>-KK.parquet
+//	<lake>/runs/<run>/<table>/step=NNNNNN/part-gGGGGGG-SSSS-<writer>-KK.parquet
 //	<lake>/runs/<run>/<table>/step=NNNNNN/_shards/gGGGGGG/shard-SSSS-of-NNNN.json
 //	<lake>/runs/<run>/<table>/step=NNNNNN/_manifest.json
 //	<lake>/corpora/<name>/corpus/step=000000/...
@@ -13,8 +13,12 @@
 // bytes, sha256), and when every shard's marker is present, the partition's _manifest.json, created with
 // a conditional put (If-None-Match: * on S3, link(2) locally) so exactly one writer commits. A partition
 // without a manifest does not exist for any reader, so a killed writer leaves nothing visible. Re-running
-// a committed partition returns ErrCommitted unless Force is set; a forced write uploads new parts and
-// replaces the manifest in one atomic put, so a reader sees the old or the new partition, never a mix.
+// a committed partition returns ErrCommitted unless Force is set. A forced write is a new generation: it
+// uploads new parts, claims the generation with a conditional put of _shards/gGGGGGG/_commit.json (so of
+// two forced writers one wins) and replaces the manifest in one atomic put, so a reader sees the old or
+// the new partition, never a mix (ReadRows re-reads the manifest when the old parts vanish under it).
+// After a commit, the committer deletes part files of its generation or older that the manifest does not
+// list (the leftovers of killed writers and replaced generations).
 //
 // Readers verify every file's sha256 against the manifest. For S3, files are fetched into a
 // content-addressed local cache keyed by that sha256, so DuckDB reads local files and a second query

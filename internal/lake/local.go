@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Local is a Store in a local directory. Put writes a temporary file, fsyncs it and renames it into
@@ -110,7 +111,10 @@ func (l *Local) PutIfAbsent(_ context.Context, key string, body []byte) error {
 	return nil
 }
 
-// List implements Store. Temporary files of writers in progress are not listed.
+// List implements Store. Like S3, the prefix is a plain string prefix of keys ("runs/r1" matches
+// "runs/r10/run.json"), not a directory. The walk starts at the deepest directory the prefix names and
+// skips directories that cannot hold a matching key. Temporary files of writers in progress are not
+// listed.
 func (l *Local) List(_ context.Context, prefix string) ([]ObjectInfo, error) {
 	start := l.root
 	if i := strings.LastIndex(prefix, "/"); i >= 0 {
@@ -119,20 +123,23 @@ func (l *Local) List(_ context.Context, prefix string) ([]ObjectInfo, error) {
 	var out []ObjectInfo
 	err := filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				return nil // a directory removed under the walk, or a prefix naming a file's "directory"
 			}
 			return err
-		}
-		if d.IsDir() || strings.HasPrefix(d.Name(), ".tmp-") {
-			return nil
 		}
 		rel, err := filepath.Rel(l.root, path)
 		if err != nil {
 			return err
 		}
 		key := filepath.ToSlash(rel)
-		if !strings.HasPrefix(key, prefix) {
+		if d.IsDir() {
+			if rel != "." && !strings.HasPrefix(key+"/", prefix) && !strings.HasPrefix(prefix, key+"/") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".tmp-") || !strings.HasPrefix(key, prefix) {
 			return nil
 		}
 		info, err := d.Info()

@@ -54,9 +54,30 @@ func (k PartitionKey) Dir() string { return fmt.Sprintf("%s/step=%06d", k.tableD
 // ManifestKey is the key of the partition's manifest.
 func (k PartitionKey) ManifestKey() string { return k.Dir() + "/_manifest.json" }
 
-// partKey is the key of one part file written by one writer of one shard.
-func (k PartitionKey) partKey(shard int, writer string, chunk int) string {
-	return fmt.Sprintf("%s/part-%04d-%s-%02d.parquet", k.Dir(), shard, writer, chunk)
+// partKey is the key of one part file written by one writer of one shard of one generation. The
+// generation in the name lets a committer delete the leftovers of older generations without touching the
+// parts a writer of a newer generation is uploading; the writer id keeps concurrent writers apart. Neither
+// is in the file's content, so a re-run writes byte-identical files.
+func (k PartitionKey) partKey(generation, shard int, writer string, chunk int) string {
+	return fmt.Sprintf("%s/part-g%06d-%04d-%s-%02d.parquet", k.Dir(), generation, shard, writer, chunk)
+}
+
+// partGeneration extracts the generation from a part file's name; ok is false for names that are not
+// part files.
+func partGeneration(name string) (generation int, ok bool) {
+	name = name[strings.LastIndex(name, "/")+1:]
+	rest, found := strings.CutPrefix(name, "part-g")
+	if !found || len(rest) < 6 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest[:6])
+	return n, err == nil
+}
+
+// commitClaimKey is the key a forced writer creates (conditionally) to claim a generation; its body is
+// the generation's manifest, so an interrupted commit can be rolled forward.
+func (k PartitionKey) commitClaimKey(generation int) string {
+	return k.shardDir(generation) + "_commit.json"
 }
 
 // shardDir holds the shard markers of one generation of the partition.

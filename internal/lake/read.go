@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 
@@ -12,12 +13,26 @@ import (
 )
 
 // ReadRows reads every row of a committed partition, verifying each file's sha256 against the manifest.
-// It returns ErrNotCommitted when the partition has no manifest.
+// It returns ErrNotCommitted when the partition has no manifest. When a forced rewrite replaces the
+// partition while it is being read (its old parts vanish), it reads the new manifest and starts over, so
+// the rows are those of one generation, never a mix.
 func ReadRows[T any](ctx context.Context, lk *Lake, key PartitionKey) ([]T, error) {
-	m, err := lk.Manifest(ctx, key)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		m, err := lk.Manifest(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := readManifest[T](ctx, lk, key, m)
+		if errors.Is(err, ErrNotFound) && attempt < 8 {
+			if now, merr := lk.Manifest(ctx, key); merr == nil && now.Generation != m.Generation {
+				continue
+			}
+		}
+		return rows, err
 	}
+}
+
+func readManifest[T any](ctx context.Context, lk *Lake, key PartitionKey, m *Manifest) ([]T, error) {
 	var rows []T
 	for _, f := range m.Files {
 		body, err := lk.readVerified(ctx, key.Dir()+"/"+f.Name, f)

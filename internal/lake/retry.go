@@ -54,7 +54,11 @@ func (r *Retry) do(ctx context.Context, op func() error) error {
 	}
 }
 
-// Get implements Store; the whole body is read inside the retry so a dropped connection mid-body retries.
+// Get implements Store. The whole body is read inside the retry, so a connection dropped mid-body (or a
+// body the SDK's response checksum rejects, which it reports at the end) is fetched again from the
+// start. Resuming from an offset instead would be unsafe for the one object that is replaced in place,
+// the manifest: a resumed read could splice two versions. Bodies are bounded by the part size
+// (WriteOptions.ChunkRows), so holding one in memory is fine.
 func (r *Retry) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	var body []byte
 	err := r.do(ctx, func() error {

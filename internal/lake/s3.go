@@ -54,6 +54,7 @@ func OpenS3(ctx context.Context, uri string) (*S3, error) {
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		o.UsePathStyle = pathStyle
 		o.RetryMaxAttempts = 1 // retries are the job of the Retry wrapper, which knows what is idempotent
+		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 	return &S3{client: client, uploader: manager.NewUploader(client), bucket: bucket, prefix: prefix, uri: uri}, nil
 }

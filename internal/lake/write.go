@@ -80,8 +80,9 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 	case !errors.Is(err, ErrNotCommitted):
 		return WriteResult{}, err
 	}
+	// A forced write of a partition that is not committed yet is an ordinary first commit.
 	writer := newWriterID()
-	files, err := encodeAndUpload(ctx, lk.store, key, rows, opts, writer)
+	files, err := encodeAndUpload(ctx, lk.store, key, generation, rows, opts, writer)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -95,7 +96,7 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 	if err := lk.store.Put(ctx, key.shardMarkerKey(generation, opts.Shard, shards), body); err != nil {
 		return res, err
 	}
-	committed, err := commit(ctx, lk, key, spec, generation, shards, opts.Force, writer, files)
+	committed, err := commit(ctx, lk, key, spec, generation, shards, opts.Force && generation > 0, writer, files)
 	res.Committed = committed
 	return res, err
 }
@@ -107,7 +108,7 @@ func newWriterID() string {
 }
 
 // encodeAndUpload encodes rows in chunks (in parallel) and uploads each part.
-func encodeAndUpload[T any](ctx context.Context, store Store, key PartitionKey, rows []T, opts WriteOptions, writer string) ([]FileEntry, error) {
+func encodeAndUpload[T any](ctx context.Context, store Store, key PartitionKey, generation int, rows []T, opts WriteOptions, writer string) ([]FileEntry, error) {
 	chunk := opts.ChunkRows
 	if chunk <= 0 {
 		chunk = DefaultChunkRows
@@ -130,7 +131,7 @@ func encodeAndUpload[T any](ctx context.Context, store Store, key PartitionKey, 
 				return
 			}
 			sum := sha256.Sum256(body)
-			name := key.partKey(opts.Shard, writer, i)
+			name := key.partKey(generation, opts.Shard, writer, i)
 			if err := store.Put(ctx, name, body); err != nil {
 				errs[i] = err
 				return
@@ -198,11 +199,7 @@ func commit(ctx context.Context, lk *Lake, key PartitionKey, spec schemas.Spec, 
 	sort.Slice(man.Files, func(i, j int) bool { return man.Files[i].Name < man.Files[j].Name })
 	body, _ := json.MarshalIndent(man, "", "  ")
 	if force {
-		if err := lk.store.Put(ctx, key.ManifestKey(), body); err != nil {
-			return false, err
-		}
-		lk.removeUnreferenced(ctx, key, &man)
-		return true, nil
+		return commitForced(ctx, lk, key, &man, body, mine)
 	}
 	err = lk.store.PutIfAbsent(ctx, key.ManifestKey(), body)
 	if errors.Is(err, ErrExists) {
@@ -210,23 +207,60 @@ func commit(ctx context.Context, lk *Lake, key PartitionKey, spec schemas.Spec, 
 		if merr != nil {
 			return false, merr
 		}
-		if shards > 1 {
+		if shards > 1 && winner.Generation == generation && winner.Shards == shards {
 			return false, nil // a sibling shard committed the same markers
 		}
-		if !references(winner, mine) {
-			for _, f := range mine {
-				lk.store.Delete(ctx, key.Dir()+"/"+f.Name)
-			}
-		}
-		return false, fmt.Errorf("%w: %s (by %s)", ErrConcurrentWriter, key, winner.Writer)
+		return false, lostCommit(ctx, lk, key, winner, mine)
 	}
 	if err != nil {
 		return false, err
 	}
-	if shards == 1 {
-		lk.removeUnreferenced(ctx, key, &man)
-	}
+	lk.removeUnreferenced(ctx, key, &man)
 	return true, nil
+}
+
+// commitForced commits a new generation of a committed partition: it claims the generation with a
+// conditional put (so of two forced writers exactly one commits it) and then replaces the manifest with
+// one atomic put. A claim whose manifest was never written (the claimant was killed between the two puts)
+// is rolled forward by the next forced writer, which then reports that it lost.
+func commitForced(ctx context.Context, lk *Lake, key PartitionKey, man *Manifest, body []byte, mine []FileEntry) (bool, error) {
+	claim := key.commitClaimKey(man.Generation)
+	err := lk.store.PutIfAbsent(ctx, claim, body)
+	if errors.Is(err, ErrExists) {
+		claimed, rerr := ReadAll(ctx, lk.store, claim)
+		if rerr != nil {
+			return false, rerr
+		}
+		winner, derr := decodeManifest(claim, claimed)
+		if derr != nil {
+			return false, derr
+		}
+		if current, merr := lk.Manifest(ctx, key); merr == nil && current.Generation < winner.Generation {
+			if err := lk.store.Put(ctx, key.ManifestKey(), claimed); err != nil {
+				return false, err
+			}
+		}
+		return false, lostCommit(ctx, lk, key, winner, mine)
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := lk.store.Put(ctx, key.ManifestKey(), body); err != nil {
+		return false, err
+	}
+	lk.removeUnreferenced(ctx, key, man)
+	return true, nil
+}
+
+// lostCommit removes the loser's own parts (unless the winner lists them) and returns ErrConcurrentWriter.
+func lostCommit(ctx context.Context, lk *Lake, key PartitionKey, winner *Manifest, mine []FileEntry) error {
+	if !references(winner, mine) {
+		for _, f := range mine {
+			lk.store.Delete(ctx, key.Dir()+"/"+f.Name)
+		}
+	}
+	return fmt.Errorf("%w: %s was committed by %s at %s while this writer was writing it; nothing of this writer was committed (re-run with --force to replace it)",
+		ErrConcurrentWriter, key, winner.Writer, winner.CommittedAt)
 }
 
 func references(m *Manifest, files []FileEntry) bool {
@@ -240,8 +274,10 @@ func references(m *Manifest, files []FileEntry) bool {
 	return false
 }
 
-// removeUnreferenced deletes part files of the partition that the manifest does not list (the parts of
-// killed writers and of replaced generations). Failures are ignored: garbage is invisible to readers.
+// removeUnreferenced deletes part files of the partition's generation m.Generation or older that the
+// manifest does not list (the parts of killed writers and of replaced generations). Parts of newer
+// generations belong to forced writers still uploading and are left alone. Failures are ignored: garbage
+// is invisible to readers.
 func (l *Lake) removeUnreferenced(ctx context.Context, key PartitionKey, m *Manifest) {
 	keep := map[string]bool{}
 	for _, f := range m.Files {
@@ -252,7 +288,8 @@ func (l *Lake) removeUnreferenced(ctx context.Context, key PartitionKey, m *Mani
 		return
 	}
 	for _, o := range objs {
-		if !keep[o.Key[strings.LastIndex(o.Key, "/")+1:]] {
+		gen, ok := partGeneration(o.Key)
+		if ok && gen <= m.Generation && !keep[o.Key[strings.LastIndex(o.Key, "/")+1:]] {
 			l.store.Delete(ctx, o.Key)
 		}
 	}

@@ -1,0 +1,111 @@
+package lake_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/schemas"
+)
+
+// childEnv selects a child mode: the test binary re-executes itself to get real writer processes that
+// can be killed with SIGKILL or race each other.
+const childEnv = "SPADE_LAKE_TEST_CHILD"
+
+// Exit codes of a child writer.
+const (
+	childCommitted  = 0
+	childFailed     = 1
+	childNotLast    = 2 // a shard that was not the last one in
+	childConcurrent = 3
+	childAlready    = 4
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(childMain(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// childMain writes a partition described by the environment:
+// SPADE_LAKE_TEST_URI, _RUN, _STEP, _ROWS, _SEED, _CHUNK, _SHARD, _SHARDS, _FORCE.
+func childMain(mode string) int {
+	env := func(name string) string { return os.Getenv("SPADE_LAKE_TEST_" + name) }
+	num := func(name string) int { n, _ := strconv.Atoi(env(name)); return n }
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, env("URI"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return childFailed
+	}
+	key := lake.PartitionKey{Run: env("RUN"), Table: "turns", Step: int64(num("STEP"))}
+	rows := turnRows(num("ROWS"), int64(num("SEED")), "")
+	if mode == "shard" {
+		n, shards := num("SHARD"), num("SHARDS")
+		rows = shardRows(rows, n, shards)
+	}
+	res, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{
+		Shard: num("SHARD"), Shards: num("SHARDS"), ChunkRows: num("CHUNK"), Force: env("FORCE") == "1"})
+	switch {
+	case errors.Is(err, lake.ErrConcurrentWriter):
+		fmt.Fprintln(os.Stderr, err)
+		return childConcurrent
+	case errors.Is(err, lake.ErrCommitted):
+		fmt.Fprintln(os.Stderr, err)
+		return childAlready
+	case err != nil:
+		fmt.Fprintln(os.Stderr, err)
+		return childFailed
+	case !res.Committed:
+		return childNotLast
+	}
+	return childCommitted
+}
+
+// turnRows returns n deterministic turns rows of about 200 bytes each; tag marks every row (to tell
+// generations apart).
+func turnRows(n int, seed int64, tag string) []schemas.TurnRow {
+	rows := make([]schemas.TurnRow, n)
+	for i := range rows {
+		x := uint64(seed)*0x9E3779B97F4A7C15 + uint64(i)*0xBF58476D1CE4E5B9
+		x ^= x >> 31
+		rows[i] = schemas.TurnRow{
+			Step:        1,
+			EpisodeID:   fmt.Sprintf("ep-%s%d-%06d", tag, seed, i/25),
+			EnvID:       fmt.Sprintf("env-%03d", x%97),
+			Turn:        int32(i % 25),
+			Observation: fmt.Sprintf("You are at cell (%d, %d). The grid shows %x. You carry %d coins and a lamp. Choose a move.", x%13, x%17, x%1000003, x%50),
+			Action:      []string{"up", "down", "left", "right", "wait"}[x%5],
+			Reward:      float64(x%1000) / 1000,
+			Done:        i%25 == 24,
+			Info:        fmt.Sprintf(`{"success": %t, "score": %d}`, x%3 == 0, x%100),
+			CallID:      fmt.Sprintf("call-%s%d-%07d", tag, seed, i),
+		}
+	}
+	return rows
+}
+
+// shardRows is shard i of n of rows (round robin).
+func shardRows(rows []schemas.TurnRow, shard, shards int) []schemas.TurnRow {
+	var out []schemas.TurnRow
+	for i := shard; i < len(rows); i += shards {
+		out = append(out, rows[i])
+	}
+	return out
+}
+
+func TestTurnRowsAreAbout200Bytes(t *testing.T) {
+	rows := turnRows(1000, 1, "")
+	total := 0
+	for _, r := range rows {
+		total += 8 + len(r.EpisodeID) + len(r.EnvID) + 4 + len(r.Observation) + len(r.Action) + 8 + 1 + len(r.Info) + len(r.CallID)
+	}
+	if avg := total / len(rows); avg < 150 || avg > 260 {
+		t.Fatalf("test rows average %d bytes, want about 200", avg)
+	}
+}
