@@ -161,11 +161,28 @@ def load_base_model(model_path: str, *, seed: int, dtype: torch.dtype) -> nn.Mod
             f"grpo.model_path: {model_path} is a Hugging Face model and transformers is not installed"
         ) from exc
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        model_path, torch_dtype=dtype, local_files_only=True
-    )
+    # transformers >= 4.56 calls the argument dtype (torch_dtype is deprecated there).
+    version = tuple(int(part) for part in transformers.__version__.split(".")[:2] if part.isdigit())
+    dtype_arg = {"dtype": dtype} if version >= (4, 56) else {"torch_dtype": dtype}
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_path, local_files_only=True, **dtype_arg)
     model.config.use_cache = False
     return model
+
+
+def prepare_for_training(model: nn.Module, gradient_checkpointing: bool) -> None:
+    """Train mode with every dropout at 0 (the update must see the log-probs the sampler saw), and
+    activation checkpointing on Hugging Face models when asked."""
+    model.train()
+    for module in model.modules():
+        if isinstance(module, nn.Dropout):
+            module.p = 0.0
+    if gradient_checkpointing and hasattr(model, "gradient_checkpointing_enable"):
+        try:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        except TypeError:  # transformers < 4.35
+            model.gradient_checkpointing_enable()
+            if hasattr(model, "enable_input_require_grads"):
+                model.enable_input_require_grads()
 
 
 def apply_lora(model: nn.Module, rank: int, alpha: float, targets: List[str]) -> nn.Module:

@@ -458,7 +458,9 @@ def run_update(
             if not math.isfinite(metrics["loss"]):
                 ids = ", ".join(samples[i].sample_id for i in group)
                 raise FloatingPointError(f"step {cfg.step}: loss is {metrics['loss']} on samples {ids}; no step taken")
-            scale = losses.aggregation_units(cfg.agg, mb.mask) / units if real else 0.0
+            # FSDP and DDP average gradients over ranks; × world turns that average back into the sum
+            # of every micro-batch's share of the global batch.
+            scale = losses.aggregation_units(cfg.agg, mb.mask) / units * dist.world if real else 0.0
             (loss * scale).backward()
             if real:
                 stats.setdefault(mb.role, RoleStats()).add(metrics, len(group), time.perf_counter() - started)
@@ -545,10 +547,7 @@ def build_policy(cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None
         if latest_dir:
             model.load_state_dict(torch.load(os.path.join(latest_dir, TINY_WEIGHTS), map_location="cpu"))
     vocab_check(models.vocab_size(model))
-    if cfg.gradient_checkpointing and hasattr(model, "gradient_checkpointing_enable"):
-        model.gradient_checkpointing_enable()
-        if lora and hasattr(model, "enable_input_require_grads"):
-            model.enable_input_require_grads()
+    models.prepare_for_training(model, cfg.gradient_checkpointing)
     model.to(dist.device)
 
     reference: Optional[Callable[[MicroBatch], torch.Tensor]] = None
@@ -562,8 +561,12 @@ def build_policy(cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None
             p.requires_grad_(False)
         ref_module = models.PolicyLogprobs(ref_model, logprobs_fused)
 
-    if dist.world > 1:
+    if dist.world > 1 and dist.device.type == "cuda":
         module, ref_module = _wrap_fsdp(module, ref_module, lora, dist)
+    elif dist.world > 1:
+        # CPU processes (the tests): replicated weights, gradients all-reduced over gloo. The sharding
+        # of micro-batches over ranks, the loss scaling and the metric reductions are the FSDP path's.
+        module = nn.parallel.DistributedDataParallel(module)
     params = [p for p in module.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     if latest_dir:
@@ -591,7 +594,7 @@ def build_policy(cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None
                 with torch.no_grad():
                     return response_logprobs(frozen, mb, autocast)
 
-    if dist.world > 1:
+    if _is_fsdp(module):
         clip_grad = lambda limit: module.clip_grad_norm_(limit)  # noqa: E731  (FSDP's sharded norm)
     else:
         clip_grad = lambda limit: torch.nn.utils.clip_grad_norm_(params, limit)  # noqa: E731
@@ -630,10 +633,18 @@ def _wrap_fsdp(
     return wrapped, ref_wrapped
 
 
+def _is_fsdp(module: nn.Module) -> bool:
+    return type(module).__name__ == "FullyShardedDataParallel"
+
+
 def _full_state_dict(policy: Policy, dist: Dist) -> Optional[Dict[str, torch.Tensor]]:
-    """The policy's full state (rank 0 only under FSDP; None on other ranks), keys without the wrapper."""
+    """The policy's full state (on rank 0; None on other ranks), keys without the wrappers."""
     module = policy.module
-    if dist.world > 1:
+    if isinstance(module, nn.parallel.DistributedDataParallel):
+        if not dist.main:
+            return None
+        state = module.module.state_dict()
+    elif _is_fsdp(module):
         from torch.distributed.fsdp import FullStateDictConfig, StateDictType
         from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
 
@@ -656,10 +667,11 @@ def save_version(cfg: TrainConfig, policy: Policy, model: nn.Module, version_dir
         os.makedirs(os.path.join(version_dir, TRAINER_DIR))
         assert state is not None
         if cfg.lora_rank > 0:
-            from peft import get_peft_model_state_dict
-
-            adapter_state = get_peft_model_state_dict(model, state_dict=state)
-            model.save_pretrained(version_dir, state_dict=adapter_state)
+            # peft keeps only the adapter's tensors of a full state dict (the one gathered under FSDP).
+            if dist.world > 1:
+                model.save_pretrained(version_dir, state_dict=state)
+            else:
+                model.save_pretrained(version_dir)
         elif models.is_tiny(cfg.model_path):
             shutil.copy(os.path.join(cfg.model_path, models.TINY_CONFIG_FILE), version_dir)
             torch.save({k: v.detach().cpu() for k, v in state.items()}, os.path.join(version_dir, TINY_WEIGHTS))
