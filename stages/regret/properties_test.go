@@ -1,0 +1,193 @@
+package regret
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/shard"
+	"github.com/spade-rl/spade/schemas"
+)
+
+func TestAnchorByHand(t *testing.T) {
+	cases := []struct{ p, lo, hi, want float64 }{
+		{0, .4, .6, 0}, {.2, .4, .6, .5}, {.4, .4, .6, 1}, {.5, .4, .6, 1}, {.6, .4, .6, 1},
+		{.8, .4, .6, .5}, {1, .4, .6, 0}, {0, 0, .6, 1}, {1, .4, 1, 1}, {-.5, .4, .6, 0}, {1.5, .4, .6, 0},
+	}
+	for _, c := range cases {
+		if got := DifficultyAnchor(c.p, c.lo, c.hi); !near(got, c.want) {
+			t.Errorf("DifficultyAnchor(%v, %v, %v) = %v, want %v", c.p, c.lo, c.hi, got, c.want)
+		}
+	}
+}
+
+func TestAnchorInUnitInterval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 20000; i++ {
+		lo := rng.Float64()
+		hi := lo + rng.Float64()*(1-lo)
+		p := rng.Float64()*1.4 - .2
+		if a := DifficultyAnchor(p, lo, hi); !(a >= 0 && a <= 1) {
+			t.Fatalf("DifficultyAnchor(%v, %v, %v) = %v, outside [0, 1]", p, lo, hi, a)
+		}
+	}
+}
+
+func TestRewardNonDecreasingInRegret(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	p := testParams()
+	for i := 0; i < 5000; i++ {
+		solve := rng.Float64()
+		anchor := DifficultyAnchor(solve, p.BandLo, p.BandHi)
+		r1 := rng.Float64()*4 - 2
+		r2 := r1 + rng.Float64()*2
+		a := DesignerReward(ClippedRegret(r1), anchor, p.WeightRegret, p.WeightAnchor)
+		b := DesignerReward(ClippedRegret(r2), anchor, p.WeightRegret, p.WeightAnchor)
+		if b < a {
+			t.Fatalf("solve %v: reward(regret %v) = %v > reward(regret %v) = %v", solve, r1, a, r2, b)
+		}
+	}
+}
+
+func TestEMAUpdateByHand(t *testing.T) {
+	if got := EMAUpdate(123, .3, .1, true); got != .3 {
+		t.Errorf("first observation: %v, want .3", got)
+	}
+	if got := EMAUpdate(.5, 1, .1, false); !near(got, .55) {
+		t.Errorf("EMAUpdate(.5, 1, .1) = %v, want .55", got)
+	}
+	// A skill not played at a step is carried forward unchanged.
+	prev := []schemas.EMAStateRow{{Step: 3, Skill: "x", MuFast: .2, MuSlow: .4, Rounds: 2, LastObserved: 3}}
+	next := FoldEMA(prev, []EnvScore{{EnvID: "e", Skill: "y", RNoHint: 1, NNoHint: 1}}, 4, testParams())
+	if len(next) != 2 || next[0].Skill != "x" || next[0].MuSlow != .4 || next[0].Step != 4 || next[0].LastObserved != 3 || next[1].Rounds != 1 {
+		t.Fatalf("FoldEMA = %+v", next)
+	}
+}
+
+func TestCenterBySkillSumsToZero(t *testing.T) {
+	vals := []float64{1, 2, 3, 10, 7}
+	skills := []string{"a", "a", "a", "b", "c"}
+	inc := []bool{true, true, true, true, false}
+	got := CenterBySkill(vals, skills, inc)
+	want := []float64{-1, 0, 1, 0, 0}
+	for i := range want {
+		if !near(got[i], want[i]) {
+			t.Fatalf("CenterBySkill = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestMemoryFIFOProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 200; trial++ {
+		capacity := rng.IntN(12)
+		var memory []schemas.MemoryRow
+		var all []string // every env ever pushed, oldest first
+		for pool := 0; pool < 10; pool++ {
+			n := rng.IntN(15)
+			var entries []schemas.MemoryRow
+			for i := 0; i < n; i++ {
+				id := fmt.Sprintf("p%d-e%d", pool, i)
+				entries = append(entries, schemas.MemoryRow{EnvID: id})
+				all = append(all, id)
+			}
+			before := append([]schemas.MemoryRow(nil), memory...)
+			next := PushFIFO(memory, entries, capacity, int64(pool))
+			if len(before) != len(memory) || (len(before) > 0 && !reflect.DeepEqual(before, memory)) {
+				t.Fatalf("PushFIFO modified its input")
+			}
+			memory = next
+			if len(memory) > capacity {
+				t.Fatalf("memory has %d entries, capacity %d", len(memory), capacity)
+			}
+			// FIFO: the memory is exactly the newest min(capacity, pushed) envs, oldest first.
+			want := all[max(0, len(all)-capacity):]
+			if len(memory) != len(want) {
+				t.Fatalf("memory has %d entries, want %d", len(memory), len(want))
+			}
+			for i, m := range memory {
+				if m.EnvID != want[i] || int(m.Position) != i || m.Step != int64(pool) {
+					t.Fatalf("memory[%d] = %s pos %d step %d, want %s pos %d step %d", i, m.EnvID, m.Position, m.Step, want[i], i, pool)
+				}
+			}
+		}
+	}
+}
+
+// TestMemoryAcrossPoolsThroughTheLake checks eviction across pool-end snapshots with a small capacity.
+func TestMemoryAcrossPoolsThroughTheLake(t *testing.T) {
+	ctx := context.Background()
+	lk, run := newRun(t, func(c *config.Config) { c.Memory.Capacity = 4 })
+	for step := int64(0); step < 2; step++ {
+		if _, err := Run(ctx, lk, run, step, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mem, _ := lake.ReadRows[schemas.MemoryRow](ctx, lk, key(run, schemas.MemorySpec.Name, 1))
+	var ids []string
+	for _, m := range mem {
+		ids = append(ids, m.EnvID)
+	}
+	if !reflect.DeepEqual(ids, []string{"C", "D", "E", "F"}) {
+		t.Fatalf("memory after the first pool = %v, want the newest four [C D E F]", ids)
+	}
+}
+
+// TestShardsCommitTheSameRows runs the stage as three shards and as one process: same rows.
+func TestShardsCommitTheSameRows(t *testing.T) {
+	ctx := context.Background()
+	one, run := newRun(t, nil)
+	three, _ := newRun(t, nil)
+	for step := int64(0); step < 2; step++ {
+		if _, err := Run(ctx, one, run, step, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for i := 2; i >= 0; i-- {
+			if _, err := Run(ctx, three, run, step, Options{Shard: shard.Spec{Index: i, Count: 3}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, table := range []string{schemas.DesignerRewardsSpec.Name, schemas.EMAStateSpec.Name, schemas.MemorySpec.Name} {
+		a := readSorted(t, one, run, table)
+		b := readSorted(t, three, run, table)
+		if a != b {
+			t.Errorf("%s: sharded rows differ:\n%s\nvs\n%s", table, a, b)
+		}
+	}
+}
+
+func readSorted(t *testing.T, lk *lake.Lake, run, table string) string {
+	t.Helper()
+	var lines []string
+	switch table {
+	case schemas.DesignerRewardsSpec.Name:
+		rows, err := lake.ReadTable[schemas.DesignerRewardRow](context.Background(), lk, run, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			lines = append(lines, fmt.Sprintf("%+v", r))
+		}
+	case schemas.EMAStateSpec.Name:
+		rows, _ := lake.ReadTable[schemas.EMAStateRow](context.Background(), lk, run, table)
+		for _, r := range rows {
+			lines = append(lines, fmt.Sprintf("%+v", r))
+		}
+	case schemas.MemorySpec.Name:
+		rows, _ := lake.ReadTable[schemas.MemoryRow](context.Background(), lk, run, table)
+		for _, r := range rows {
+			lines = append(lines, fmt.Sprintf("%+v", r))
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatalf("%s: no rows", table)
+	}
+	sort.Strings(lines)
+	return fmt.Sprint(lines)
+}

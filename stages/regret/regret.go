@@ -1,0 +1,266 @@
+package regret
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/shard"
+	"github.com/spade-rl/spade/schemas"
+)
+
+// Options are the per-invocation settings of the stage (the rest comes from run.json).
+type Options struct {
+	// Shard selects this process's envs (--shard i --shards n); the zero value is the whole stage.
+	Shard shard.Spec
+	// Force replaces committed partitions (unsharded only).
+	Force bool
+	// Log receives progress; nil discards it.
+	Log *slog.Logger
+}
+
+// Result reports what the stage did.
+type Result struct {
+	// Skipped is true when designer_rewards of the step was already committed and Force was not set.
+	Skipped bool
+	// Envs counts the envs scored at the step; Excluded those that got no reward.
+	Envs, Excluded int
+	// PoolEnd is true when the step ended its pool (final rewards and a memory snapshot were written).
+	PoolEnd bool
+	// Memory is the size of the memory snapshot written at a pool end.
+	Memory int
+}
+
+// Pool returns the pool step of step (the refresh that generated its envs) and the pool's last step.
+func Pool(step int64, refreshEvery int) (poolStep, lastStep int64) {
+	every := int64(max(refreshEvery, 1))
+	poolStep = step - step%every
+	return poolStep, poolStep + every - 1
+}
+
+// Run scores step `step` of `run` and commits ema_state, memory (at a pool end) and designer_rewards.
+// A write already started completes even if ctx is cancelled meanwhile, so an interrupt leaves either a
+// committed partition or none.
+func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := opts.Shard.Validate(); err != nil {
+		return Result{}, err
+	}
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		return Result{}, err
+	}
+	params, err := ParamsFrom(cfg)
+	if err != nil {
+		return Result{}, fmt.Errorf("regret: %w", err)
+	}
+	doneKey := key(run, schemas.DesignerRewardsSpec.Name, step)
+	if done, err := lk.Committed(ctx, doneKey); err != nil {
+		return Result{}, err
+	} else if done && !opts.Force {
+		log.Info("regret: already committed", "run", run, "step", step)
+		return Result{Skipped: true}, nil
+	}
+	out, err := Compute(ctx, lk, run, cfg, params, step)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	res := Result{Envs: len(out.StepScores), PoolEnd: out.PoolEnd, Memory: len(out.Memory)}
+	for _, s := range out.StepScores {
+		if !s.Scored() {
+			res.Excluded++
+		}
+	}
+	// Writes run to completion once started; designer_rewards goes last because it marks the step done.
+	wctx := context.WithoutCancel(ctx)
+	wopts := lake.WriteOptions{Shard: opts.Shard.Index, Shards: opts.Shard.Shards(), Force: opts.Force}
+	global := func(rows []schemas.EMAStateRow) []schemas.EMAStateRow {
+		if opts.Shard.First() {
+			return rows
+		}
+		return nil
+	}
+	if err := write(wctx, lk, key(run, schemas.EMAStateSpec.Name, step), global(out.EMA), wopts); err != nil {
+		return res, err
+	}
+	if out.PoolEnd {
+		memory := out.Memory
+		if !opts.Shard.First() {
+			memory = nil
+		}
+		if err := write(wctx, lk, key(run, schemas.MemorySpec.Name, step), memory, wopts); err != nil {
+			return res, err
+		}
+	}
+	var owned []schemas.DesignerRewardRow
+	for _, r := range out.Rewards {
+		if opts.Shard.Owns(r.EnvID) {
+			owned = append(owned, r)
+		}
+	}
+	if err := write(wctx, lk, doneKey, owned, wopts); err != nil {
+		return res, err
+	}
+	log.Info("regret: committed", "run", run, "step", step, "envs", res.Envs, "excluded", res.Excluded,
+		"pool_end", res.PoolEnd, "memory", res.Memory, "shard", opts.Shard.String())
+	return res, nil
+}
+
+// Output is everything the stage computes for one step, before it is written.
+type Output struct {
+	// StepScores scores the envs on the step's episodes; FinalScores on the pool's window (pool end only).
+	StepScores, FinalScores []EnvScore
+	// EMA is the per-skill state after the step.
+	EMA []schemas.EMAStateRow
+	// Rewards holds the designer_rewards rows: per-step rows, then final rows at a pool end.
+	Rewards []schemas.DesignerRewardRow
+	// PoolEnd is true at the pool's last step; Memory is then the new snapshot.
+	PoolEnd bool
+	Memory  []schemas.MemoryRow
+}
+
+// Compute reads the step's inputs from the lake and computes every output, without writing.
+func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, p Params, step int64) (*Output, error) {
+	episodes, err := lake.ReadRows[schemas.EpisodeRow](ctx, lk, key(run, schemas.EpisodesSpec.Name, step))
+	if errors.Is(err, lake.ErrNotCommitted) {
+		return nil, fmt.Errorf("regret: episodes of step %d are not committed (run `spade rollout --step %d` first): %w", step, step, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("regret: %w", err)
+	}
+	previousEMA, err := newestBefore[schemas.EMAStateRow](ctx, lk, run, schemas.EMAStateSpec.Name, step)
+	if err != nil {
+		return nil, err
+	}
+	out := &Output{StepScores: ScoreEpisodes(episodes, p)}
+	out.EMA = FoldEMA(previousEMA, out.StepScores, step, p)
+	slow := SlowBaselines(out.EMA)
+	out.Rewards = rewardRows(out.StepScores, p, slow, step, false)
+
+	poolStep, lastStep := Pool(step, cfg.Sample.RefreshEvery)
+	if step != lastStep {
+		return out, nil
+	}
+	out.PoolEnd = true
+	window := episodes
+	for s := poolStep; s < step; s++ {
+		rows, err := lake.ReadRows[schemas.EpisodeRow](ctx, lk, key(run, schemas.EpisodesSpec.Name, s))
+		if errors.Is(err, lake.ErrNotCommitted) {
+			return nil, fmt.Errorf("regret: pool %d ends at step %d but episodes of step %d are not committed (run the pool's steps in order): %w", poolStep, step, s, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("regret: %w", err)
+		}
+		window = append(window, rows...)
+	}
+	out.FinalScores = ScoreEpisodes(window, p)
+	out.Rewards = append(out.Rewards, rewardRows(out.FinalScores, p, slow, step, true)...)
+
+	envs, err := lake.ReadRows[schemas.EnvRow](ctx, lk, key(run, schemas.EnvsSpec.Name, poolStep))
+	if errors.Is(err, lake.ErrNotCommitted) {
+		return nil, fmt.Errorf("regret: envs of pool %d are not committed (run `spade gate --step %d` first): %w", poolStep, poolStep, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("regret: %w", err)
+	}
+	memory, err := newestBefore[schemas.MemoryRow](ctx, lk, run, schemas.MemorySpec.Name, step)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(memory, func(i, j int) bool { return memory[i].Position < memory[j].Position })
+	out.Memory = PushFIFO(memory, memoryEntries(envs, out.FinalScores, p), cfg.Memory.Capacity, step)
+	return out, nil
+}
+
+// memoryEntries returns the pool's scored envs as memory entries, in slot order (then env_id).
+func memoryEntries(envs []schemas.EnvRow, scores []EnvScore, p Params) []schemas.MemoryRow {
+	byID := map[string]EnvScore{}
+	for _, s := range scores {
+		byID[s.EnvID] = s
+	}
+	sorted := append([]schemas.EnvRow(nil), envs...)
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].Slot != sorted[j].Slot {
+			return sorted[i].Slot < sorted[j].Slot
+		}
+		return sorted[i].EnvID < sorted[j].EnvID
+	})
+	var entries []schemas.MemoryRow
+	for _, e := range sorted {
+		s, played := byID[e.EnvID]
+		if !played || !s.Scored() {
+			continue // never played, or only env errors: nothing to remember it by
+		}
+		entries = append(entries, schemas.MemoryRow{PoolStep: e.PoolStep, EnvID: e.EnvID, Skill: e.Skill,
+			Regret: s.Regret, SolveRate: s.SolveRate, Label: MemoryLabel(s, p.LearnLo, p.LearnHi), Code: e.Code, Hint: e.Hint})
+	}
+	return entries
+}
+
+// rewardRows returns one designer_rewards row per env and variant, envs in order, variants in canonical
+// order.
+func rewardRows(scores []EnvScore, p Params, slow map[string]float64, step int64, final bool) []schemas.DesignerRewardRow {
+	rewards := map[Variant][]float64{}
+	for _, v := range variantOrder {
+		rewards[v] = Rewards(v, scores, p, slow)
+	}
+	rows := make([]schemas.DesignerRewardRow, 0, len(scores)*len(variantOrder))
+	for i, s := range scores {
+		for _, v := range variantOrder {
+			rows = append(rows, schemas.DesignerRewardRow{Step: step, PoolStep: s.PoolStep, EnvID: s.EnvID, Skill: s.Skill,
+				Variant: string(v), Final: final, NNoHint: int32(s.NNoHint), NHint: int32(s.NHint), SolveRate: s.SolveRate,
+				RNoHint: s.RNoHint, RHint: s.RHint, Regret: s.Regret, Anchor: s.Anchor, Reward: rewards[v][i], Excluded: s.Excluded})
+		}
+	}
+	return rows
+}
+
+func key(run, table string, step int64) lake.PartitionKey {
+	return lake.PartitionKey{Run: run, Table: table, Step: step}
+}
+
+// newestBefore reads the newest committed partition of table with a step below step (nil if none).
+func newestBefore[T any](ctx context.Context, lk *lake.Lake, run, table string, step int64) ([]T, error) {
+	steps, err := lk.Steps(ctx, run, table)
+	if err != nil {
+		return nil, fmt.Errorf("regret: list %s: %w", table, err)
+	}
+	newest := int64(-1)
+	for _, s := range steps {
+		if s < step && s > newest {
+			newest = s
+		}
+	}
+	if newest < 0 {
+		return nil, nil
+	}
+	rows, err := lake.ReadRows[T](ctx, lk, key(run, table, newest))
+	if err != nil {
+		return nil, fmt.Errorf("regret: %w", err)
+	}
+	return rows, nil
+}
+
+// write commits one partition (or this shard of it); an already committed partition is left as it is,
+// since a re-run computes the same rows.
+func write[T schemas.Row](ctx context.Context, lk *lake.Lake, k lake.PartitionKey, rows []T, opts lake.WriteOptions) error {
+	_, err := lake.WriteRows(ctx, lk, k, rows, opts)
+	if errors.Is(err, lake.ErrCommitted) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("regret: write %s: %w", k, err)
+	}
+	return nil
+}
