@@ -41,7 +41,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn

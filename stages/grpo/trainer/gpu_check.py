@@ -1,0 +1,251 @@
+"""The trainer's GPU check (issue 6, "On the GPU machine"): one prepared script, figures printed.
+
+    cd stages/grpo/trainer && PYTHONUNBUFFERED=1 python3 gpu_check.py [--quick] [--json OUT.json]
+
+1. The log-softmax + gather implementations (PyTorch reference, chunked PyTorch, Triton) on a
+   151,936-token vocabulary × 8,192 tokens, in float32 and bfloat16: relative error of the forward
+   log-probs and of the logits' gradient against the reference (computed in float32 from the same
+   inputs), peak extra memory over the logits themselves, and time of forward + backward.
+2. One full trainer run (``spade_trainer.train.train``: batch file → AdamW steps → saved version) on a
+   randomly initialised model of a few hundred million parameters: a Hugging Face Qwen2-style model
+   saved to a temporary directory when transformers is installed (full fine-tuning, then LoRA with the
+   KL reference when peft is installed too), else the tiny decoder scaled up. Nothing is downloaded.
+
+Needs CUDA; Triton where installed (the kernel rows are skipped, and say so, without it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Any, Callable, Dict, List
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+
+from spade_trainer import batch as batchfile  # noqa: E402
+from spade_trainer import logprobs as LP  # noqa: E402
+from spade_trainer import model as models  # noqa: E402
+from spade_trainer import train as trainer  # noqa: E402
+
+VOCAB = 151_936
+TOKENS = 8_192
+
+
+def rel_error(got: torch.Tensor, want: torch.Tensor) -> float:
+    """‖got − want‖ / ‖want‖ in float64."""
+    got, want = got.double(), want.double()
+    return float((got - want).norm() / want.norm())
+
+
+def measure(fn: Callable[[], Any], repeats: int) -> Dict[str, float]:
+    """Peak extra memory (GiB) of one call and its mean time (ms) over ``repeats`` after a warm-up."""
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    fn()
+    torch.cuda.synchronize()
+    peak = (torch.cuda.max_memory_allocated() - base) / 2**30
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repeats):
+        fn()
+    stop.record()
+    torch.cuda.synchronize()
+    return {"peak_extra_gib": peak, "ms": start.elapsed_time(stop) / repeats}
+
+
+def kernel_check(tokens: int, vocab: int, repeats: int) -> List[Dict[str, Any]]:
+    impls: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+        "reference": LP.logprobs_reference,
+        "chunked": LP.logprobs_chunked,
+    }
+    if LP.triton_available():
+        from spade_trainer.triton_logprobs import logprobs_triton
+
+        impls["triton"] = logprobs_triton
+    else:
+        print("triton: not available (no triton module or no CUDA): kernel rows skipped")
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    rows = []
+    for dtype in (torch.float32, torch.bfloat16):
+        logits = (torch.randn(tokens, vocab, device="cuda", generator=gen) * 4.0).to(dtype)
+        targets = torch.randint(0, vocab, (tokens,), device="cuda", generator=gen)
+        upstream = torch.randn(tokens, device="cuda", generator=gen)
+        # The reference in float32 from the same (possibly bf16-rounded) logits.
+        ref_in = logits.float().requires_grad_(True)
+        ref_out = LP.logprobs_reference(ref_in, targets)
+        (ref_out * upstream).sum().backward()
+        ref_out, ref_grad = ref_out.detach(), ref_in.grad
+        del ref_in
+        for name, fn in impls.items():
+            x = logits.clone().requires_grad_(True)
+            out = fn(x, targets)
+            (out * upstream).sum().backward()
+            row = {
+                "impl": name,
+                "dtype": str(dtype).replace("torch.", ""),
+                "fwd_rel_err": rel_error(out, ref_out),
+                "bwd_rel_err": rel_error(x.grad.float(), ref_grad),
+            }
+            del x, out
+
+            def step(fn=fn) -> None:
+                y = logits.detach().requires_grad_(True)
+                (fn(y, targets) * upstream).sum().backward()
+
+            row.update(measure(step, repeats))
+            rows.append(row)
+            print(
+                f"logprobs {row['impl']:9s} {row['dtype']:8s} fwd rel err {row['fwd_rel_err']:.2e}  "
+                f"bwd rel err {row['bwd_rel_err']:.2e}  peak extra {row['peak_extra_gib']:.2f} GiB  "
+                f"fwd+bwd {row['ms']:.2f} ms",
+                flush=True,
+            )
+        del logits, ref_grad
+        torch.cuda.empty_cache()
+    return rows
+
+
+def build_model_dir(root: str, quick: bool) -> Dict[str, Any]:
+    """A random model of a few hundred million parameters saved under root/model; returns its description."""
+    path = os.path.join(root, "model")
+    try:
+        import transformers
+    except ImportError:
+        transformers = None
+    if transformers is not None:
+        config = transformers.Qwen2Config(
+            vocab_size=VOCAB,
+            hidden_size=1024,
+            intermediate_size=2816,
+            num_hidden_layers=2 if quick else 8,
+            num_attention_heads=16,
+            num_key_value_heads=8,
+            max_position_embeddings=4096,
+            tie_word_embeddings=False,
+        )
+        torch.manual_seed(0)
+        model = transformers.AutoModelForCausalLM.from_config(config)
+        model.save_pretrained(path)
+        params = sum(p.numel() for p in model.parameters())
+        del model
+        return {"path": path, "kind": f"transformers Qwen2 (transformers {transformers.__version__})", "params": params}
+    cfg = models.TinyConfig(
+        vocab_size=VOCAB, hidden_size=1024, num_layers=2 if quick else 8, num_heads=16, intermediate_size=4096, max_positions=4096
+    )
+    models.write_tiny_config(path, cfg)
+    params = sum(p.numel() for p in models.build_tiny(cfg, 0).parameters())
+    return {"path": path, "kind": "spade tiny decoder (transformers not installed)", "params": params}
+
+
+def synthetic_batch(path: str, samples: int, prompt: int, response: int, global_batches: int) -> int:
+    gen = torch.Generator().manual_seed(1)
+    rows = []
+    for i in range(samples):
+        p = torch.randint(0, VOCAB, (prompt,), generator=gen).tolist()
+        r = torch.randint(0, VOCAB, (response,), generator=gen).tolist()
+        old = (-(torch.rand(response, generator=gen) * 4 + 8)).tolist()  # near log(1/151936) ≈ −11.9
+        role = "designer" if i % 8 == 0 else "agent"
+        rows.append(
+            batchfile.Sample(f"s{i}", role, i % global_batches, p, r, old, float(torch.randn(1, generator=gen)), 1.0, 2.0 if role == "designer" else 0.0)
+        )
+    batchfile.write_batch(path, 1, rows)
+    return samples * response
+
+
+def update_check(root: str, model: Dict[str, Any], lora: bool, quick: bool) -> Dict[str, Any]:
+    name = "lora" if lora else "full"
+    batch_path = os.path.join(root, f"batch-{name}.npz")
+    tokens = synthetic_batch(batch_path, 16 if quick else 64, 256, 512, 2)
+    cfg = trainer.TrainConfig.from_dict(
+        {
+            "step": 1,
+            "seed": 0,
+            "model_path": model["path"],
+            "checkpoint_dir": os.path.join(root, f"ckpt-{name}"),
+            "lora_rank": 32 if lora else 0,
+            "lora_alpha": 64.0,
+            "lr": 1e-6,
+            "kl_beta": 0.005 if lora else 0.0,
+            "micro_batch_tokens": 16384,
+            "gradient_checkpointing": True,
+            "publish": {"mode": "none", "name_prefix": "gpucheck"},
+        }
+    )
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    started = time.perf_counter()
+    rows = trainer.train(cfg, batch_path, os.path.join(root, f"metrics-{name}.jsonl"))
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - started
+    result = {
+        "mode": name,
+        "model": model["kind"],
+        "params": model["params"],
+        "response_tokens": tokens,
+        "seconds_total": seconds,
+        "peak_gib": torch.cuda.max_memory_allocated() / 2**30,
+        "rows": rows,
+    }
+    print(
+        f"update {name}: {model['kind']}, {model['params'] / 1e6:.0f}M params, {tokens} response tokens, "
+        f"{seconds:.1f} s wall (load + 2 optimizer steps + save), peak {result['peak_gib']:.1f} GiB",
+        flush=True,
+    )
+    for r in rows:
+        print(
+            f"  {r['role']:8s} loss {r['loss']:+.4f} kl {r['kl']:.2e} clip {r['clip_frac']:.3f} "
+            f"ratio mean {r['ratio_mean']:.3f} max {r['ratio_max']:.3f} is_w {r['is_weight_mean']:.3f} "
+            f"grad norm {r['grad_norm']:.3f} tokens {r['tokens']} {r['seconds']:.2f} s",
+            flush=True,
+        )
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller shapes, for a smoke run")
+    parser.add_argument("--json", default="", help="also write the figures here")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("gpu_check: CUDA is not available", file=sys.stderr)
+        return 1
+    import importlib.util
+
+    triton_version = "absent"
+    if importlib.util.find_spec("triton") is not None:
+        import triton
+
+        triton_version = triton.__version__
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, triton {triton_version}", flush=True)
+    figures: Dict[str, Any] = {"torch": torch.__version__, "device": torch.cuda.get_device_name(), "triton": triton_version}
+    tokens = 2048 if args.quick else TOKENS
+    figures["logprobs"] = kernel_check(tokens, VOCAB, repeats=3 if args.quick else 10)
+    failures = [r for r in figures["logprobs"] if r["dtype"] == "float32" and r["impl"] != "reference" and r["fwd_rel_err"] > 1e-6]
+    with tempfile.TemporaryDirectory() as root:
+        model = build_model_dir(root, args.quick)
+        figures["updates"] = [update_check(root, model, lora=False, quick=args.quick)]
+        # LoRA needs peft and a Hugging Face model (peft's target modules are q_proj, ... by name).
+        if importlib.util.find_spec("peft") is not None and not models.is_tiny(model["path"]):
+            figures["updates"].append(update_check(root, model, lora=True, quick=args.quick))
+        else:
+            print("update lora: skipped (needs transformers and peft)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(figures, f, indent=1)
+    if failures:
+        print(f"gpu_check: float32 forward relative error above 1e-6: {failures}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
