@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/spade-rl/spade/internal/lake"
 	"github.com/spade-rl/spade/schemas"
@@ -33,10 +34,14 @@ func TestMain(m *testing.M) {
 }
 
 // childMain writes a partition described by the environment:
-// SPADE_LAKE_TEST_URI, _RUN, _STEP, _ROWS, _SEED, _CHUNK, _SHARD, _SHARDS, _FORCE.
+// SPADE_LAKE_TEST_URI, _RUN, _STEP, _ROWS, _SEED, _CHUNK, _SHARD, _SHARDS, _FORCE, _START_AT (unix ns).
 func childMain(mode string) int {
 	env := func(name string) string { return os.Getenv("SPADE_LAKE_TEST_" + name) }
 	num := func(name string) int { n, _ := strconv.Atoi(env(name)); return n }
+	if at := env("START_AT"); at != "" { // line racing writers up on the same instant
+		n, _ := strconv.ParseInt(at, 10, 64)
+		time.Sleep(time.Until(time.Unix(0, n)))
+	}
 	ctx := context.Background()
 	lk, err := lake.Open(ctx, env("URI"))
 	if err != nil {
