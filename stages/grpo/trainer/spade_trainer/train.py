@@ -548,20 +548,25 @@ def build_policy(cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None
             model.load_state_dict(torch.load(os.path.join(latest_dir, TINY_WEIGHTS), map_location="cpu"))
     vocab_check(models.vocab_size(model))
     models.prepare_for_training(model, cfg.gradient_checkpointing)
-    model.to(dist.device)
+    # Under FSDP each rank moves only its shards to the GPU (device_id); elsewhere the whole model moves.
+    sharded = dist.world > 1 and dist.device.type == "cuda"
+    if not sharded:
+        model.to(dist.device)
 
     reference: Optional[Callable[[MicroBatch], torch.Tensor]] = None
     autocast = _autocast_for(dist.device)
     module: nn.Module = models.PolicyLogprobs(model, logprobs_fused)
     ref_module: Optional[nn.Module] = None
     if cfg.kl_beta > 0 and not lora:
-        ref_model = models.load_base_model(cfg.model_path, seed=cfg.seed, dtype=torch.float32).to(dist.device)
+        ref_model = models.load_base_model(cfg.model_path, seed=cfg.seed, dtype=torch.float32)
+        if not sharded:
+            ref_model.to(dist.device)
         ref_model.eval()
         for p in ref_model.parameters():
             p.requires_grad_(False)
         ref_module = models.PolicyLogprobs(ref_model, logprobs_fused)
 
-    if dist.world > 1 and dist.device.type == "cuda":
+    if sharded:
         module, ref_module = _wrap_fsdp(module, ref_module, lora, dist)
     elif dist.world > 1:
         # CPU processes (the tests): replicated weights, gradients all-reduced over gloo. The sharding
@@ -675,8 +680,10 @@ def save_version(cfg: TrainConfig, policy: Policy, model: nn.Module, version_dir
         elif models.is_tiny(cfg.model_path):
             shutil.copy(os.path.join(cfg.model_path, models.TINY_CONFIG_FILE), version_dir)
             torch.save({k: v.detach().cpu() for k, v in state.items()}, os.path.join(version_dir, TINY_WEIGHTS))
-        else:
+        elif dist.world > 1:
             model.save_pretrained(version_dir, state_dict=state, safe_serialization=True)
+        else:
+            model.save_pretrained(version_dir, safe_serialization=True)
             for name in TOKENIZER_FILES:
                 src = os.path.join(cfg.model_path, name)
                 if os.path.exists(src):
