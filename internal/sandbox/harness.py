@@ -1,18 +1,26 @@
 """spade sandbox harness: a fork server for generated environment programs.
 
 Standard library only. It runs inside the isolation layer (bwrap or the namespace init) as an
-unprivileged uid and never executes generated code itself: every program runs in a forked child.
+unprivileged uid. Three kinds of process:
 
-Wire protocol (JSON lines):
-  Go -> server on fd 3, server -> Go on fd 4. Generated code never holds these fds: a child
-  closes them before any generated code runs, so a print() or a write to any fd in generated
-  code cannot forge or corrupt a reply to Go.
-  server <-> child on a private socketpair (fd 3 in the child). The child's stdout/stderr go to
-  a pipe that the server drains, caps and returns in the "out" field of replies.
+server    (this process, started by Go) never executes generated code. Control requests arrive
+          as JSON lines on fd 3, replies leave on fd 4; fd 5 is a SOCK_SEQPACKET socket on which
+          Go passes, before each spawn request, the socket the new child will talk on.
+template  one per loaded program (op "spawn", mode "template"): compiles and executes the
+          program once, freezes its heap, then forks one instance per {"op": "fork"} message
+          that Go sends on the template's own socket together with the instance's socket.
+instance  one env object: answers reset/step/tools/eval as JSON lines directly to Go, so a step
+          is one hop. A "check" child parses a program for the static check and exits.
 
-Requests: {"id": N, "op": OP, ...}; replies {"id": N, "ok": true, ...} or
-{"id": N, "ok": false, "kind": KIND, "error": MSG, "out": CAPTURED}. KIND is one of
-env, timeout, memory, crash, protocol, output.
+Every child closes fds 3, 4 and 5 of the server before any generated code runs: a print() or a
+write to any fd in generated code cannot reach Go's control channel. Children's stdout and stderr
+go to a pipe per program that the server drains and caps (op "output" returns the tail; past
+the cap the whole program is killed). Whatever an instance writes on its own socket is checked
+by Go like any return value (one reply line per request, matching seq, bounded size).
+
+Control requests: {"id": N, "op": OP, ...}; replies {"id": N, "ok": true, ...} or
+{"id": N, "ok": false, "error": MSG}. Instance replies: {"seq": S, "ok": true, ...} or
+{"seq": S, "ok": false, "kind": KIND, "error": MSG, "trace": TB} with KIND env, memory or output.
 """
 
 import ast
@@ -43,9 +51,10 @@ CHILD_NOFILE: int = CONFIG.get("child_nofile", 32)
 FSIZE: int = CONFIG.get("fsize", 16 << 20)
 NPROC: int = CONFIG.get("nproc", 0)
 PRELOAD: list = CONFIG.get("preload", [])
-GO_IN, GO_OUT = 3, 4
+GO_IN, GO_OUT, GO_FDS = 3, 4, 5
 MAX_LINE = 8 * OBS_CAP + 2 * INFO_CAP + 65536
 MODULE_NAME = "env_program"
+SPARES: int = CONFIG.get("spares", 2)  # instances each template keeps forked ahead
 
 
 def set_limit(which: int, soft: int, hard: int) -> None:
@@ -126,11 +135,13 @@ class OutputTooLarge(Exception):
     """Raised in a child when an observation or info exceeds its cap."""
 
 
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def child_send(sock: socket.socket, msg: dict) -> None:
-    """Write one JSON line to the server."""
+    """Write one JSON line to Go (stdout is flushed first so output precedes the reply)."""
     sys.stdout.flush()
-    sys.stderr.flush()
-    sock.sendall(json.dumps(msg, separators=(",", ":")).encode("utf-8") + b"\n")
+    sock.sendall(_dumps(msg).encode("utf-8") + b"\n")
 
 
 def load_program(code: str):
@@ -162,34 +173,27 @@ def error_reply(seq: int, e: BaseException) -> dict:
     return {"seq": seq, "ok": False, "kind": kind, "error": "%s: %s" % (type(e).__name__, str(e)[:500]), "trace": text}
 
 
+_info_dumps = json.JSONEncoder(separators=(",", ":"), default=repr, allow_nan=False).encode
+
+
 def check_obs(obs) -> str:
     """Validate an observation: a str within the cap."""
     if not isinstance(obs, str):
         raise TypeError("observation must be str, got %s" % type(obs).__name__)
-    if len(obs) > OBS_CAP or len(obs.encode("utf-8", "surrogatepass")) > OBS_CAP:
+    if len(obs) * 4 > OBS_CAP and (len(obs) > OBS_CAP or len(obs.encode("utf-8", "surrogatepass")) > OBS_CAP):
         raise OutputTooLarge("observation of %d characters exceeds the cap of %d bytes" % (len(obs), OBS_CAP))
     return obs
 
 
-def child_main(code: str, instantiate: bool) -> None:
-    """Serve one env instance: load, optionally instantiate, then answer ops until close."""
-    sock = socket.socket(fileno=3)
+def serve_instance(sock: socket.socket, cls) -> None:
+    """Serve one env instance over sock: instantiate, say hello, answer ops until EOF."""
     reader = sock.makefile("rb")
     try:
-        cls = load_program(code)
+        env = cls()
     except BaseException as e:  # noqa: BLE001 - generated code may raise anything
         child_send(sock, error_reply(0, e))
         return
-    has_tools = callable(getattr(cls, "tools", None))
-    if not instantiate:
-        child_send(sock, {"seq": 0, "ok": True, "class": cls.__name__, "has_tools": has_tools})
-        return
-    try:
-        env = cls()
-    except BaseException as e:  # noqa: BLE001
-        child_send(sock, error_reply(0, e))
-        return
-    child_send(sock, {"seq": 0, "ok": True, "class": cls.__name__, "has_tools": has_tools})
+    child_send(sock, {"seq": 0, "ok": True, "pid": os.getpid()})
     while True:
         line = reader.readline(MAX_LINE)
         if not line:
@@ -220,33 +224,99 @@ def child_main(code: str, instantiate: bool) -> None:
                     info = {}
                 if not isinstance(info, dict):
                     raise TypeError("info must be a dict, got %s" % type(info).__name__)
-                info_text = json.dumps(info, default=repr, allow_nan=False)
+                info_text = _info_dumps(info)
                 if len(info_text) > INFO_CAP:
                     raise OutputTooLarge("info of %d bytes exceeds the cap of %d" % (len(info_text), INFO_CAP))
-                child_send(sock, {"seq": seq, "ok": True, "obs": obs, "reward": reward, "done": bool(done), "info": json.loads(info_text)})
+                sys.stdout.flush()
+                sock.sendall(('{"seq":%d,"ok":true,"obs":%s,"reward":%s,"done":%s,"info":%s}\n' % (
+                    seq, _dumps(obs), repr(reward), "true" if done else "false", info_text)).encode("utf-8"))
             elif op == "tools":
-                tools = env.tools()
-                text = json.dumps(tools, default=repr, allow_nan=False)
+                text = json.dumps(env.tools(), default=repr, allow_nan=False)
                 if len(text) > INFO_CAP:
                     raise OutputTooLarge("tools() of %d bytes exceeds the cap of %d" % (len(text), INFO_CAP))
                 child_send(sock, {"seq": seq, "ok": True, "tools": json.loads(text)})
             elif op == "eval":
-                # evaluate a named zero-argument method, used by the gate for success conditions
-                fn = getattr(env, req["method"])
-                value = fn(*req.get("args", []))
+                # call a named method, used by the gate for the tools setting's success conditions
+                value = getattr(env, req["method"])(*req.get("args", []))
                 text = json.dumps(value, default=repr, allow_nan=False)
                 if len(text) > INFO_CAP:
                     raise OutputTooLarge("result of %d bytes exceeds the cap of %d" % (len(text), INFO_CAP))
                 child_send(sock, {"seq": seq, "ok": True, "value": json.loads(text)})
             else:
-                child_send(sock, {"seq": seq, "ok": False, "kind": "protocol", "error": "unknown op %r" % op})
+                child_send(sock, {"seq": seq, "ok": False, "kind": "env", "error": "unknown op %r" % op})
         except BaseException as e:  # noqa: BLE001
             child_send(sock, error_reply(seq, e))
 
 
-def child_check(req: dict) -> None:
-    """Serve a static check in a child (parsing hostile input never happens in the server)."""
-    sock = socket.socket(fileno=3)
+def serve_template(sock: socket.socket, code: str) -> None:
+    """Load the program once, then fork an instance for each fork message until EOF."""
+    try:
+        cls = load_program(code)
+    except BaseException as e:  # noqa: BLE001
+        child_send(sock, error_reply(0, e))
+        return
+    child_send(sock, {"seq": 0, "ok": True, "class": cls.__name__, "has_tools": callable(getattr(cls, "tools", None)), "pid": os.getpid()})
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # instances are reaped by the kernel
+    gc.collect()
+    gc.freeze()
+    spares = [fork_spare(cls) for _ in range(SPARES)]
+    while True:
+        try:
+            _, fds, _, _ = socket.recv_fds(sock, 256, 1)
+        except InterruptedError:
+            continue
+        if not fds:
+            return
+        # hand the socket to the waiting spare, then fork the next spare while Go talks to it
+        spare = spares.pop(0)
+        try:
+            socket.send_fds(spare, [b"go"], fds)
+        except OSError:
+            pass
+        os.close(fds[0])
+        spare.close()
+        spares.append(fork_spare(cls))
+
+
+def fork_spare(cls) -> socket.socket:
+    """Fork an instance process that waits, already set up and warm, for its socket.
+
+    Forking ahead takes the fork and the first-touch page copies off the critical path: a new
+    episode then costs a message and the class's __init__.
+    """
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sys.stdout.flush()  # unflushed output would otherwise be repeated by every instance
+    pid = os.fork()
+    if pid == 0:
+        code_ = 0
+        try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.dup2(theirs.fileno(), 4, inheritable=False)
+            os.closerange(5, CHILD_NOFILE + 16)
+            ctl = socket.socket(fileno=4)
+            # warm the paths every instance runs, so their pages are copied now, not in reset
+            json.loads(_dumps({"seq": 0, "op": "reset", "seed": 0, "ok": True, "obs": "", "info": {}}))
+            _, fds, _, _ = socket.recv_fds(ctl, 16, 1)
+            if not fds:
+                os._exit(0)
+            os.dup2(fds[0], 3, inheritable=False)
+            os.close(fds[0])
+            ctl.close()
+            serve_instance(socket.socket(fileno=3), cls)
+        except BaseException:  # noqa: BLE001
+            code_ = 70
+        finally:
+            try:
+                sys.stdout.flush()
+            except BaseException:  # noqa: BLE001
+                pass
+            os._exit(code_)
+    theirs.close()
+    return ours
+
+
+def serve_check(sock: socket.socket, req: dict) -> None:
+    """Run the static check and send its problems (parsing happens here, never in the server)."""
     problems = static_check(req["code"], req.get("setting", "games"), req.get("allow", []), req.get("flagged", []))
     child_send(sock, {"seq": 0, "ok": True, "problems": problems})
 
@@ -254,34 +324,30 @@ def child_check(req: dict) -> None:
 # ---------------------------------------------------------------- server side
 
 
-class Child:
-    """The server's record of one forked child."""
+class Program:
+    """The server's record of one spawned child (a template or a check) and its output."""
 
-    def __init__(self, pid: int, sock: socket.socket, out_fd: int, go_id: int, op: str):
+    def __init__(self, key, pid: int, out_fd: int):
+        self.key = key
         self.pid = pid
-        self.sock = sock
         self.out_fd = out_fd
-        self.buf = b""
-        self.seq = 0
-        self.pending = go_id  # Go request id waiting on this child, or None
-        self.pending_op = op
-        self.out = bytearray()  # captured output not yet returned (tail, capped)
+        self.out = bytearray()  # tail of the captured output
         self.out_total = 0
-        self.dead = False
-        self.oneshot = op in ("load", "check")
+        self.overflow = False
+        self.status = None  # how the child ended, once reaped
 
 
 class Server:
-    """The fork server: reads requests from Go, forks children, relays replies."""
+    """The fork server: spawns children on Go's sockets, captures their output, kills them."""
 
     def __init__(self) -> None:
         self.sel = selectors.DefaultSelector()
-        self.children: dict = {}  # env id -> Child
-        self.by_sock: dict = {}
-        self.by_out: dict = {}
-        self.programs: dict = {}  # prog id -> code
+        self.progs: dict = {}  # key -> Program
+        self.by_pid: dict = {}
         self.go_buf = b""
         self.devnull = os.open("/dev/null", os.O_RDONLY)
+        self.fd_sock = socket.socket(fileno=GO_FDS)
+        self.fd_sock.setblocking(True)
 
     def send_go(self, msg: dict) -> None:
         data = json.dumps(msg, separators=(",", ":")).encode("utf-8") + b"\n"
@@ -290,8 +356,16 @@ class Server:
             n = os.write(GO_OUT, view)
             view = view[n:]
 
-    def fork_child(self, key, go_id: int, op: str, target) -> None:
-        psock, csock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    def spawn(self, req: dict) -> None:
+        key, mode = req["key"], req["mode"]
+        payload, fds, _, _ = socket.recv_fds(self.fd_sock, 256, 1)
+        if not fds or payload.decode() != str(key):
+            for fd in fds:
+                os.close(fd)
+            self.send_go({"id": req["id"], "ok": False, "error": "socket for %r missing" % key})
+            return
+        if key in self.progs:
+            self.kill_prog(key)
         out_r, out_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -302,16 +376,20 @@ class Server:
                 os.dup2(self.devnull, 0)
                 os.dup2(out_w, 1)
                 os.dup2(out_w, 2)
-                os.dup2(csock.fileno(), 3, inheritable=False)
-                # fd 4 (replies to Go) and every other server fd close here, before generated code runs
+                os.dup2(fds[0], 3, inheritable=False)
+                # fds 4 and 5 (Go's) and every other server fd close here, before generated code runs
                 os.closerange(4, NOFILE + 16)
                 set_limit(resource.RLIMIT_NOFILE, CHILD_NOFILE, CHILD_NOFILE)
                 set_limit(resource.RLIMIT_AS, AS_BYTES, AS_BYTES)
                 set_limit(resource.RLIMIT_CPU, CPU_SECONDS, CPU_SECONDS + 1)
-                sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="replace", line_buffering=False)
+                sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="replace")
                 sys.stderr = sys.stdout
                 sys.stdin = None
-                target()
+                sock = socket.socket(fileno=3)
+                if mode == "check":
+                    serve_check(sock, req)
+                else:
+                    serve_template(sock, req["code"])
             except BaseException:  # noqa: BLE001
                 code = 70
             finally:
@@ -320,257 +398,121 @@ class Server:
                 except BaseException:  # noqa: BLE001
                     pass
                 os._exit(code)
-        csock.close()
+        os.close(fds[0])
         os.close(out_w)
-        psock.setblocking(False)
         os.set_blocking(out_r, False)
-        child = Child(pid, psock, out_r, go_id, op)
-        self.children[key] = child
-        self.by_sock[psock.fileno()] = key
-        self.by_out[out_r] = key
-        self.sel.register(psock, selectors.EVENT_READ, ("child", key))
+        prog = Program(key, pid, out_r)
+        self.progs[key] = prog
+        self.by_pid[pid] = prog
         self.sel.register(out_r, selectors.EVENT_READ, ("out", key))
+        self.send_go({"id": req["id"], "ok": True, "pid": pid})
 
-    def take_out(self, child: Child) -> str:
-        text = bytes(child.out).decode("utf-8", "replace")
-        child.out.clear()
-        return text
-
-    def drain_out(self, key) -> None:
-        child = self.children.get(key)
-        if child is None or child.out_fd < 0:
-            return
-        while True:
+    def drain(self, prog: Program) -> None:
+        while prog.out_fd >= 0:
             try:
-                data = os.read(child.out_fd, 65536)
+                data = os.read(prog.out_fd, 65536)
             except BlockingIOError:
                 return
             except OSError:
                 data = b""
             if not data:
-                self.sel.unregister(child.out_fd)
-                del self.by_out[child.out_fd]
-                os.close(child.out_fd)
-                child.out_fd = -1
+                self.sel.unregister(prog.out_fd)
+                os.close(prog.out_fd)
+                prog.out_fd = -1
                 return
-            child.out_total += len(data)
-            child.out += data
-            if len(child.out) > OUT_KEEP:
-                del child.out[: len(child.out) - OUT_KEEP]
-            if child.out_total > OUT_CAP:
-                self.fail_child(key, "output", "env wrote %d bytes to stdout/stderr, over the cap of %d" % (child.out_total, OUT_CAP))
-                return
+            prog.out_total += len(data)
+            prog.out += data
+            if len(prog.out) > OUT_KEEP:
+                del prog.out[: len(prog.out) - OUT_KEEP]
+            if prog.out_total > OUT_CAP and not prog.overflow:
+                prog.overflow = True
+                self.killpg(prog)
 
-    def reap(self, child: Child, force: bool) -> str:
-        """Kill (if force) and reap a child; return how it ended."""
-        status = None
-        if not force:
-            for _ in range(20):
-                try:
-                    pid, st = os.waitpid(child.pid, os.WNOHANG)
-                except ChildProcessError:
-                    return "gone"
-                if pid:
-                    status = st
-                    break
-                time.sleep(0.0005 * (1 + _))
-        if status is None:
+    def killpg(self, prog: Program) -> None:
+        for target in (-prog.pid, prog.pid):
             try:
-                os.killpg(child.pid, signal.SIGKILL)
+                os.kill(target, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def reap(self) -> None:
+        while True:
             try:
-                os.kill(child.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                _, status = os.waitpid(child.pid, 0)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return "gone"
-        else:
+                return
+            if pid == 0:
+                return
+            prog = self.by_pid.pop(pid, None)
+            if prog is not None:
+                prog.status = describe(status)
+
+    def kill_prog(self, key) -> Program:
+        prog = self.progs.pop(key, None)
+        if prog is None:
+            return None
+        self.killpg(prog)
+        if prog.status is None:
             try:
-                os.killpg(child.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            try:
-                name = signal.Signals(sig).name
-            except ValueError:
-                name = str(sig)
-            return "killed by " + name
-        return "exited with status %d" % os.WEXITSTATUS(status)
+                _, status = os.waitpid(prog.pid, 0)
+                prog.status = describe(status)
+            except ChildProcessError:
+                prog.status = "gone"
+            self.by_pid.pop(prog.pid, None)
+        if prog.out_fd >= 0:
+            self.drain(prog)
+            if prog.out_fd >= 0:
+                self.sel.unregister(prog.out_fd)
+                os.close(prog.out_fd)
+                prog.out_fd = -1
+        return prog
 
-    def remove_child(self, key, force: bool) -> str:
-        child = self.children.pop(key, None)
-        if child is None:
-            return "gone"
-        if child.out_fd >= 0:
-            self.drain_out_final(child)
-        try:
-            self.sel.unregister(child.sock)
-        except (KeyError, ValueError):
-            pass
-        self.by_sock.pop(child.sock.fileno(), None)
-        child.sock.close()
-        how = self.reap(child, force)
-        if child.out_fd >= 0:
-            try:
-                self.sel.unregister(child.out_fd)
-            except (KeyError, ValueError):
-                pass
-            self.by_out.pop(child.out_fd, None)
-            os.close(child.out_fd)
-            child.out_fd = -1
-        return how
-
-    def drain_out_final(self, child: Child) -> None:
-        try:
-            data = os.read(child.out_fd, 65536)
-        except OSError:
+    def report(self, rid, prog: Program) -> None:
+        if prog is None:
+            self.send_go({"id": rid, "ok": True, "out": "", "overflow": False, "status": "gone"})
             return
-        child.out += data
-        if len(child.out) > OUT_KEEP:
-            del child.out[: len(child.out) - OUT_KEEP]
-
-    def fail_child(self, key, kind: str, msg: str) -> None:
-        """Kill a child for misbehaviour; answer its pending Go request with a typed error."""
-        child = self.children.get(key)
-        if child is None:
-            return
-        pending = child.pending
-        how = self.remove_child(key, force=True)
-        if pending is not None:
-            self.send_go({"id": pending, "ok": False, "kind": kind, "error": msg + " (" + how + ")", "out": self.take_out(child)})
-
-    def child_ended(self, key) -> None:
-        """The child closed its socket: it exited or died."""
-        child = self.children.get(key)
-        pending = child.pending
-        how = self.remove_child(key, force=False)
-        if pending is None:
-            return
-        kind = "crash"
-        if "SIGXCPU" in how:
-            kind = "timeout"
-        elif "SIGXFSZ" in how:
-            kind = "output"
-        elif "SIGSEGV" in how or "SIGABRT" in how:
-            kind = "crash"
-        self.send_go({"id": pending, "ok": False, "kind": kind, "error": "env process ended during %s: %s" % (child.pending_op, how), "out": self.take_out(child)})
-
-    def on_child_readable(self, key) -> None:
-        child = self.children.get(key)
-        if child is None:
-            return
-        try:
-            data = child.sock.recv(262144)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self.drain_out(key)
-            if key in self.children:
-                self.child_ended(key)
-            return
-        child.buf += data
-        if len(child.buf) > MAX_LINE and b"\n" not in child.buf:
-            self.fail_child(key, "protocol", "env sent a line longer than %d bytes" % MAX_LINE)
-            return
-        while key in self.children and b"\n" in child.buf:
-            line, child.buf = child.buf.split(b"\n", 1)
-            self.on_child_line(key, line)
-
-    def on_child_line(self, key, line: bytes) -> None:
-        child = self.children[key]
-        try:
-            msg = json.loads(line)
-            ok = isinstance(msg, dict) and msg.get("seq") == child.seq and isinstance(msg.get("ok"), bool)
-        except ValueError:
-            ok = False
-        if not ok or child.pending is None:
-            self.fail_child(key, "protocol", "env sent an unexpected message")
-            return
-        self.drain_out(key)
-        if key not in self.children:
-            return
-        msg.pop("seq", None)
-        msg["id"] = child.pending
-        msg["out"] = self.take_out(child)
-        child.pending = None
-        if child.oneshot or (child.pending_op == "new" and not msg["ok"]):
-            self.remove_child(key, force=True)
-        self.send_go(msg)
+        if prog.out_fd >= 0:
+            self.drain(prog)
+        self.send_go({
+            "id": rid, "ok": True, "out": bytes(prog.out).decode("utf-8", "replace"),
+            "overflow": prog.overflow, "out_total": prog.out_total, "status": prog.status or "running",
+        })
 
     def on_request(self, req: dict) -> None:
         rid, op = req.get("id"), req.get("op")
         if op == "ping":
             self.send_go({"id": rid, "ok": True})
-        elif op == "check":
-            key = ("check", rid)
-            self.fork_child(key, rid, op, lambda: child_check(req))
-        elif op == "load":
-            self.programs[req["prog"]] = req["code"]
-            code = req["code"]
-            self.fork_child(("load", rid), rid, op, lambda: child_main(code, False))
-        elif op == "new":
-            code = self.programs.get(req["prog"])
-            if code is None:
-                self.send_go({"id": rid, "ok": False, "kind": "protocol", "error": "unknown program"})
-                return
-            env = req["env"]
-            if env in self.children:
-                self.send_go({"id": rid, "ok": False, "kind": "protocol", "error": "env id in use"})
-                return
+        elif op == "spawn":
             try:
-                self.fork_child(env, rid, op, lambda: child_main(code, True))
+                self.spawn(req)
             except OSError as e:
-                self.send_go({"id": rid, "ok": False, "kind": "crash", "error": "fork failed: %s" % e})
-        elif op in ("reset", "step", "tools", "eval"):
-            env = req.get("env")
-            child = self.children.get(env)
-            if child is None:
-                self.send_go({"id": rid, "ok": False, "kind": "protocol", "error": "unknown env %r" % (env,)})
-                return
-            if child.pending is not None:
-                self.send_go({"id": rid, "ok": False, "kind": "protocol", "error": "env busy"})
-                return
-            child.seq += 1
-            child.pending = rid
-            child.pending_op = op
-            fwd = dict(req)
-            fwd.pop("id", None)
-            fwd.pop("env", None)
-            fwd["seq"] = child.seq
-            try:
-                child.sock.setblocking(True)
-                child.sock.sendall(json.dumps(fwd, separators=(",", ":")).encode("utf-8") + b"\n")
-                child.sock.setblocking(False)
-            except OSError:
-                self.child_ended(env)
+                self.send_go({"id": rid, "ok": False, "error": "spawn failed: %s" % e})
+        elif op == "output":
+            self.reap()
+            self.report(rid, self.progs.get(req["key"]))
+        elif op == "kill":
+            # kill one instance of a program: only a process in that program's group
+            prog = self.progs.get(req["key"])
+            pid = int(req.get("pid", 0))
+            killed = False
+            if prog is not None and pid > 1 and pid != os.getpid():
+                try:
+                    if os.getpgid(pid) == prog.pid:
+                        os.kill(pid, signal.SIGKILL)
+                        killed = True
+                except (ProcessLookupError, PermissionError):
+                    pass
+            self.send_go({"id": rid, "ok": True, "killed": killed})
         elif op == "close":
-            env = req.get("env")
-            child = self.children.get(env)
-            out = ""
-            if child is not None:
-                pending = child.pending
-                self.remove_child(env, force=True)
-                out = self.take_out(child)
-                if pending is not None:
-                    self.send_go({"id": pending, "ok": False, "kind": "timeout", "error": "env killed during %s" % child.pending_op, "out": out})
-            self.send_go({"id": rid, "ok": True, "out": out})
-        elif op == "unload":
-            self.programs.pop(req.get("prog"), None)
-            self.send_go({"id": rid, "ok": True})
+            self.report(rid, self.kill_prog(req["key"]))
         else:
-            self.send_go({"id": rid, "ok": False, "kind": "protocol", "error": "unknown op %r" % (op,)})
+            self.send_go({"id": rid, "ok": False, "error": "unknown op %r" % (op,)})
 
     def serve(self) -> None:
         os.set_blocking(GO_IN, False)
         self.sel.register(GO_IN, selectors.EVENT_READ, ("go", None))
         while True:
-            for sk, _ in self.sel.select():
+            for sk, _ in self.sel.select(0.5 if self.by_pid else None):
                 kind, key = sk.data
                 if kind == "go":
                     try:
@@ -583,10 +525,22 @@ class Server:
                     while b"\n" in self.go_buf:
                         line, self.go_buf = self.go_buf.split(b"\n", 1)
                         self.on_request(json.loads(line))
-                elif kind == "child":
-                    self.on_child_readable(key)
-                elif kind == "out":
-                    self.drain_out(key)
+                else:
+                    prog = self.progs.get(key)
+                    if prog is not None:
+                        self.drain(prog)
+            self.reap()
+
+
+def describe(status: int) -> str:
+    """Say how a process ended."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            return "killed by " + signal.Signals(sig).name
+        except ValueError:
+            return "killed by signal %d" % sig
+    return "exited with status %d" % os.WEXITSTATUS(status)
 
 
 def main() -> None:

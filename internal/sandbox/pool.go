@@ -1,6 +1,13 @@
 package sandbox
 
 import (
+	"errors"
+	"io"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -156,16 +163,23 @@ func (p *Pool) Close() error {
 }
 
 // Check runs the static checks on code in a sandboxed child and returns the problems found
-// (nil when it passes). A non-nil error means the check itself could not run.
+// (empty when it passes). A non-nil error means the check itself could not run.
 func (p *Pool) Check(ctx context.Context, code, setting string, allow, flagged []string) ([]string, error) {
 	w, err := p.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer p.release(w)
-	r, err := w.call(ctx, "check", map[string]any{"code": code, "setting": setting, "allow": allow, "flagged": flagged}, p.opts.LoadTimeout)
+	key := fmt.Sprintf("c%d", p.nextPg.Add(1))
+	ch, err := w.spawn(ctx, key, map[string]any{"mode": "check", "code": code, "setting": setting, "allow": allow, "flagged": flagged}, unix.SOCK_STREAM)
 	if err != nil {
 		return nil, err
+	}
+	defer ch.Close()
+	defer w.closeKey(key)
+	r, err := ch.roundTrip(nil, p.opts.LoadTimeout, p.opts)
+	if err != nil {
+		return nil, w.explain("check", key, 0, err)
 	}
 	if r.Problems == nil {
 		return []string{}, nil
@@ -173,56 +187,156 @@ func (p *Pool) Check(ctx context.Context, code, setting string, allow, flagged [
 	return r.Problems, nil
 }
 
-// Program is a loaded environment program bound to one worker until Close.
+// spawn asks the server to fork a child (a template or a check) that talks on a new
+// socketpair of the given type, and returns our end.
+func (w *worker) spawn(ctx context.Context, key string, req map[string]any, sockType int) (*channel, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, sockType|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(pair[0]), key), os.NewFile(uintptr(pair[1]), key+"-child")
+	defer theirs.Close()
+	req["key"] = key
+	if _, err := w.callWithSocket(ctx, "spawn", req, w.opts.LoadTimeout, theirs); err != nil {
+		ours.Close()
+		return nil, err
+	}
+	return newChannel(ours, sockType == unix.SOCK_SEQPACKET)
+}
+
+// closeKey kills a spawned child's process group and returns what the server saw of it.
+func (w *worker) closeKey(key string) reply {
+	if w.isDead() {
+		return reply{}
+	}
+	r, err := w.call(context.Background(), "close", map[string]any{"key": key}, 2*time.Second)
+	if err != nil {
+		w.markDead(&Error{Kind: KindCrash, Op: "close", Msg: "worker did not answer close: " + err.Error()})
+	}
+	return r
+}
+
+// explain turns a channel failure into a typed *Error, asking the server what it saw of the
+// program (captured output, overflow) and killing the failed instance (pid > 0) or child.
+func (w *worker) explain(op, key string, pid int, cause error) error {
+	var se *Error
+	if errors.As(cause, &se) && se.Kind == KindEnv {
+		c := *se
+		c.Op = op
+		return &c
+	}
+	e := &Error{Op: op}
+	switch {
+	case errors.As(cause, &se):
+		e.Kind, e.Msg, e.Trace = se.Kind, se.Msg, se.Trace
+	case errors.Is(cause, os.ErrDeadlineExceeded):
+		e.Kind, e.Msg = KindTimeout, "no reply before the deadline"
+	case errors.Is(cause, io.EOF) || errors.Is(cause, io.ErrUnexpectedEOF) || errors.Is(cause, syscall.ECONNRESET) || errors.Is(cause, syscall.EPIPE):
+		e.Kind, e.Msg = KindCrash, "env process ended"
+	default:
+		e.Kind, e.Msg = KindProtocol, cause.Error()
+	}
+	if e.Kind != KindEnv && e.Kind != KindMemory && e.Kind != KindOutput {
+		w.tainted.Store(true)
+	}
+	if w.isDead() {
+		return w.deadErrFor(op)
+	}
+	if pid > 0 {
+		_, _ = w.call(context.Background(), "kill", map[string]any{"key": key, "pid": pid}, 2*time.Second)
+	}
+	r, err := w.call(context.Background(), "output", map[string]any{"key": key}, 2*time.Second)
+	if err == nil {
+		e.Output = r.Out
+		if r.Overflow {
+			e.Kind = KindOutput
+			e.Msg = fmt.Sprintf("env wrote %d bytes to stdout/stderr, over the cap of %d", r.OutTotal, w.opts.OutputCap)
+		} else if e.Kind == KindCrash && r.Status != "" && r.Status != "running" {
+			e.Msg += " (" + r.Status + ")"
+		}
+	}
+	return e
+}
+
+// Program is a loaded environment program: a template process in a worker dedicated to it
+// until Close, which forks one instance per NewEnv.
 type Program struct {
-	pool *Pool
-	w    *worker
-	id   int64
+	pool     *Pool
+	w        *worker
+	key      string
+	template *channel
 	// Class is the name of the program's env class.
 	Class string
 	// HasTools reports whether the class defines tools().
 	HasTools bool
 
 	mu     sync.Mutex
-	envs   map[int64]*Env
+	envs   map[*Env]bool
 	closed bool
 }
 
-// Load acquires a worker, executes code as a module in a sandboxed child, and finds its env
-// class. A failure of the program itself is an *Error (the worker is released already).
+// Load acquires a worker and executes code once as a module in a sandboxed template process,
+// which finds the env class. A failure of the program itself is an *Error; the worker is then
+// released already.
 func (p *Pool) Load(ctx context.Context, code string) (*Program, error) {
 	w, err := p.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	id := p.nextPg.Add(1)
-	r, err := w.call(ctx, "load", map[string]any{"prog": id, "code": code}, p.opts.LoadTimeout)
+	key := fmt.Sprintf("p%d", p.nextPg.Add(1))
+	ch, err := w.spawn(ctx, key, map[string]any{"mode": "template", "code": code}, unix.SOCK_SEQPACKET)
 	if err != nil {
 		p.release(w)
 		return nil, err
 	}
-	return &Program{pool: p, w: w, id: id, Class: r.Class, HasTools: r.HasTools, envs: map[int64]*Env{}}, nil
-}
-
-// NewEnv forks a fresh child that executes the program and instantiates its class.
-func (g *Program) NewEnv(ctx context.Context) (*Env, error) {
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		return nil, ErrClosed
-	}
-	envID := g.w.nextEnv.Add(1)
-	e := &Env{prog: g, id: envID}
-	g.envs[envID] = e
-	g.mu.Unlock()
-	if _, err := g.w.call(ctx, "new", map[string]any{"prog": g.id, "env": envID}, g.pool.opts.LoadTimeout); err != nil {
-		e.closeAfter(err)
+	r, err := ch.roundTrip(nil, p.opts.LoadTimeout, p.opts)
+	if err != nil {
+		err = w.explain("load", key, 0, err)
+		ch.Close()
+		w.closeKey(key)
+		p.release(w)
 		return nil, err
 	}
+	return &Program{pool: p, w: w, key: key, template: ch, Class: r.Class, HasTools: r.HasTools, envs: map[*Env]bool{}}, nil
+}
+
+// NewEnv forks a fresh instance from the program's template and instantiates the class there.
+func (g *Program) NewEnv(ctx context.Context) (*Env, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, ErrClosed
+	}
+	if g.w.isDead() {
+		return nil, g.w.deadErrFor("new")
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(pair[0]), "env"), os.NewFile(uintptr(pair[1]), "env-child")
+	err = g.template.sendFD([]byte("fork"), theirs)
+	theirs.Close()
+	if err != nil {
+		ours.Close()
+		return nil, g.w.explain("new", g.key, 0, err)
+	}
+	ch, err := newChannel(ours, false)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ch.roundTrip(nil, g.pool.opts.LoadTimeout, g.pool.opts)
+	if err != nil {
+		ch.Close()
+		return nil, g.w.explain("new", g.key, r.PID, err)
+	}
+	e := &Env{prog: g, ch: ch, pid: r.PID}
+	g.envs[e] = true
 	return e, nil
 }
 
-// Close closes every env of the program and releases its worker (recycling it when tainted).
+// Close closes every env of the program, kills the program's processes and releases its
+// worker (which is recycled when tainted).
 func (g *Program) Close() error {
 	g.mu.Lock()
 	if g.closed {
@@ -231,32 +345,35 @@ func (g *Program) Close() error {
 	}
 	g.closed = true
 	envs := make([]*Env, 0, len(g.envs))
-	for _, e := range g.envs {
+	for e := range g.envs {
 		envs = append(envs, e)
 	}
 	g.mu.Unlock()
 	for _, e := range envs {
 		e.Close()
 	}
-	if !g.w.isDead() && !g.w.tainted.Load() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if _, err := g.w.call(ctx, "unload", map[string]any{"prog": g.id}, 2*time.Second); err != nil {
-			g.w.tainted.Store(true)
-		}
-		cancel()
-	}
+	g.template.Close()
+	g.w.closeKey(g.key)
 	g.pool.release(g.w)
 	return nil
+}
+
+// Output returns the tail of what the program's processes printed (capped).
+func (g *Program) Output(ctx context.Context) (string, error) {
+	r, err := g.w.call(ctx, "output", map[string]any{"key": g.key}, 2*time.Second)
+	return r.Out, err
 }
 
 // Tainted reports whether the program's worker saw a timeout, crash or protocol error and
 // will be replaced when the program closes.
 func (g *Program) Tainted() bool { return g.w.tainted.Load() }
 
-// Env is one env instance (one forked child). Calls on an Env must not overlap.
+// Env is one env instance (one forked process) that Go talks to directly. Calls on an Env must
+// not overlap.
 type Env struct {
 	prog   *Program
-	id     int64
+	ch     *channel
+	pid    int
 	mu     sync.Mutex
 	closed bool
 	err    error
@@ -272,8 +389,6 @@ type StepResult struct {
 	Done bool
 	// Info is the step's info dict as JSON ({} when the env returned None).
 	Info json.RawMessage
-	// Output is what the env printed during the call (tail, capped).
-	Output string
 }
 
 // Success reports info["success"] when present, else whether the terminal reward is ≥ 1
@@ -289,8 +404,9 @@ func (s StepResult) Success() bool {
 	return s.Reward >= 1
 }
 
-// do runs one call on the env; a timeout, crash or protocol error closes the env.
-func (e *Env) do(ctx context.Context, op string, req map[string]any, timeout time.Duration) (reply, error) {
+// do runs one call on the env. Any failure other than an exception in the env (KindEnv)
+// kills the instance and closes the Env.
+func (e *Env) do(op string, req map[string]any, timeout time.Duration) (reply, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -299,19 +415,23 @@ func (e *Env) do(ctx context.Context, op string, req map[string]any, timeout tim
 		}
 		return reply{}, ErrClosed
 	}
-	req["env"] = e.id
-	r, err := e.prog.w.call(ctx, op, req, timeout)
+	req["op"] = op
+	r, err := e.ch.roundTrip(req, timeout, e.prog.pool.opts)
 	if err != nil {
-		if se, ok := err.(*Error); !ok || se.Kind != KindEnv {
-			e.killLocked(err)
+		err = e.prog.w.explain(op, e.prog.key, e.pid, err)
+		var se *Error
+		if !errors.As(err, &se) || se.Kind != KindEnv {
+			e.closed, e.err = true, err
+			e.ch.Close()
 		}
+		return r, err
 	}
-	return r, err
+	return r, nil
 }
 
 // Reset calls env.reset(seed) and returns the observation.
 func (e *Env) Reset(ctx context.Context, seed int64) (string, error) {
-	r, err := e.do(ctx, "reset", map[string]any{"seed": seed}, e.prog.pool.opts.ResetTimeout)
+	r, err := e.do("reset", map[string]any{"seed": seed}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
 	return r.Obs, err
 }
 
@@ -320,19 +440,22 @@ func (e *Env) Step(ctx context.Context, action string) (StepResult, error) {
 	if len(action) > e.prog.pool.opts.ActionCap {
 		return StepResult{}, &Error{Kind: KindOutput, Op: "step", Msg: fmt.Sprintf("action of %d bytes exceeds the cap of %d", len(action), e.prog.pool.opts.ActionCap)}
 	}
-	r, err := e.do(ctx, "step", map[string]any{"action": action}, e.prog.pool.opts.StepTimeout)
+	r, err := e.do("step", map[string]any{"action": action}, e.timeout(ctx, e.prog.pool.opts.StepTimeout))
 	if err != nil {
 		return StepResult{}, err
 	}
 	if math.IsNaN(r.Reward) || math.IsInf(r.Reward, 0) {
 		return StepResult{}, &Error{Kind: KindEnv, Op: "step", Msg: "non-finite reward"}
 	}
-	return StepResult{Observation: r.Obs, Reward: r.Reward, Done: r.Done, Info: r.Info, Output: r.Out}, nil
+	if len(r.Info) == 0 {
+		r.Info = json.RawMessage("{}")
+	}
+	return StepResult{Observation: r.Obs, Reward: r.Reward, Done: r.Done, Info: r.Info}, nil
 }
 
 // Tools calls env.tools() and returns its JSON.
 func (e *Env) Tools(ctx context.Context) (json.RawMessage, error) {
-	r, err := e.do(ctx, "tools", map[string]any{}, e.prog.pool.opts.ResetTimeout)
+	r, err := e.do("tools", map[string]any{}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
 	return r.Tools, err
 }
 
@@ -342,41 +465,30 @@ func (e *Env) Eval(ctx context.Context, method string, args ...any) (json.RawMes
 	if args == nil {
 		args = []any{}
 	}
-	r, err := e.do(ctx, "eval", map[string]any{"method": method, "args": args}, e.prog.pool.opts.ResetTimeout)
+	r, err := e.do("eval", map[string]any{"method": method, "args": args}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
 	return r.Value, err
 }
 
-// Close kills the env's process. It is safe to call more than once.
+// timeout is the call's deadline: the op's own, or less when ctx ends sooner.
+func (e *Env) timeout(ctx context.Context, d time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < d {
+			return max(left, time.Millisecond)
+		}
+	}
+	return d
+}
+
+// Close ends the instance: it exits when its socket closes (a stuck one was killed already).
 func (e *Env) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.killLocked(nil)
+	if !e.closed {
+		e.closed = true
+		e.ch.Close()
+	}
+	e.prog.mu.Lock()
+	delete(e.prog.envs, e)
+	e.prog.mu.Unlock()
 	return nil
-}
-
-func (e *Env) closeAfter(err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.killLocked(err)
-}
-
-func (e *Env) killLocked(err error) {
-	if e.closed {
-		return
-	}
-	e.closed = true
-	e.err = err
-	g := e.prog
-	g.mu.Lock()
-	delete(g.envs, e.id)
-	g.mu.Unlock()
-	if g.w.isDead() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if _, cerr := g.w.call(ctx, "close", map[string]any{"env": e.id}, 2*time.Second); cerr != nil {
-		// the worker does not answer even a close: it is broken, end it now
-		g.w.markDead(&Error{Kind: KindCrash, Op: "close", Msg: "worker did not answer close: " + cerr.Error()})
-	}
 }

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 //go:embed harness.py
@@ -50,6 +52,12 @@ type reply struct {
 	Problems []string        `json:"problems"`
 	Class    string          `json:"class"`
 	HasTools bool            `json:"has_tools"`
+	Seq      int64           `json:"seq"`
+	Overflow bool            `json:"overflow"`
+	OutTotal int64           `json:"out_total"`
+	Status   string          `json:"status"`
+	Killed   bool            `json:"killed"`
+	PID      int             `json:"pid"`
 	hello
 }
 
@@ -60,6 +68,7 @@ type worker struct {
 	cmd      *exec.Cmd
 	requests *os.File // our end of fd 3
 	replies  *os.File // our end of fd 4
+	fds      *os.File // our end of fd 5 (SOCK_SEQPACKET): sockets for new children
 	hello    hello
 	stderr   *cappedBuffer
 	workDir  string
@@ -101,9 +110,18 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 		reqW.Close()
 		return nil, err
 	}
+	fdPair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		repR.Close()
+		repW.Close()
+		return nil, err
+	}
+	fdsOurs, fdsTheirs := os.NewFile(uintptr(fdPair[0]), "fds"), os.NewFile(uintptr(fdPair[1]), "fds-worker")
 	argv := []string{py.Executable, "-s", "-B", "-c", harnessSource, harnessConfig(o)}
 	w := &worker{
-		opts: o, iso: iso, requests: reqW, replies: repR,
+		opts: o, iso: iso, requests: reqW, replies: repR, fds: fdsOurs,
 		stderr: &cappedBuffer{limit: 16 << 10}, pending: map[int64]chan reply{},
 		dead: make(chan struct{}), waited: make(chan struct{}),
 	}
@@ -140,7 +158,7 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 		return nil, fmt.Errorf("sandbox: unknown isolation %q", iso)
 	}
 	cmd.SysProcAttr = attr
-	cmd.ExtraFiles = []*os.File{reqR, repW} // fd 3, fd 4
+	cmd.ExtraFiles = []*os.File{reqR, repW, fdsTheirs} // fd 3, 4, 5
 	cmd.Stdin = nil
 	cmd.Stdout = w.stderr
 	cmd.Stderr = w.stderr
@@ -152,11 +170,14 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 		repW.Close()
 		reqW.Close()
 		repR.Close()
+		fdsOurs.Close()
+		fdsTheirs.Close()
 		w.cleanupDir()
 		return nil, fmt.Errorf("sandbox: starting %s worker: %w", iso, err)
 	}
 	reqR.Close()
 	repW.Close()
+	fdsTheirs.Close()
 	go func() {
 		err := cmd.Wait()
 		w.markDead(&Error{Kind: KindCrash, Op: "worker", Msg: fmt.Sprintf("worker exited: %v: %s", err, w.stderr.String())})
@@ -256,6 +277,7 @@ func (w *worker) kill() {
 		_ = w.cmd.Process.Kill()
 	}
 	w.requests.Close()
+	w.fds.Close()
 }
 
 // isDead reports whether the worker can no longer serve.
@@ -271,6 +293,12 @@ func (w *worker) isDead() bool {
 // call sends one request and waits for its reply, its deadline, ctx or the worker's death.
 // A nil error means r.OK; a failed op comes back as *Error.
 func (w *worker) call(ctx context.Context, op string, req map[string]any, timeout time.Duration) (reply, error) {
+	return w.callWithSocket(ctx, op, req, timeout, nil)
+}
+
+// callWithSocket is call that first passes sock (one end of a socketpair) to the server over
+// fd 5, tagged with req["key"], for the child the request spawns.
+func (w *worker) callWithSocket(ctx context.Context, op string, req map[string]any, timeout time.Duration, sock *os.File) (reply, error) {
 	id := w.nextID.Add(1)
 	req["id"] = id
 	req["op"] = op
@@ -288,7 +316,12 @@ func (w *worker) call(ctx context.Context, op string, req map[string]any, timeou
 		w.mu.Unlock()
 	}()
 	w.writeMu.Lock()
-	_, err = w.requests.Write(append(data, '\n'))
+	if sock != nil {
+		err = unix.Sendmsg(int(w.fds.Fd()), []byte(fmt.Sprint(req["key"])), unix.UnixRights(int(sock.Fd())), nil, 0)
+	}
+	if err == nil {
+		_, err = w.requests.Write(append(data, '\n'))
+	}
 	w.writeMu.Unlock()
 	if err != nil {
 		w.markDead(&Error{Kind: KindCrash, Op: op, Msg: "writing to worker: " + err.Error()})
@@ -299,14 +332,8 @@ func (w *worker) call(ctx context.Context, op string, req map[string]any, timeou
 	select {
 	case r := <-ch:
 		if !r.OK {
-			kind := r.Kind
-			if kind == "" {
-				kind = KindProtocol
-			}
-			if kind != KindEnv {
-				w.tainted.Store(true)
-			}
-			return r, &Error{Kind: kind, Op: op, Msg: r.Error, Trace: r.Trace, Output: r.Out}
+			w.tainted.Store(true)
+			return r, &Error{Kind: KindCrash, Op: op, Msg: "worker: " + r.Error}
 		}
 		return r, nil
 	case <-timer.C:
@@ -357,3 +384,6 @@ func (c *cappedBuffer) String() string {
 	defer c.mu.Unlock()
 	return c.buf.String()
 }
+
+// unixRights encodes f as an SCM_RIGHTS control message.
+func unixRights(f *os.File) []byte { return unix.UnixRights(int(f.Fd())) }
