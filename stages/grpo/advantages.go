@@ -1,0 +1,57 @@
+package grpo
+
+import "math"
+
+// AdvantageEpsilon is ε in the agent advantage's denominator (DESIGN §8, as verl and TRL use).
+const AdvantageEpsilon = 1e-6
+
+// ComputeGRPOOutcomeAdvantage returns Â_i = (r_i − mean_G) / (std_G + ε) for the returns of one group (one
+// env's episodes; SPADE §2.2, DESIGN §8), std_G with the n−1 divisor and ε = eps.
+//
+// Edge cases: a group of one (G = 1, std undefined) and a group whose returns are all equal (std 0) give
+// every member 0, exactly; an empty group gives an empty slice. The advantages of a group sum to 0.
+func ComputeGRPOOutcomeAdvantage(returns []float64, eps float64) []float64 {
+	out := make([]float64, len(returns))
+	n := len(returns)
+	if n < 2 {
+		return out
+	}
+	allEqual := true
+	mean := 0.0
+	for _, r := range returns {
+		mean += r
+		allEqual = allEqual && r == returns[0]
+	}
+	if allEqual {
+		return out
+	}
+	mean /= float64(n)
+	ss := 0.0
+	for _, r := range returns {
+		ss += (r - mean) * (r - mean)
+	}
+	std := math.Sqrt(ss / float64(n-1))
+	for i, r := range returns {
+		out[i] = (r - mean) / (std + eps)
+	}
+	return out
+}
+
+// ComputeDesignerAdvantage returns A(e) = R(e) − mean{R(e') : skill(e') = skill(e)}, each env's Designer
+// reward centred on the mean over the pool's envs of the same skill (SPADE §2.2: the Designer's rewards
+// are mean-centred across same-skill envs, not standardized, so neither role's scale dominates).
+//
+// Edge case: a skill with a single env gives it 0. The advantages of each skill sum to 0.
+func ComputeDesignerAdvantage(rewards []float64, skills []string) []float64 {
+	sum := map[string]float64{}
+	count := map[string]int{}
+	for i, r := range rewards {
+		sum[skills[i]] += r
+		count[skills[i]]++
+	}
+	out := make([]float64, len(rewards))
+	for i, r := range rewards {
+		out[i] = r - sum[skills[i]]/float64(count[skills[i]])
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+package grpo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/shard"
+	"github.com/spade-rl/spade/schemas"
+)
+
+// Options are the per-invocation settings of the stage (the rest comes from run.json).
+type Options struct {
+	// Shard selects the envs whose samples this process writes (--shard i --shards n). Every shard
+	// computes the whole step, so batch numbers agree; the shard that commits the partition trains.
+	Shard shard.Spec
+	// Force rebuilds committed partitions and trains again (unsharded only).
+	Force bool
+	// Trainer replaces the trainer built from grpo.trainer (tests, embedding); nil builds it.
+	Trainer Trainer
+	// TrainerLog receives the trainer's output; WorkDir keeps its per-step files (TrainerOptions).
+	TrainerLog io.Writer
+	WorkDir    string
+	// Log receives progress; nil discards it.
+	Log *slog.Logger
+}
+
+// Result reports what the stage did.
+type Result struct {
+	// Skipped is true when train_metrics of the step was committed and Force was not set.
+	Skipped bool
+	// AgentSamples, DesignerSamples and Batches count the step's whole batch (every shard's rows).
+	AgentSamples, DesignerSamples, Batches int
+	// PoolEnd is true when the step ended its pool (designer samples were assembled).
+	PoolEnd bool
+	// Trained is true when this process ran the trainer; Metrics are its rows (none for `none`).
+	Trained bool
+	Metrics []schemas.TrainMetricsRow
+}
+
+// Run assembles step `step`'s grpo_batches, commits them, runs the trainer and commits train_metrics.
+// Writes that have started complete even if ctx is cancelled; the trainer is stopped by a cancelled ctx
+// and then nothing is committed for it.
+func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := opts.Shard.Validate(); err != nil {
+		return Result{}, err
+	}
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		return Result{}, err
+	}
+	metricsKey := partition(run, schemas.TrainMetricsSpec.Name, step)
+	if done, err := lk.Committed(ctx, metricsKey); err != nil {
+		return Result{}, err
+	} else if done && !opts.Force {
+		log.Info("grpo: already committed", "run", run, "step", step)
+		return Result{Skipped: true}, nil
+	}
+	batchesKey := partition(run, schemas.GRPOBatchesSpec.Name, step)
+	var res Result
+	var rows []schemas.GRPOBatchRow
+	committed, err := lk.Committed(ctx, batchesKey)
+	if err != nil {
+		return res, err
+	}
+	if committed && !opts.Force {
+		if opts.Shard.Sharded() {
+			// The shard that committed the batches trains; an unsharded re-run retrains after a crash.
+			log.Info("grpo: batches already committed by another shard", "step", step)
+			return Result{Skipped: true}, nil
+		}
+		if rows, err = lake.ReadRows[schemas.GRPOBatchRow](ctx, lk, batchesKey); err != nil {
+			return res, fmt.Errorf("grpo: %w", err)
+		}
+	} else {
+		agent, designer, poolEnd, err := Assemble(ctx, lk, run, cfg, step)
+		if err != nil {
+			return res, err
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		res.PoolEnd = poolEnd
+		all := AssignBatches(agent, designer, cfg.GRPO.GlobalBatch, cfg.Seed, step)
+		var owned []schemas.GRPOBatchRow
+		for _, r := range all {
+			if opts.Shard.Owns(r.EnvID) {
+				owned = append(owned, r)
+			}
+		}
+		wres, err := lake.WriteRows(context.WithoutCancel(ctx), lk, batchesKey, owned,
+			lake.WriteOptions{Shard: opts.Shard.Index, Shards: opts.Shard.Shards(), Force: opts.Force})
+		if errors.Is(err, lake.ErrCommitted) && !opts.Shard.Sharded() {
+			err = nil // committed between our check and our write by an identical run
+		}
+		if err != nil {
+			return res, fmt.Errorf("grpo: write %s: %w", batchesKey, err)
+		}
+		if !wres.Committed {
+			log.Info("grpo: shard written; the last shard commits and trains", "step", step, "shard", opts.Shard.String(), "rows", len(owned))
+			countRows(&res, all)
+			return res, nil
+		}
+		rows = all
+	}
+	countRows(&res, rows)
+	trainer := opts.Trainer
+	if trainer == nil {
+		if trainer, err = NewTrainer(TrainerOptions{Config: cfg, Run: run, WorkDir: opts.WorkDir, Log: opts.TrainerLog}); err != nil {
+			return res, err
+		}
+	}
+	if len(rows) > 0 {
+		if res.Metrics, err = trainer.Train(ctx, step, rows); err != nil {
+			return res, err
+		}
+	} else {
+		log.Warn("grpo: the step has no samples; nothing to train", "step", step)
+	}
+	res.Trained = true
+	if _, err := lake.WriteRows(context.WithoutCancel(ctx), lk, metricsKey, res.Metrics, lake.WriteOptions{Force: opts.Force}); err != nil && !errors.Is(err, lake.ErrCommitted) {
+		return res, fmt.Errorf("grpo: write %s: %w", metricsKey, err)
+	}
+	log.Info("grpo: committed", "run", run, "step", step, "agent_samples", res.AgentSamples,
+		"designer_samples", res.DesignerSamples, "batches", res.Batches, "trainer", cfg.GRPO.Trainer)
+	return res, nil
+}
+
+func countRows(res *Result, rows []schemas.GRPOBatchRow) {
+	batches := map[int32]bool{}
+	for _, r := range rows {
+		batches[r.Batch] = true
+		if r.Role == schemas.RoleDesigner {
+			res.DesignerSamples++
+		} else {
+			res.AgentSamples++
+		}
+	}
+	res.Batches = len(batches)
+}
+
+// Assemble reads the step's inputs and returns its agent samples and, at a pool's last step (unless
+// ablation.frozen_designer), its designer samples; poolEnd reports whether the step ended its pool.
+func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, step int64) (agent, designer []schemas.GRPOBatchRow, poolEnd bool, err error) {
+	episodes, err := readStep[schemas.EpisodeRow](ctx, lk, run, schemas.EpisodesSpec.Name, step, "rollout")
+	if err != nil {
+		return nil, nil, false, err
+	}
+	turns, err := readStep[schemas.TurnRow](ctx, lk, run, schemas.TurnsSpec.Name, step, "rollout")
+	if err != nil {
+		return nil, nil, false, err
+	}
+	calls, err := readStep[schemas.LLMCallRow](ctx, lk, run, schemas.LLMCallsSpec.Name, step, "rollout")
+	if err != nil {
+		return nil, nil, false, err
+	}
+	agent, err = AgentSamples(AgentInput{Episodes: episodes, Turns: turns, Calls: calls, IncludeHinted: cfg.GRPO.IncludeHinted})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	every := int64(max(cfg.Sample.RefreshEvery, 1))
+	poolStep := step - step%every
+	if step != poolStep+every-1 {
+		return agent, nil, false, nil
+	}
+	if cfg.Ablation.FrozenDesigner {
+		return agent, nil, true, nil
+	}
+	rewards, err := readStep[schemas.DesignerRewardRow](ctx, lk, run, schemas.DesignerRewardsSpec.Name, step, "regret")
+	if err != nil {
+		return nil, nil, false, err
+	}
+	envs, err := readStep[schemas.EnvRow](ctx, lk, run, schemas.EnvsSpec.Name, poolStep, "gate")
+	if err != nil {
+		return nil, nil, false, err
+	}
+	poolCalls := calls
+	if poolStep != step {
+		if poolCalls, err = readStep[schemas.LLMCallRow](ctx, lk, run, schemas.LLMCallsSpec.Name, poolStep, "generate"); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	designer, err = DesignerSamples(DesignerInput{Rewards: rewards, Variant: cfg.Regret.Variant, Envs: envs, Calls: poolCalls, TISCap: cfg.GRPO.TISCap})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return agent, designer, true, nil
+}
+
+func partition(run, table string, step int64) lake.PartitionKey {
+	return lake.PartitionKey{Run: run, Table: table, Step: step}
+}
+
+// readStep reads one committed partition; a missing one names the stage to run first.
+func readStep[T any](ctx context.Context, lk *lake.Lake, run, table string, step int64, producer string) ([]T, error) {
+	rows, err := lake.ReadRows[T](ctx, lk, partition(run, table, step))
+	if errors.Is(err, lake.ErrNotCommitted) {
+		return nil, fmt.Errorf("grpo: %s of step %d is not committed (run `spade %s --step %d` first): %w", table, step, producer, step, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("grpo: %w", err)
+	}
+	return rows, nil
+}
