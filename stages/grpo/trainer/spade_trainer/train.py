@@ -427,6 +427,7 @@ def run_update(
             units = float(len(in_batch))
         policy.optimizer.zero_grad(set_to_none=True)
         roles_in_batch = sorted({samples[i].role for i in in_batch})
+        bad_samples: List[str] = []
         for group, real in _rank_share(groups, dist):
             started = time.perf_counter()
             mb = collate(group, samples, device)
@@ -455,15 +456,18 @@ def run_update(
                 kl_beta=cfg.kl_beta,
                 agg=cfg.agg,
             )
-            if not math.isfinite(metrics["loss"]):
-                ids = ", ".join(samples[i].sample_id for i in group)
-                raise FloatingPointError(f"step {cfg.step}: loss is {metrics['loss']} on samples {ids}; no step taken")
+            if real and not math.isfinite(metrics["loss"]) and not bad_samples:
+                bad_samples = [samples[i].sample_id for i in group]
             # FSDP and DDP average gradients over ranks; × world turns that average back into the sum
             # of every micro-batch's share of the global batch.
             scale = losses.aggregation_units(cfg.agg, mb.mask) / units * dist.world if real else 0.0
             (loss * scale).backward()
             if real:
                 stats.setdefault(mb.role, RoleStats()).add(metrics, len(group), time.perf_counter() - started)
+        # Every rank decides together, or the others would wait for a collective that never comes.
+        if float(dist.max(torch.tensor([1.0 if bad_samples else 0.0]))[0]) > 0:
+            where = f" on samples {', '.join(bad_samples)}" if bad_samples else " on another rank"
+            raise FloatingPointError(f"step {cfg.step}, global batch {batch_no}: the loss is not finite{where}; no step taken")
         optimizer_started = time.perf_counter()
         grad_norm = float(policy.clip_grad(cfg.max_grad_norm if cfg.max_grad_norm > 0 else float("inf")))
         if not math.isfinite(grad_norm):

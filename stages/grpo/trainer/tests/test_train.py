@@ -170,6 +170,11 @@ class BadInput(TrainerCase):
         samples[1].old_logprobs[0] = 0.5
         self.expect_error(samples, "'s1'", "old_logprobs[0]")
 
+    def test_non_finite_loss(self):
+        samples = H.make_samples(self.model_dir, 3)
+        samples[1].advantage = 1e300  # finite in the file, inf in float32
+        self.expect_error(samples, "loss is not finite", "s1", "no step taken")
+
     def test_unknown_config_key(self):
         with quiet():
             code, _, error = H.run_main(self.root, H.make_samples(self.model_dir, 1), dict(H.config(self.model_dir, self.ckpt), lrr=1))
