@@ -4,8 +4,9 @@
 package shard
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 )
 
 // Spec is one process's share of a stage: shard Index of Count (Count 0 or 1 means the whole stage).
@@ -51,15 +52,15 @@ func (s Spec) First() bool { return s.Index == 0 }
 // Owns reports whether this shard owns the env: Of(envID, Count) == Index.
 func (s Spec) Owns(envID string) bool { return Of(envID, s.n()) == s.Index }
 
-// Of returns the shard of a key among n shards: the 64-bit FNV-1a hash of the key modulo n (n <= 1
-// gives 0). FNV-1a is stable across Go versions and platforms, which a split stored in a lake needs.
+// Of returns the shard of a key among n shards: the first four bytes of the key's SHA-256, read
+// big-endian, modulo n (n <= 1 gives 0). The hash is fixed by a standard, so a split recorded in a lake
+// means the same on every machine and Go version.
 func Of(key string, n int) int {
 	if n <= 1 {
 		return 0
 	}
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	return int(h.Sum64() % uint64(n))
+	sum := sha256.Sum256([]byte(key))
+	return int(binary.BigEndian.Uint32(sum[:4]) % uint32(n))
 }
 
 // String formats the spec as the flags that select it.
