@@ -237,6 +237,14 @@ func TestTorchTrainerEndToEnd(t *testing.T) {
 		if !(m.GradNorm > 0) || m.ISWeightMean <= 0 || m.ISWeightMean > 2.0 {
 			t.Errorf("row %s: grad norm %v, IS weight mean %v", m.Role, m.GradNorm, m.ISWeightMean)
 		}
+		// Global batch 1 is trained after batch 0's step, so the policy has left the reference.
+		if !(m.KL > 0) || m.ClipFrac != m.ClipFracLow+m.ClipFracHigh {
+			t.Errorf("row %s: kl %v, clip %v != %v + %v", m.Role, m.KL, m.ClipFrac, m.ClipFracLow, m.ClipFracHigh)
+		}
+	}
+	// The interpreter ran the package embedded in this binary, __init__.py included.
+	if _, err := os.Stat(filepath.Join(root, "work", "step=000003", "py", "spade_trainer", "__init__.py")); err != nil {
+		t.Fatalf("embedded trainer source: %v", err)
 	}
 	published, err := os.ReadFile(filepath.Join(root, "published.txt"))
 	if err != nil || string(published) != "e2e-step000003" {
