@@ -68,6 +68,9 @@ func RunTables() []string {
 	return names
 }
 
+// RowType returns the Go type of the table's rows (the struct with the parquet tags).
+func (s Spec) RowType() reflect.Type { return s.rowType }
+
 // ParquetSchema returns the Parquet schema of the table's row type.
 func (s Spec) ParquetSchema() *parquet.Schema {
 	return parquet.SchemaOf(reflect.New(s.rowType).Elem().Interface())

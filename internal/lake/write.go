@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -114,6 +115,10 @@ func encodeAndUpload[T any](ctx context.Context, store Store, key PartitionKey, 
 		chunk = DefaultChunkRows
 	}
 	n := (len(rows) + chunk - 1) / chunk
+	var schema *parquet.Schema
+	if spec, ok := schemas.Lookup(key.Table); ok && reflect.TypeFor[T]().Kind() == reflect.Interface {
+		schema = spec.ParquetSchema() // rows held as []schemas.Row: the table names their type
+	}
 	files := make([]FileEntry, n)
 	errs := make([]error, n)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -125,7 +130,7 @@ func encodeAndUpload[T any](ctx context.Context, store Store, key PartitionKey, 
 			defer wg.Done()
 			defer func() { <-sem }()
 			part := rows[i*chunk : min((i+1)*chunk, len(rows))]
-			body, err := EncodeParquet(part)
+			body, err := encodeParquet(part, schema)
 			if err != nil {
 				errs[i] = fmt.Errorf("lake: encode %s: %w", key, err)
 				return
@@ -146,10 +151,18 @@ func encodeAndUpload[T any](ctx context.Context, store Store, key PartitionKey, 
 	return files, nil
 }
 
-// EncodeParquet encodes rows as one zstd-compressed Parquet file.
-func EncodeParquet[T any](rows []T) ([]byte, error) {
+// EncodeParquet encodes rows as one zstd-compressed Parquet file. The bytes depend only on the rows, so a
+// re-run of a stage writes identical files (and checksums).
+func EncodeParquet[T any](rows []T) ([]byte, error) { return encodeParquet(rows, nil) }
+
+// encodeParquet encodes rows with the schema of T, or with schema when T is an interface type.
+func encodeParquet[T any](rows []T, schema *parquet.Schema) ([]byte, error) {
 	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[T](&buf, parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}))
+	opts := []parquet.WriterOption{parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest})}
+	if schema != nil {
+		opts = append(opts, schema)
+	}
+	w := parquet.NewGenericWriter[T](&buf, opts...)
 	if len(rows) > 0 {
 		if _, err := w.Write(rows); err != nil {
 			return nil, err
