@@ -1,0 +1,50 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	steprun "github.com/spade-rl/spade/stages/run"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:  "run",
+		Usage: "run whole steps: each step's stages in order, resuming from the last committed partition",
+		Description: "For each step of --steps A-B: sample, generate and gate at pool refresh steps (sample.refresh_every),\n" +
+			"then rollout, regret and grpo. A stage whose output partition is committed is skipped, so after a crash,\n" +
+			"Ctrl-C or reboot the same command resumes where the work stopped. Ctrl-C stops the stage in progress,\n" +
+			"lets a write that has started finish, commits nothing partial and exits 130. A per-stage time table is\n" +
+			"printed at the end.\n\n" +
+			"Example: spade --run r1 run --steps 0-7\n" +
+			"         spade --run r1 run --steps 0-399 --only regret,grpo   # re-score stored episodes",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "steps", Required: true, Usage: "steps to run, A-B inclusive (or one step A)"},
+			&cli.StringFlag{Name: "only", Usage: "comma-separated stages to run (default: every stage)"},
+			&cli.StringFlag{Name: "trainer-dir", Usage: "keep the trainer's per-step files under DIR"},
+		},
+		Action: func(c *cli.Context) error {
+			from, to, err := steprun.ParseSteps(c.String("steps"))
+			if err != nil {
+				return asUsage(err)
+			}
+			lk, run, _, err := openRun(c)
+			if err != nil {
+				return err
+			}
+			stages := steprun.Stages(steprun.Deps{Lake: lk, Run: run, Log: slog.Default(), TrainerLog: os.Stderr, TrainerDir: c.String("trainer-dir")})
+			var only []string
+			if s := c.String("only"); s != "" {
+				only = strings.Split(s, ",")
+			}
+			if stages, err = steprun.Select(stages, only); err != nil {
+				return asUsage(err)
+			}
+			_, err = steprun.Run(c.Context, lk, run, from, to, steprun.Options{Stages: stages, Out: c.App.Writer, Log: slog.Default()})
+			return err
+		},
+	})
+}

@@ -1,0 +1,152 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/schemas"
+)
+
+// fakeStages commit an empty partition of their marker table and log "stage@step" to calls.
+func fakeStages(lk *lake.Lake, run string, calls *[]string, fail map[string]error) []Stage {
+	mk := func(name StageName, refresh bool, marker string) Stage {
+		return Stage{Name: name, Refresh: refresh, Marker: marker, Run: func(ctx context.Context, step int64) error {
+			id := fmt.Sprintf("%s@%d", name, step)
+			*calls = append(*calls, id)
+			if err := fail[id]; err != nil {
+				return err
+			}
+			_, err := lake.WriteRows[schemas.SampleRow](ctx, lk, lake.PartitionKey{Run: run, Table: marker, Step: step}, nil, lake.WriteOptions{})
+			return err
+		}}
+	}
+	return []Stage{
+		mk(Sample, true, schemas.SamplesSpec.Name), mk(Generate, true, schemas.CandidatesSpec.Name),
+		mk(Gate, true, schemas.EnvsSpec.Name), mk(Rollout, false, schemas.EpisodesSpec.Name),
+		mk(Regret, false, schemas.DesignerRewardsSpec.Name), mk(GRPO, false, schemas.TrainMetricsSpec.Name),
+	}
+}
+
+func newLake(t *testing.T) (*lake.Lake, string) {
+	t.Helper()
+	lk, err := lake.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Sample.RefreshEvery = 2
+	if err := lk.CreateRun(context.Background(), "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	return lk, "r"
+}
+
+func TestOrderScheduleAndResume(t *testing.T) {
+	ctx := context.Background()
+	lk, run := newLake(t)
+	var calls []string
+	boom := errors.New("boom")
+	stages := fakeStages(lk, run, &calls, map[string]error{"regret@2": boom})
+	var out bytes.Buffer
+	_, err := Run(ctx, lk, run, 0, 3, Options{Stages: stages, Out: &out})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "step 2: regret") {
+		t.Fatalf("want the stage's error with step and stage, got %v", err)
+	}
+	want := "sample@0 generate@0 gate@0 rollout@0 regret@0 grpo@0 rollout@1 regret@1 grpo@1 sample@2 generate@2 gate@2 rollout@2 regret@2"
+	if got := strings.Join(calls, " "); got != want {
+		t.Fatalf("calls:\n got %s\nwant %s", got, want)
+	}
+	if !strings.Contains(out.String(), "regret") || !strings.Contains(out.String(), "total s") {
+		t.Fatalf("no time table after a failure:\n%s", out.String())
+	}
+	// Resume: committed stages are not started again; the run continues at regret@2.
+	calls = nil
+	stages = fakeStages(lk, run, &calls, nil)
+	rep, err := Run(ctx, lk, run, 0, 3, Options{Stages: stages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(calls, " "); got != "regret@2 grpo@2 rollout@3 regret@3 grpo@3" {
+		t.Fatalf("resume ran %s", got)
+	}
+	if rep.Steps != 2 || rep.Resumed != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, tm := range rep.Timings {
+		if tm.Stage == Regret && (tm.Ran != 2 || tm.Skipped != 2) {
+			t.Fatalf("regret timing %+v", tm)
+		}
+	}
+}
+
+func TestInterruptStopsBeforeTheNextStage(t *testing.T) {
+	lk, run := newLake(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls []string
+	stages := fakeStages(lk, run, &calls, nil)
+	// Rollout at step 1 is "interrupted": Ctrl-C arrives while it runs; it still commits (a write in
+	// progress completes), and nothing after it starts.
+	inner := stages[3].Run
+	stages[3].Run = func(c context.Context, step int64) error {
+		if step == 1 {
+			cancel()
+		}
+		return inner(context.WithoutCancel(c), step)
+	}
+	_, err := Run(ctx, lk, run, 0, 3, Options{Stages: stages})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+	if got := strings.Join(calls, " "); !strings.HasSuffix(got, "grpo@0 rollout@1") {
+		t.Fatalf("stages after the interrupt ran: %s", got)
+	}
+	done, _ := lk.Committed(context.Background(), lake.PartitionKey{Run: run, Table: schemas.EpisodesSpec.Name, Step: 1})
+	if !done {
+		t.Fatalf("the write in progress at the interrupt was not completed")
+	}
+}
+
+func TestSelectAndParseSteps(t *testing.T) {
+	var calls []string
+	stages := fakeStages(nil, "r", &calls, nil)
+	got, err := Select(stages, []string{"grpo", "regret"})
+	if err != nil || len(got) != 2 || got[0].Name != Regret || got[1].Name != GRPO {
+		t.Fatalf("Select = %v, %v", got, err)
+	}
+	if _, err := Select(stages, []string{"train"}); err == nil || !strings.Contains(err.Error(), "rollout") {
+		t.Fatalf("unknown stage: %v", err)
+	}
+	for in, want := range map[string][2]int64{"0-7": {0, 7}, "5": {5, 5}, " 3-3 ": {3, 3}} {
+		a, b, err := ParseSteps(in)
+		if err != nil || a != want[0] || b != want[1] {
+			t.Errorf("ParseSteps(%q) = %d, %d, %v", in, a, b, err)
+		}
+	}
+	for _, bad := range []string{"", "7-0", "-1", "a-b", "1-"} {
+		if _, _, err := ParseSteps(bad); err == nil {
+			t.Errorf("ParseSteps(%q): want error", bad)
+		}
+	}
+}
+
+func TestWeightsVersionIsTheNewestBeforeTheStep(t *testing.T) {
+	ctx := context.Background()
+	lk, run := newLake(t)
+	for step, version := range map[int64]string{0: "r-step000000", 2: "r-step000002"} {
+		rows := []schemas.TrainMetricsRow{{Step: step, Role: schemas.RoleAgent, WeightsVersion: version}}
+		if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.TrainMetricsSpec.Name, Step: step}, rows, lake.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for step, want := range map[int64]string{0: "", 1: "r-step000000", 2: "r-step000000", 3: "r-step000002"} {
+		if got, err := WeightsVersion(ctx, lk, run, step); err != nil || got != want {
+			t.Errorf("WeightsVersion(%d) = %q, %v; want %q", step, got, err, want)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/schemas"
+	"github.com/spade-rl/spade/stages/generate"
+	"github.com/spade-rl/spade/stages/grpo"
+	"github.com/spade-rl/spade/stages/regret"
+	"github.com/spade-rl/spade/stages/rollout"
+	"github.com/spade-rl/spade/stages/sample"
+)
+
+// Deps is what the real stages need from the caller.
+type Deps struct {
+	// Lake and Run name the run.
+	Lake *lake.Lake
+	Run  string
+	// Log receives every stage's progress.
+	Log *slog.Logger
+	// Progress, when set (a terminal), receives the rollout's progress bar.
+	Progress io.Writer
+	// TrainerLog receives the trainer's output; TrainerDir keeps its per-step files.
+	TrainerLog io.Writer
+	TrainerDir string
+}
+
+// Stages returns the real stages of a step in order, wired to each other: generate and rollout call the
+// newest trained weights (the weights_version of the newest train_metrics before the step).
+func Stages(d Deps) []Stage {
+	return []Stage{
+		{Name: Sample, Refresh: true, Marker: schemas.SamplesSpec.Name, Run: func(ctx context.Context, step int64) error {
+			_, err := sample.Run(ctx, d.Lake, d.Run, step, sample.Options{Log: d.Log})
+			return err
+		}},
+		{Name: Generate, Refresh: true, Marker: schemas.CandidatesSpec.Name, Run: func(ctx context.Context, step int64) error {
+			weights, err := WeightsVersion(ctx, d.Lake, d.Run, step)
+			if err != nil {
+				return err
+			}
+			_, err = generate.Run(ctx, d.Lake, d.Run, step, generate.Options{WeightsVersion: weights, Log: d.Log})
+			return err
+		}},
+		{Name: Rollout, Marker: schemas.EpisodesSpec.Name, Run: func(ctx context.Context, step int64) error {
+			weights, err := WeightsVersion(ctx, d.Lake, d.Run, step)
+			if err != nil {
+				return err
+			}
+			_, err = rollout.Run(ctx, d.Lake, d.Run, step, rollout.Options{WeightsVersion: weights, Log: d.Log, Progress: d.Progress})
+			return err
+		}},
+		{Name: Regret, Marker: schemas.DesignerRewardsSpec.Name, Run: func(ctx context.Context, step int64) error {
+			_, err := regret.Run(ctx, d.Lake, d.Run, step, regret.Options{Log: d.Log})
+			return err
+		}},
+		{Name: GRPO, Marker: schemas.TrainMetricsSpec.Name, Run: func(ctx context.Context, step int64) error {
+			_, err := grpo.Run(ctx, d.Lake, d.Run, step, grpo.Options{Log: d.Log, TrainerLog: d.TrainerLog, WorkDir: d.TrainerDir})
+			return err
+		}},
+	}
+}
+
+// WeightsVersion returns the name the newest trained weights before step were published under (the
+// weights_version of the newest non-empty train_metrics row at a lower step), or "" for the base model.
+func WeightsVersion(ctx context.Context, lk *lake.Lake, run string, step int64) (string, error) {
+	steps, err := lk.Steps(ctx, run, schemas.TrainMetricsSpec.Name)
+	if err != nil {
+		return "", fmt.Errorf("run: weights version: %w", err)
+	}
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i] >= step {
+			continue
+		}
+		rows, err := lake.ReadRows[schemas.TrainMetricsRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.TrainMetricsSpec.Name, Step: steps[i]})
+		if err != nil {
+			return "", fmt.Errorf("run: weights version: %w", err)
+		}
+		for j := len(rows) - 1; j >= 0; j-- {
+			if rows[j].WeightsVersion != "" {
+				return rows[j].WeightsVersion, nil
+			}
+		}
+	}
+	return "", nil
+}
