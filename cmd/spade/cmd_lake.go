@@ -20,7 +20,7 @@ func init() {
 				if err != nil {
 					return err
 				}
-				runs := c.StringSlice("run")
+				runs := runFlags(c)
 				if len(runs) == 0 {
 					if runs, err = lk.Runs(c.Context); err != nil {
 						return err

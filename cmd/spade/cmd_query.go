@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,10 +91,12 @@ func querySQL(c *cli.Context) (string, error) {
 
 // queryRuns returns the --run names, or every run of the lake when none is given.
 func queryRuns(c *cli.Context, lk *lake.Lake) ([]string, error) {
-	runs := c.StringSlice("run")
+	runs := runFlags(c)
 	for _, r := range runs {
-		if _, err := lk.RunConfig(c.Context, r); err != nil {
+		if _, err := lk.RunConfig(c.Context, r); errors.Is(err, lake.ErrNoRun) {
 			return nil, asUsage(err)
+		} else if err != nil {
+			return nil, err // the storage failed: not the user's mistake
 		}
 	}
 	if len(runs) > 0 {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -112,9 +113,20 @@ func openLake(c *cli.Context) (*lake.Lake, error) {
 	return lake.Open(c.Context, c.String("lake"))
 }
 
+// runFlags returns the --run names given; an empty SPADE_RUN counts as none.
+func runFlags(c *cli.Context) []string {
+	var runs []string
+	for _, r := range c.StringSlice("run") {
+		if r = strings.TrimSpace(r); r != "" {
+			runs = append(runs, r)
+		}
+	}
+	return runs
+}
+
 // runName returns the single --run, or a usage error.
 func runName(c *cli.Context) (string, error) {
-	runs := c.StringSlice("run")
+	runs := runFlags(c)
 	switch len(runs) {
 	case 0:
 		return "", usageError("no run named: pass --run NAME or set SPADE_RUN")

@@ -1,6 +1,7 @@
 package duck
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -70,17 +71,37 @@ func Render(ctx context.Context, db *sql.DB, query, format, outPath string, w io
 		cw.Flush()
 		return cw.Error()
 	case "json":
-		out := make([]map[string]any, len(records))
+		// An array of objects whose keys keep the query's column order.
+		var buf bytes.Buffer
+		buf.WriteByte('[')
 		for i, r := range records {
-			m := make(map[string]any, len(cols))
-			for j, c := range cols {
-				m[c] = jsonValue(r[j])
+			if i > 0 {
+				buf.WriteByte(',')
 			}
-			out[i] = m
+			buf.WriteByte('{')
+			for j, c := range cols {
+				if j > 0 {
+					buf.WriteByte(',')
+				}
+				k, _ := json.Marshal(c)
+				v, err := json.Marshal(jsonValue(r[j]))
+				if err != nil {
+					return fmt.Errorf("column %s: %w", c, err)
+				}
+				buf.Write(k)
+				buf.WriteByte(':')
+				buf.Write(v)
+			}
+			buf.WriteByte('}')
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		buf.WriteByte(']')
+		var out bytes.Buffer
+		if err := json.Indent(&out, buf.Bytes(), "", "  "); err != nil {
+			return err
+		}
+		out.WriteByte('\n')
+		_, err := w.Write(out.Bytes())
+		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(cols, "\t"))
@@ -109,6 +130,8 @@ func FormatValue(v any) string {
 	return fmt.Sprint(v)
 }
 
+// jsonValue makes a SQL value encodable: bytes as text, non-finite floats as null, lists and maps
+// element by element.
 func jsonValue(v any) any {
 	switch x := v.(type) {
 	case []byte:
@@ -117,6 +140,22 @@ func jsonValue(v any) any {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil
 		}
+	case float32:
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil
+		}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonValue(e)
+		}
+		return out
 	}
 	return v
 }
