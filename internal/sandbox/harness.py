@@ -69,7 +69,7 @@ def set_limit(which: int, soft: int, hard: int) -> None:
 # ---------------------------------------------------------------- static check
 
 
-def static_check(code: str, setting: str, allow: list, flagged: list) -> list:
+def static_check(code: str, setting: str, allow: list, flagged: list, flagged_attrs: list) -> list:
     """Return the problems found in code without executing it (empty when it passes)."""
     problems = []
     try:
@@ -80,6 +80,7 @@ def static_check(code: str, setting: str, allow: list, flagged: list) -> list:
         return ["cannot parse: %s" % (e,)]
     allowed = set(allow)
     flagged_names = set(flagged)
+    flagged_attr_names = set(flagged_attrs)
     classes = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
@@ -113,9 +114,7 @@ def static_check(code: str, setting: str, allow: list, flagged: list) -> list:
         elif isinstance(node, ast.Attribute):
             if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ok_dunders:
                 problems.append("line %d: dunder attribute %r is not allowed" % (line, node.attr))
-            elif node.attr.startswith("_") and isinstance(node.value, ast.Name) and node.value.id in flagged_names:
-                problems.append("line %d: attribute %r is not allowed" % (line, node.attr))
-            elif node.attr in flagged_names:
+            elif node.attr in flagged_attr_names:
                 problems.append("line %d: attribute %r is not allowed" % (line, node.attr))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             v = node.value
@@ -317,7 +316,7 @@ def fork_spare(cls) -> socket.socket:
 
 def serve_check(sock: socket.socket, req: dict) -> None:
     """Run the static check and send its problems (parsing happens here, never in the server)."""
-    problems = static_check(req["code"], req.get("setting", "games"), req.get("allow", []), req.get("flagged", []))
+    problems = static_check(req["code"], req.get("setting", "games"), req.get("allow", []), req.get("flagged", []), req.get("flagged_attrs", []))
     child_send(sock, {"seq": 0, "ok": True, "problems": problems})
 
 

@@ -164,14 +164,14 @@ func (p *Pool) Close() error {
 
 // Check runs the static checks on code in a sandboxed child and returns the problems found
 // (empty when it passes). A non-nil error means the check itself could not run.
-func (p *Pool) Check(ctx context.Context, code, setting string, allow, flagged []string) ([]string, error) {
+func (p *Pool) Check(ctx context.Context, code, setting string, rules StaticRules) ([]string, error) {
 	w, err := p.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer p.release(w)
 	key := fmt.Sprintf("c%d", p.nextPg.Add(1))
-	ch, err := w.spawn(ctx, key, map[string]any{"mode": "check", "code": code, "setting": setting, "allow": allow, "flagged": flagged}, unix.SOCK_STREAM)
+	ch, err := w.spawn(ctx, key, map[string]any{"mode": "check", "code": code, "setting": setting, "allow": rules.AllowedImports, "flagged": rules.FlaggedNames, "flagged_attrs": rules.FlaggedAttributes}, unix.SOCK_STREAM)
 	if err != nil {
 		return nil, err
 	}

@@ -11,19 +11,41 @@ var DefaultAllowedImports = []string{
 	"numpy", "sympy",
 }
 
-// DefaultFlaggedNames are names the static check rejects wherever they appear (as a name or an
-// attribute), besides dunder names and getattr-family calls with computed or private names.
+// DefaultFlaggedNames are names the static check rejects wherever they appear as a name, besides
+// dunder names and getattr-family calls with computed or private names. Other modules need no
+// entry: the import allowlist already keeps them out.
 var DefaultFlaggedNames = []string{
 	"eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "breakpoint",
 	"input", "exit", "quit", "help", "memoryview", "os", "sys", "subprocess", "socket", "ctypes",
-	"importlib", "builtins", "signal", "threading", "multiprocessing", "shutil", "pathlib", "io",
-	"pickle", "marshal", "gc", "inspect", "resource", "fcntl", "pty", "select", "mmap",
-	"system", "popen", "fork", "spawn", "kill", "_exit",
+	"importlib", "builtins",
+}
+
+// DefaultFlaggedAttributes are attribute names the static check rejects on any object
+// (process, file-descriptor and frame access reached through an allowed module or object).
+var DefaultFlaggedAttributes = []string{
+	"system", "popen", "fork", "forkpty", "spawnv", "spawnl", "spawnvp", "execv", "execve", "execvp",
+	"kill", "killpg", "_exit", "dup2", "fdopen", "f_globals", "f_locals", "f_back", "gi_frame",
+	"cr_frame", "tb_frame", "co_code", "modules",
+}
+
+// StaticRules are the lists the static check enforces.
+type StaticRules struct {
+	// AllowedImports are the top-level modules a program may import.
+	AllowedImports []string
+	// FlaggedNames are names rejected wherever they appear as a name.
+	FlaggedNames []string
+	// FlaggedAttributes are attribute names rejected on any object.
+	FlaggedAttributes []string
+}
+
+// DefaultStaticRules returns the default lists.
+func DefaultStaticRules() StaticRules {
+	return StaticRules{AllowedImports: DefaultAllowedImports, FlaggedNames: DefaultFlaggedNames, FlaggedAttributes: DefaultFlaggedAttributes}
 }
 
 // StaticCheck runs the static checks with the default lists; setting is games or tools.
 // It returns the problems found, empty when the program passes. Generated code is parsed
 // in a sandboxed child, never in this process or the worker's server.
 func (p *Pool) StaticCheck(ctx context.Context, code, setting string) ([]string, error) {
-	return p.Check(ctx, code, setting, DefaultAllowedImports, DefaultFlaggedNames)
+	return p.Check(ctx, code, setting, DefaultStaticRules())
 }

@@ -13,6 +13,8 @@ func TestStaticCheck(t *testing.T) {
 		name, code, setting, want string
 	}{
 		{"ok", counterEnv, "games", ""},
+		{"re.compile is fine", "import re\nP = re.compile(\"a+\")\n" + counterEnv, "games", ""},
+		{"os.system via attribute", counterEnv + "\nimport math\nmath.system\n", "games", "attribute 'system'"},
 		{"syntax", "class A(:\n", "games", "syntax error"},
 		{"no class", "x = 1\n", "games", "exactly one class"},
 		{"two classes", counterEnv + "\nclass B:\n    def reset(self, s): return ''\n    def step(self, a): return '',0,True,{}\n", "games", "exactly one class"},

@@ -1,0 +1,263 @@
+package gate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/sandbox"
+	"github.com/spade-rl/spade/schemas"
+)
+
+// Regenerator asks the Designer for a new attempt at a slot whose last candidate failed the
+// gate. The generate stage implements it; the runner or the CLI hands it in. prev is the failed
+// candidate, gateError the message to show the Designer, attempt the new attempt's number
+// (prev.Attempt+1). The returned candidate must carry Step, Slot, Skill, Setting, Attempt and a
+// fresh EnvID; recording it (llm_calls, and candidates of later attempts) is the implementation's
+// job. An error ends the slot's attempts.
+type Regenerator interface {
+	Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string, attempt int) (schemas.CandidateRow, error)
+}
+
+// Options are the per-invocation settings of the stage (the rest comes from run.json).
+type Options struct {
+	// Shard and Shards split the slots (slot mod Shards == Shard); Shards 0 means 1.
+	Shard, Shards int
+	// Force replaces committed gate_results and envs partitions.
+	Force bool
+	// Pool runs the programs; nil makes one from the run's sandbox.* settings (closed on return).
+	Pool *sandbox.Pool
+	// Regenerator asks the Designer again for failed slots; nil judges the lake's candidates only.
+	Regenerator Regenerator
+	// Screen is the tools setting's LLM screen; nil records tools_screen as skipped.
+	Screen Screen
+	// NoStatic switches the static check off (for containment tests; never in a real run).
+	NoStatic bool
+	// Concurrency is how many candidates are checked at once (default: the pool's workers).
+	Concurrency int
+	// Log receives progress; nil discards it.
+	Log *slog.Logger
+}
+
+// Result reports what the stage did.
+type Result struct {
+	// Skipped is true when both partitions were committed and Force was not set.
+	Skipped bool
+	// Slots is the number of slots judged (this shard).
+	Slots int
+	// Accepted is the number of slots with an accepted env.
+	Accepted int
+	// Attempts is the number of candidates checked, regenerated ones included.
+	Attempts int
+	// Regenerated is the number of candidates obtained from the Regenerator.
+	Regenerated int
+	// Elapsed is the wall time of the checks.
+	Elapsed time.Duration
+}
+
+// PoolOptions maps a run's sandbox settings to pool options.
+func PoolOptions(cfg *config.Config) sandbox.Options {
+	s := cfg.Sandbox
+	return sandbox.Options{
+		Python:         s.Python,
+		Workers:        s.Workers,
+		LoadTimeout:    time.Duration(s.LoadTimeoutSeconds) * time.Second,
+		ResetTimeout:   time.Duration(s.LoadTimeoutSeconds) * time.Second,
+		StepTimeout:    time.Duration(s.StepTimeoutSeconds) * time.Second,
+		AddressSpace:   int64(s.MemoryMB) << 20,
+		ObservationCap: s.MaxObservationBytes,
+		AllowUnsafe:    s.UnsafeNoIsolation,
+	}
+}
+
+// Run judges the candidates of pool step `step` of `run` and commits gate_results and envs.
+func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Shards <= 0 {
+		opts.Shards = 1
+	}
+	if opts.Shard < 0 || opts.Shard >= opts.Shards {
+		return Result{}, fmt.Errorf("gate: shard %d out of range [0, %d)", opts.Shard, opts.Shards)
+	}
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		return Result{}, err
+	}
+	resultsKey := lake.PartitionKey{Run: run, Table: schemas.GateResultsSpec.Name, Step: step}
+	envsKey := lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: step}
+	if !opts.Force {
+		a, err := lk.Committed(ctx, resultsKey)
+		if err != nil {
+			return Result{}, err
+		}
+		b, err := lk.Committed(ctx, envsKey)
+		if err != nil {
+			return Result{}, err
+		}
+		if a && b {
+			log.Info("gate: already committed", "run", run, "step", step)
+			return Result{Skipped: true}, nil
+		}
+	}
+	candidates, err := lake.ReadRows[schemas.CandidateRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.CandidatesSpec.Name, Step: step})
+	if errors.Is(err, lake.ErrNotCommitted) {
+		return Result{}, fmt.Errorf("gate: no candidates at step %d of run %s (run `spade generate --step %d` first)", step, run, step)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("gate: read candidates: %w", err)
+	}
+	pool := opts.Pool
+	if pool == nil {
+		pool, err = sandbox.NewPool(ctx, PoolOptions(cfg))
+		if err != nil {
+			return Result{}, fmt.Errorf("gate: %w", err)
+		}
+		defer pool.Close()
+	}
+	log.Info("gate: sandbox", "isolation", pool.Isolation(), "python", pool.Python().Executable)
+
+	slots := map[int32][]schemas.CandidateRow{}
+	for _, c := range candidates {
+		if int(c.Slot)%opts.Shards == opts.Shard {
+			slots[c.Slot] = append(slots[c.Slot], c)
+		}
+	}
+	order := make([]int32, 0, len(slots))
+	for slot, list := range slots {
+		sort.Slice(list, func(i, j int) bool { return list[i].Attempt < list[j].Attempt })
+		order = append(order, slot)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+
+	concurrency := opts.Concurrency
+	if concurrency <= 0 {
+		concurrency = pool.Options().Workers
+	}
+	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, NoStatic: opts.NoStatic, Screen: opts.Screen}
+	outcomes := make([]slotOutcome, len(order))
+	start := time.Now()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, concurrency)
+	for i, slot := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			outcomes[i] = judgeSlot(ctx, pool, slots[slot], cfg.Gate.MaxAttempts, check, opts.Regenerator, log)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	res := Result{Slots: len(order), Elapsed: time.Since(start)}
+	var results []schemas.GateResultRow
+	var envs []schemas.EnvRow
+	for _, o := range outcomes {
+		results = append(results, o.rows...)
+		res.Attempts += o.attempts
+		res.Regenerated += o.regenerated
+		if o.env != nil {
+			envs = append(envs, *o.env)
+			res.Accepted++
+		}
+	}
+	wopts := lake.WriteOptions{Shard: opts.Shard, Shards: opts.Shards, Force: opts.Force}
+	if _, err := lake.WriteRows(ctx, lk, resultsKey, results, wopts); err != nil && !(errors.Is(err, lake.ErrCommitted) && !opts.Force) {
+		return res, fmt.Errorf("gate: write gate_results: %w", err)
+	}
+	if _, err := lake.WriteRows(ctx, lk, envsKey, envs, wopts); err != nil && !(errors.Is(err, lake.ErrCommitted) && !opts.Force) {
+		return res, fmt.Errorf("gate: write envs: %w", err)
+	}
+	log.Info("gate: committed", "run", run, "step", step, "slots", res.Slots, "accepted", res.Accepted,
+		"attempts", res.Attempts, "regenerated", res.Regenerated, "seconds", res.Elapsed.Seconds())
+	return res, nil
+}
+
+// slotOutcome is what judging one slot produced.
+type slotOutcome struct {
+	rows        []schemas.GateResultRow
+	env         *schemas.EnvRow
+	attempts    int
+	regenerated int
+}
+
+// judgeSlot checks the slot's candidates in attempt order until one is accepted, then asks the
+// Regenerator for more attempts up to maxAttempts.
+func judgeSlot(ctx context.Context, pool *sandbox.Pool, list []schemas.CandidateRow, maxAttempts int, check CheckOptions, regen Regenerator, log *slog.Logger) slotOutcome {
+	var out slotOutcome
+	queue := append([]schemas.CandidateRow{}, list...)
+	var last schemas.CandidateRow
+	var lastError string
+	for len(queue) > 0 || (regen != nil && last.EnvID != "" && int(last.Attempt) < maxAttempts) {
+		if ctx.Err() != nil {
+			return out
+		}
+		var cand schemas.CandidateRow
+		if len(queue) > 0 {
+			cand, queue = queue[0], queue[1:]
+		} else {
+			next, err := regen.Regenerate(ctx, last, lastError, int(last.Attempt)+1)
+			if err != nil {
+				log.Warn("gate: regeneration failed", "slot", last.Slot, "attempt", last.Attempt+1, "err", err)
+				return out
+			}
+			out.regenerated++
+			cand = next
+		}
+		out.attempts++
+		verdict := judge(ctx, pool, cand, check)
+		for _, r := range verdict.Results {
+			out.rows = append(out.rows, schemas.GateResultRow{
+				Step: cand.Step, Slot: cand.Slot, EnvID: cand.EnvID, Attempt: cand.Attempt, Check: r.Check,
+				Passed: r.Passed, Skipped: r.Skipped, Error: r.Error, DurationMS: float64(r.Duration.Microseconds()) / 1000,
+			})
+		}
+		if verdict.Accepted {
+			sum := sha256.Sum256([]byte(cand.Code))
+			out.env = &schemas.EnvRow{
+				Step: cand.Step, PoolStep: cand.Step, Slot: cand.Slot, EnvID: cand.EnvID, Attempt: cand.Attempt,
+				Skill: cand.Skill, Setting: cand.Setting, ClassName: verdict.Class, Code: cand.Code, Hint: cand.Hint,
+				CodeSHA256: hex.EncodeToString(sum[:]), DocID: cand.DocID, CallID: cand.CallID, MemoryRefs: []string{},
+			}
+			log.Info("gate: accepted", "slot", cand.Slot, "env", cand.EnvID, "attempt", cand.Attempt)
+			return out
+		}
+		last, lastError = cand, verdict.FailureText()
+		log.Info("gate: rejected", "slot", cand.Slot, "env", cand.EnvID, "attempt", cand.Attempt, "reason", lastError)
+	}
+	return out
+}
+
+// judge checks one candidate; a candidate whose response did not parse fails the static check.
+func judge(ctx context.Context, pool *sandbox.Pool, cand schemas.CandidateRow, check CheckOptions) Verdict {
+	check.Hint = cand.Hint
+	if cand.Setting != "" {
+		check.Setting = cand.Setting
+	}
+	if cand.Code == "" {
+		names := GamesChecks
+		if check.Setting == schemas.SettingTools {
+			names = ToolsChecks
+		}
+		v := Verdict{Results: []CheckResult{{Check: CheckStatic, Error: "the Designer's response could not be parsed: " + cand.ParseError}}}
+		for _, name := range names[1:] {
+			v.Results = append(v.Results, CheckResult{Check: name, Skipped: true, Error: "skipped: an earlier check failed"})
+		}
+		return v
+	}
+	return Check(ctx, pool, cand.Code, check)
+}

@@ -1,0 +1,16 @@
+# attack: deep recursion past the C stack
+# expect: RecursionError|crash|SIGSEGV|memory
+import sys
+
+
+def dive(n):
+    return dive(n + 1) + 1
+
+
+class Deep:
+    def reset(self, seed):
+        return "start"
+
+    def step(self, action):
+        sys.setrecursionlimit(10 ** 8)
+        return "x", float(dive(0)), True, {}

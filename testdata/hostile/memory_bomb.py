@@ -1,0 +1,10 @@
+# attack: memory bomb
+# expect: memory|MemoryError
+class MemoryBomb:
+    def reset(self, seed):
+        return "start"
+
+    def step(self, action):
+        hoard = []
+        while True:
+            hoard.append(bytearray(64 << 20))
