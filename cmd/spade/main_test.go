@@ -36,8 +36,8 @@ type result struct {
 	stdout, stderr string
 }
 
-// spade runs the binary with args in dir (the lake and cache come from env), feeding stdin.
-func spade(t *testing.T, env []string, stdin string, args ...string) result {
+// spade runs the binary with args (the lake and cache come from env), feeding stdin.
+func spade(t testing.TB, env []string, stdin string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(spadeBin, args...)
 	cmd.Env = append(os.Environ(), env...)

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/schemas"
+)
+
+// benchTurns returns n turns rows of about 200 bytes for step, rewards cycling through 0, 0.25, 0.5, 0.75.
+func benchTurns(step int64, n int) []schemas.TurnRow {
+	rows := make([]schemas.TurnRow, n)
+	for i := range rows {
+		rows[i] = schemas.TurnRow{
+			Step: step, EpisodeID: fmt.Sprintf("ep-%d-%07d", step, i/25), EnvID: fmt.Sprintf("env-%03d", i%97), Turn: int32(i % 25),
+			Observation: fmt.Sprintf("You are at cell (%d, %d). The grid shows %x. You carry %d coins and a lamp. Choose a move.", i%13, i%17, i*7919, i%50),
+			Action:      []string{"up", "down", "left", "right", "wait"}[i%5], Reward: float64(i%4) / 4, Done: i%25 == 24,
+			Info: fmt.Sprintf(`{"success": %t, "score": %d}`, i%3 == 0, i%100), CallID: fmt.Sprintf("call-%d-%08d", step, i),
+		}
+	}
+	return rows
+}
+
+// BenchmarkQuery5M times `spade query "select count(*), avg(reward) from turns"` (the binary, as a user
+// runs it) over a local run of 5,000,000 turns rows in 5 partitions.
+func BenchmarkQuery5M(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	uri := filepath.Join(dir, "lake")
+	env := []string{"SPADE_LAKE=" + uri, "SPADE_CACHE=" + b.TempDir(), "SPADE_RUN="}
+	lk, err := lake.Open(ctx, uri)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if r := spade(b, env, "", "--run", "big", "init"); r.code != 0 {
+		b.Fatal(r.stderr)
+	}
+	for step := int64(0); step < 5; step++ {
+		if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "big", Table: "turns", Step: step}, benchTurns(step, 1_000_000), lake.WriteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	var elapsed time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		r := spade(b, env, "", "--run", "big", "query", "--format", "csv", "select count(*), avg(reward) from turns")
+		elapsed += time.Since(start)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != "count_star(),avg(reward)\n5000000,0.375" {
+			b.Fatalf("query: exit %d, %q %s", r.code, r.stdout, r.stderr)
+		}
+	}
+	b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms/query")
+}

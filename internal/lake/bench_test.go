@@ -1,0 +1,79 @@
+package lake_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/spade-rl/spade/internal/duck"
+	"github.com/spade-rl/spade/internal/lake"
+)
+
+// BenchmarkWriteTurns1M writes 1,000,000 turns rows (about 200 bytes each) as a typed, validated, local
+// partition, and in the same benchmark has DuckDB write the same rows with its own
+// COPY (...) TO (FORMAT parquet, COMPRESSION zstd). It reports both times and their ratio (target: ours
+// within 2x of DuckDB's).
+func BenchmarkWriteTurns1M(b *testing.B) {
+	ctx := context.Background()
+	const n = 1_000_000
+	rows := turnRows(n, 42, "")
+	dir := b.TempDir()
+	lk, err := lake.Open(ctx, filepath.Join(dir, "lake"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Load the same rows into a DuckDB table (untimed) from a partition of ours.
+	seed := lake.PartitionKey{Run: "bench", Table: "turns", Step: 0}
+	if _, err := lake.WriteRows(ctx, lk, seed, rows, lake.WriteOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	files, err := lk.LocalFiles(ctx, "bench", "turns")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := duck.Open()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	list := ""
+	for i, f := range files {
+		if i > 0 {
+			list += ", "
+		}
+		list += "'" + f + "'"
+	}
+	if _, err := db.ExecContext(ctx, "create table turns_mem as select * from read_parquet(["+list+"], hive_partitioning = false)"); err != nil {
+		b.Fatal(err)
+	}
+	var ours, theirs time.Duration
+	var bytesOurs int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		res, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "bench", Table: "turns", Step: int64(i + 1)}, rows, lake.WriteOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ours += time.Since(start)
+		bytesOurs = res.Bytes
+
+		out := filepath.Join(dir, fmt.Sprintf("duck-%d.parquet", i))
+		start = time.Now()
+		if _, err := db.ExecContext(ctx, "copy (select * from turns_mem) to '"+out+"' (format parquet, compression zstd)"); err != nil {
+			b.Fatal(err)
+		}
+		theirs += time.Since(start)
+		if st, err := os.Stat(out); err == nil && i == 0 {
+			b.ReportMetric(float64(st.Size())/1e6, "duckdb-MB")
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(ours.Milliseconds())/float64(b.N), "spade-ms/op")
+	b.ReportMetric(float64(theirs.Milliseconds())/float64(b.N), "duckdb-ms/op")
+	b.ReportMetric(float64(ours)/float64(theirs), "spade/duckdb")
+	b.ReportMetric(float64(bytesOurs)/1e6, "spade-MB")
+}
