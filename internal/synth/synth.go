@@ -241,9 +241,9 @@ func (g *generator) writePool(ctx context.Context, lk *lake.Lake, run string, po
 			accepted = attempt
 			sum := sha256.Sum256([]byte(code))
 			// The Designer aims at the Agent's skill; early and without memory its aim is loose.
-			spread := 2.6 - 1.4*p
+			spread := 6.0 - 3.5*p
 			if o.Variant == NoMemory {
-				spread = 2.0 + 2.5*p
+				spread = 5.0 + 4.0*p
 			}
 			aim := g.agentSkill(pool) + spread*r.NormFloat64()
 			if o.Variant == NoMemory {
@@ -283,7 +283,10 @@ func (g *generator) writePool(ctx context.Context, lk *lake.Lake, run string, po
 	if err := put(ctx, lk, run, "envs", pool, envRows); err != nil {
 		return err
 	}
-	type tally struct{ nNo, nHint, solvedNo int; sumNo, sumHint float64 }
+	type tally struct {
+		nNo, nHint, solvedNo int
+		sumNo, sumHint       float64
+	}
 	tallies := make([]tally, len(envs))
 	for step := pool; step < min(pool+o.RefreshEvery, o.Steps); step++ {
 		episodes, turns, stepCalls := g.playStep(step, envs)

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/spade-rl/spade/internal/analytics"
+	"github.com/spade-rl/spade/internal/duck"
+	sqlfiles "github.com/spade-rl/spade/sql"
+)
+
+// embedderFlags are shared by metrics, ablate and report.
+var embedderFlags = []cli.Flag{
+	&cli.StringFlag{Name: "embedder", Value: "tfidf_lsa", Usage: "embedder for the diversity audit: tfidf_lsa or openai"},
+	&cli.StringFlag{Name: "embed-url", EnvVars: []string{"SPADE_EMBED_URL"}, Usage: "openai embedder: the /v1 base URL"},
+	&cli.StringFlag{Name: "embed-model", EnvVars: []string{"SPADE_EMBED_MODEL"}, Usage: "openai embedder: the model"},
+	&cli.BoolFlag{Name: "no-embed", Usage: "do not compute missing embeddings (diversity columns stay empty)"},
+}
+
+// embedderSpec reads the embedder flags.
+func embedderSpec(c *cli.Context) analytics.EmbedderSpec {
+	return analytics.EmbedderSpec{Kind: c.String("embedder"), BaseURL: c.String("embed-url"),
+		Model: c.String("embed-model"), APIKeyEnv: "OPENAI_API_KEY"}
+}
+
+// ensureEmbeddings embeds the run's envs unless --no-embed, and returns the embedder's stored name.
+func ensureEmbeddings(c *cli.Context, run string) (string, error) {
+	spec := embedderSpec(c)
+	if _, err := spec.Embedder(); err != nil {
+		return "", asUsage(err)
+	}
+	if c.Bool("no-embed") {
+		e, _ := spec.Embedder()
+		return e.Name(), nil
+	}
+	lk, err := openLake(c)
+	if err != nil {
+		return "", err
+	}
+	return analytics.EnsureEmbeddings(c.Context, lk, run, spec)
+}
+
+func init() {
+	register(&cli.Command{
+		Name:  "metrics",
+		Usage: "print a run's dashboard: learnable band, acceptance, solve rates, regret, Vendi/n, cost per window",
+		Description: "Runs the models of sql/ over the run (DuckDB over the lake) with the run's metrics.* and sample.*\n" +
+			"settings. The table format also prints the early/late quality audit and the longest repeated-env\n" +
+			"streaks; --model NAME prints one model instead (" + fmt.Sprint(analytics.Models()) + ").\n" +
+			"Missing embeddings are computed first (TF-IDF + LSA by default) and stored in the embeddings table.\n\n" +
+			"Example: spade --run r1 metrics --format csv --model learnable_band",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
+			&cli.StringFlag{Name: "model", Usage: "print this model instead of the dashboard"},
+		}, embedderFlags...),
+		Action: func(c *cli.Context) error {
+			format := c.String("format")
+			if format != "table" && format != "csv" && format != "json" {
+				return usageError("--format must be table, csv or json, got %q", format)
+			}
+			model := c.String("model")
+			if model != "" {
+				if _, err := sqlfiles.Query(model); err != nil {
+					return asUsage(err)
+				}
+			}
+			lk, run, _, err := openRun(c)
+			if err != nil {
+				return err
+			}
+			embedder, err := ensureEmbeddings(c, run)
+			if err != nil {
+				return err
+			}
+			s, err := analytics.Open(c.Context, lk, run, embedder)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			w := c.App.Writer
+			if model != "" {
+				return duck.Render(c.Context, s.DB, "select * from "+model, format, "", w)
+			}
+			if format != "table" {
+				return duck.Render(c.Context, s.DB, "select * from dashboard", format, "", w)
+			}
+			fmt.Fprintf(w, "run %s: dashboard per %d-step window (band [%g, %g], quota %d envs per pool)\n", run,
+				s.Config.Metrics.Window, s.Config.Metrics.BandLo, s.Config.Metrics.BandHi, s.Config.Sample.EnvsPerStep)
+			if err := duck.Render(c.Context, s.DB, "select * exclude (run) from dashboard", format, "", w); err != nil {
+				return err
+			}
+			fmt.Fprintln(w, "\nquality audit, early vs late half of the run")
+			if err := duck.Render(c.Context, s.DB, "select * exclude (run) from audits", format, "", w); err != nil {
+				return err
+			}
+			fmt.Fprintln(w, "\nlongest runs of repeated environments (same class name or code in consecutive generations)")
+			return duck.Render(c.Context, s.DB, "select * exclude (run) from repeated_envs limit 5", format, "", w)
+		},
+	})
+}

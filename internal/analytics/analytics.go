@@ -1,0 +1,199 @@
+// Package analytics runs the paper's audits (the models of sql/) over a run's tables in DuckDB and
+// assembles what `spade metrics`, `spade ablate` and `spade report` show: the per-window dashboard, the
+// early/late quality audit, the sample-size-calibrated Vendi comparison and the Designer-reward rescoring.
+//
+// Every number comes from SQL over the lake: this package only sets the run's parameters as DuckDB
+// variables, creates one view per model (so a model can read another, like dbt's ref()), and runs them.
+package analytics
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/duck"
+	"github.com/spade-rl/spade/internal/lake"
+	_ "github.com/spade-rl/spade/internal/vendi" // registers vendi, vendi_per_n, mean_cosine_distance
+	sqlfiles "github.com/spade-rl/spade/sql"
+)
+
+// DefaultEmbedder is the embedder whose vectors the diversity models read unless told otherwise.
+const DefaultEmbedder = "tfidf_lsa"
+
+// Session is a DuckDB session over one run with the run's parameters set and the models as views.
+type Session struct {
+	*duck.Session
+	// Run is the run's name.
+	Run string
+	// Config is the run's configuration.
+	Config *config.Config
+}
+
+// Open opens a session over one run: a view per table (duck.OpenRuns), the run's parameters as DuckDB
+// variables (SetParams), and a view per model of sql/ named after its file (CreateModelViews).
+func Open(ctx context.Context, lk *lake.Lake, run, embedder string) (*Session, error) {
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := duck.OpenRuns(ctx, lk, run)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{Session: ds, Run: run, Config: cfg}
+	if err := SetParams(ctx, ds.DB, cfg, embedder); err != nil {
+		ds.Close()
+		return nil, err
+	}
+	if err := CreateModelViews(ctx, ds.DB); err != nil {
+		ds.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Params returns the DuckDB variables the models read, from a run's configuration: metrics_band_lo,
+// metrics_band_hi, metrics_window, sample_envs_per_step, sample_refresh_every and embedder.
+func Params(cfg *config.Config, embedder string) map[string]any {
+	if embedder == "" {
+		embedder = DefaultEmbedder
+	}
+	return map[string]any{
+		"metrics_band_lo":      cfg.Metrics.BandLo,
+		"metrics_band_hi":      cfg.Metrics.BandHi,
+		"metrics_window":       int64(cfg.Metrics.Window),
+		"sample_envs_per_step": int64(cfg.Sample.EnvsPerStep),
+		"sample_refresh_every": int64(cfg.Sample.RefreshEvery),
+		"embedder":             embedder,
+	}
+}
+
+// SetParams sets the models' parameters (Params) as DuckDB variables of the session.
+func SetParams(ctx context.Context, db *sql.DB, cfg *config.Config, embedder string) error {
+	for name, value := range Params(cfg, embedder) {
+		var literal string
+		switch v := value.(type) {
+		case string:
+			literal = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		case float64:
+			literal = fmt.Sprintf("%v::double", v)
+		default:
+			literal = fmt.Sprintf("%v", v)
+		}
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("set variable %s = %s", name, literal)); err != nil {
+			return fmt.Errorf("analytics: set %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// viewOrder lists the models created as views, dependencies first (dashboard reads the others).
+// tfidf is not a view: it reads `documents`, which the embedder creates.
+var viewOrder = []string{"learnable_band", "solve_rates", "regret_curve", "acceptance", "gate_failures",
+	"repeated_envs", "audits", "cost", "vendi_by_window", "dashboard"}
+
+// Models returns the models a session has as views, in dependency order.
+func Models() []string { return append([]string(nil), viewOrder...) }
+
+// CreateModelViews creates one view per model, named after its file: `select * from learnable_band`.
+func CreateModelViews(ctx context.Context, db *sql.DB) error {
+	for _, name := range viewOrder {
+		text, err := sqlfiles.Query(name)
+		if err != nil {
+			return err
+		}
+		body := strings.TrimRight(strings.TrimSpace(text), ";")
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("create or replace temp view %s as %s", name, body)); err != nil {
+			return fmt.Errorf("analytics: model %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Table is a query result held in memory.
+type Table struct {
+	// Columns are the result's column names.
+	Columns []string
+	// Rows hold the values as the driver returns them (int64, float64, string, bool, nil, ...).
+	Rows [][]any
+}
+
+// Col returns the index of a column, or -1.
+func (t *Table) Col(name string) int {
+	for i, c := range t.Columns {
+		if c == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Float returns row i's column as a float64 (0 for NULL or a non-number).
+func (t *Table) Float(i int, column string) float64 {
+	j := t.Col(column)
+	if j < 0 {
+		return 0
+	}
+	switch v := t.Rows[i][j].(type) {
+	case float64:
+		return v
+	case float32:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case int32:
+		return float64(v)
+	case int:
+		return float64(v)
+	}
+	return 0
+}
+
+// String returns row i's column as text ("" for NULL).
+func (t *Table) String(i int, column string) string {
+	j := t.Col(column)
+	if j < 0 || t.Rows[i][j] == nil {
+		return ""
+	}
+	return duck.FormatValue(t.Rows[i][j])
+}
+
+// Query runs SQL and returns its result in memory.
+func Query(ctx context.Context, db *sql.DB, query string, args ...any) (*Table, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{Columns: cols}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		t.Rows = append(t.Rows, vals)
+	}
+	return t, rows.Err()
+}
+
+// Model runs one model of the session: `select * from <name>`.
+func (s *Session) Model(ctx context.Context, name string) (*Table, error) {
+	if _, err := sqlfiles.Query(name); err != nil {
+		return nil, err
+	}
+	t, err := Query(ctx, s.DB, "select * from "+name)
+	if err != nil {
+		return nil, fmt.Errorf("analytics: %s on run %s: %w", name, s.Run, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,75 @@
+package analytics
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/synth"
+)
+
+var (
+	paperOnce sync.Once
+	paperLake *lake.Lake
+	paperErr  error
+)
+
+// benchLake returns a lake holding the paper-sized synthetic run "full" (400 steps, about 307,000 episodes
+// and 4 million turns) with its TF-IDF + LSA embeddings. It is built once into $TMPDIR (about 20 s) and
+// reused by later benchmark runs; bump the directory's version when the generator changes.
+func benchLake(b *testing.B) *lake.Lake {
+	b.Helper()
+	paperOnce.Do(func() {
+		ctx := context.Background()
+		dir := filepath.Join(os.TempDir(), "spade-bench-paper-v2")
+		done := filepath.Join(dir, "complete")
+		if _, err := os.Stat(done); err != nil {
+			os.RemoveAll(dir)
+			lk, err := lake.Open(ctx, dir)
+			if err != nil {
+				paperErr = err
+				return
+			}
+			if paperErr = synth.Write(ctx, lk, "full", synth.Paper()); paperErr != nil {
+				return
+			}
+			if _, paperErr = EnsureEmbeddings(ctx, lk, "full", EmbedderSpec{}); paperErr != nil {
+				return
+			}
+			os.WriteFile(done, nil, 0o644)
+		}
+		paperLake, paperErr = lake.Open(ctx, dir)
+	})
+	if paperErr != nil {
+		b.Fatal(paperErr)
+	}
+	return paperLake
+}
+
+// BenchmarkModels times every model of sql/ on the paper-sized synthetic run, each in a session opened
+// once (views and parameters are set up outside the timer). Target: under 1 s each on 2 cores.
+func BenchmarkModels(b *testing.B) {
+	lk := benchLake(b)
+	ctx := context.Background()
+	s, err := Open(ctx, lk, "full", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for _, model := range Models() {
+		b.Run(model, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				t, err := s.Model(ctx, model)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(t.Rows) == 0 && model != "repeated_envs" {
+					b.Fatalf("%s: no rows", model)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,109 @@
+package embed
+
+/*
+#cgo LDFLAGS: -lopenblas
+void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work, const int *lwork, int *info);
+void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau, double *work,
+             const int *lwork, int *info);
+void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
+             double *work, const int *lwork, int *iwork, const int *liwork, int *info);
+void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *a, int lda,
+                 const double *b, int ldb, double beta, double *c, int ldc);
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+func dptr(x []float64) *C.double { return (*C.double)(unsafe.Pointer(&x[0])) }
+
+// orthonormalize returns an m×l row-major matrix whose columns are an orthonormal basis of the column
+// space of y (m×l row-major, m ≥ l), by Householder QR (LAPACK dgeqrf + dorgqr). Rank deficiency is fine:
+// the extra columns are still orthonormal.
+func orthonormalize(y []float64, m, l int) ([]float64, error) {
+	// Row-major m×l is column-major l×m; transpose into a column-major m×l buffer for LAPACK.
+	a := make([]float64, m*l)
+	for i := 0; i < m; i++ {
+		for j := 0; j < l; j++ {
+			a[j*m+i] = y[i*l+j]
+		}
+	}
+	mm, nn, lda := C.int(m), C.int(l), C.int(m)
+	tau := make([]float64, l)
+	var info C.int
+	var query C.double
+	lwork := C.int(-1)
+	C.dgeqrf_(&mm, &nn, dptr(a), &lda, dptr(tau), &query, &lwork, &info)
+	work := make([]float64, max(int(query), l))
+	lwork = C.int(len(work))
+	C.dgeqrf_(&mm, &nn, dptr(a), &lda, dptr(tau), dptr(work), &lwork, &info)
+	if info != 0 {
+		return nil, fmt.Errorf("embed: dgeqrf: info %d", info)
+	}
+	lwork = -1
+	C.dorgqr_(&mm, &nn, &nn, dptr(a), &lda, dptr(tau), &query, &lwork, &info)
+	if int(query) > len(work) {
+		work = make([]float64, int(query))
+	}
+	lwork = C.int(len(work))
+	C.dorgqr_(&mm, &nn, &nn, dptr(a), &lda, dptr(tau), dptr(work), &lwork, &info)
+	if info != 0 {
+		return nil, fmt.Errorf("embed: dorgqr: info %d", info)
+	}
+	q := make([]float64, m*l)
+	for i := 0; i < m; i++ {
+		for j := 0; j < l; j++ {
+			q[i*l+j] = a[j*m+i]
+		}
+	}
+	return q, nil
+}
+
+// symmetricEigen returns the eigenvalues (ascending) and eigenvectors (column j of the row-major l×l
+// result belongs to eigenvalue j) of the symmetric l×l matrix s (destroyed), by LAPACK dsyevd.
+func symmetricEigen(s []float64, l int) ([]float64, []float64, error) {
+	jobz, uplo := C.char('V'), C.char('L')
+	nn, lda := C.int(l), C.int(l)
+	w := make([]float64, l)
+	var info C.int
+	var query C.double
+	var iquery C.int
+	lwork, liwork := C.int(-1), C.int(-1)
+	C.dsyevd_(&jobz, &uplo, &nn, dptr(s), &lda, dptr(w), &query, &lwork, &iquery, &liwork, &info)
+	work := make([]float64, max(int(query), 1))
+	iwork := make([]int32, max(int(iquery), 1))
+	lwork, liwork = C.int(len(work)), C.int(len(iwork))
+	C.dsyevd_(&jobz, &uplo, &nn, dptr(s), &lda, dptr(w), dptr(work), &lwork, (*C.int)(unsafe.Pointer(&iwork[0])), &liwork, &info)
+	if info != 0 {
+		return nil, nil, fmt.Errorf("embed: dsyevd: info %d", info)
+	}
+	// s holds the eigenvectors column-major (vector j in s[j*l : (j+1)*l]); return them row-major.
+	v := make([]float64, l*l)
+	for j := 0; j < l; j++ {
+		for i := 0; i < l; i++ {
+			v[i*l+j] = s[j*l+i]
+		}
+	}
+	return w, v, nil
+}
+
+// gemm returns C = op(A)·op(B) for row-major matrices: A is m×k (or k×m when transA), B is k×n (or n×k
+// when transB).
+func gemm(a []float64, transA bool, b []float64, transB bool, m, n, k int) []float64 {
+	c := make([]float64, m*n)
+	if m == 0 || n == 0 || k == 0 {
+		return c
+	}
+	ta, tb, lda, ldb := 111, 111, k, n
+	if transA {
+		ta, lda = 112, m
+	}
+	if transB {
+		tb, ldb = 112, k
+	}
+	C.cblas_dgemm(101, C.int(ta), C.int(tb), C.int(m), C.int(n), C.int(k), 1, dptr(a), C.int(lda), dptr(b), C.int(ldb), 0,
+		dptr(c), C.int(n))
+	return c
+}

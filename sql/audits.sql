@@ -1,0 +1,154 @@
+-- audits: the paper's environment quality audit, early vs late (SPADE §3.4 and its appendix: well-defined
+-- 0.98 / 0.97, verifiable terminal answer 0.90 / 0.93, formula disclosure 25% → 5%, distinct reward levels
+-- 3.7 → 5.8, strictly partial levels 2.2 → 4.0, learnable band 0.16 → 0.31).
+--
+-- phase: early for envs whose pool step is in the first half of the run's played steps, late otherwise.
+-- Per env (accepted envs only), then averaged per phase:
+--   well_defined     every gate check of the accepted attempt passed, no episode ended by env_error or
+--                    timeout, and reset is deterministic: every seed the env was reset with produced one
+--                    and the same opening observation.
+--   verifiable       at least one episode ended through done, and every done turn carries a boolean
+--                    info.success (a defined terminal answer).
+--   formula_disclosed  an opening observation states a formula. Heuristic (documented, imperfect): LaTeX
+--                    (\frac, \sqrt, ^{...}, $...$ or \( \)), or an equation with named quantities
+--                    ("name = expression" whose right side has an operator between two operands), or a
+--                    formula keyword (formula, equation, "is given by", "proportional to"). It misses
+--                    laws stated in prose ("double the mass") and counts assignment-like text that is
+--                    not a physical law ("score = hits * 2"), so compare phases, not absolute levels.
+--   reward_levels    distinct per-turn reward values over all the env's turns; partial_levels those
+--                    strictly between 0 and 1.
+--   in_band          no-hint solve rate in [metrics_band_lo, metrics_band_hi] (share of envs, not of the
+--                    quota: the quota-based share is learnable_band.sql).
+with
+
+params as (
+    select
+        coalesce(getvariable('metrics_band_lo'), 0.2)::double as band_lo,
+        coalesce(getvariable('metrics_band_hi'), 0.8)::double as band_hi
+),
+
+accepted_envs as (
+    select run, env_id, pool_step, attempt from envs
+),
+
+run_spans as (
+    select run, min(step) as first_step, max(step) as last_step from episodes group by run
+),
+
+gate_ok as (
+    select g.run, g.env_id, bool_and(g.passed or g.skipped) and count(*) filter (where g.passed) > 0 as all_passed
+    from gate_results g
+    join accepted_envs e on e.run = g.run and e.env_id = g.env_id and e.attempt = g.attempt
+    group by g.run, g.env_id
+),
+
+episode_facts as (
+    select
+        run,
+        env_id,
+        count(*) filter (where ended_by in ('env_error', 'timeout')) as env_failures,
+        count(*) filter (where ended_by = 'done') as done_episodes,
+        avg(success::double) filter (where not hinted and ended_by not in ('env_error', 'timeout')) as solve_rate
+    from episodes
+    group by run, env_id
+),
+
+openings as (
+    select t.run, t.env_id, e.seed, t.observation
+    from turns t
+    join episodes e on e.run = t.run and e.episode_id = t.episode_id
+    where t.turn = 0
+),
+
+reset_determinism as (
+    select run, env_id, max(observations) = 1 as deterministic
+    from (
+        select run, env_id, seed, count(distinct observation) as observations
+        from openings
+        group by run, env_id, seed
+    )
+    group by run, env_id
+),
+
+disclosure as (
+    select
+        run,
+        env_id,
+        bool_or(
+            regexp_matches(observation, '\\frac|\\sqrt|\^\{|\$[^$]+\$|\\\(')
+            or regexp_matches(observation, '[A-Za-z_][A-Za-z0-9_]*\s*=\s*[^=,;]*[A-Za-z0-9_)]\s*[-+*/^]\s*[A-Za-z0-9_(]')
+            or regexp_matches(lower(observation), 'formula|equation|is given by|proportional to')
+        ) as formula_disclosed
+    from (select distinct run, env_id, observation from openings)
+    group by run, env_id
+),
+
+reward_values as (
+    -- distinct (env, reward) pairs first: cheaper than count(distinct) over millions of turns
+    select run, env_id, reward
+    from turns
+    group by run, env_id, reward
+),
+
+reward_levels as (
+    select
+        run,
+        env_id,
+        count(*) as reward_levels,
+        count(*) filter (where reward > 0 and reward < 1) as partial_levels
+    from reward_values
+    group by run, env_id
+),
+
+terminal_answers as (
+    select
+        run,
+        env_id,
+        bool_and(coalesce(case when json_valid(info) then json_type(info, '$.success') = 'BOOLEAN' end, false))
+            as defined_success
+    from turns
+    where done
+    group by run, env_id
+),
+
+per_env as (
+    select
+        e.run,
+        e.env_id,
+        case when e.pool_step < (s.first_step + s.last_step + 1) / 2.0 then 'early' else 'late' end as phase,
+        coalesce(g.all_passed, false)
+            and coalesce(f.env_failures, 0) = 0
+            and coalesce(d.deterministic, false) as well_defined,
+        coalesce(f.done_episodes, 0) > 0 and coalesce(a.defined_success, false) as verifiable,
+        coalesce(x.formula_disclosed, false) as formula_disclosed,
+        coalesce(r.reward_levels, 0) as reward_levels,
+        coalesce(r.partial_levels, 0) as partial_levels,
+        coalesce(f.solve_rate between p.band_lo and p.band_hi, false) as in_band
+    from accepted_envs e
+    cross join params p
+    join run_spans s using (run)
+    left join gate_ok g using (run, env_id)
+    left join episode_facts f using (run, env_id)
+    left join reset_determinism d using (run, env_id)
+    left join disclosure x using (run, env_id)
+    left join terminal_answers a using (run, env_id)
+    left join reward_levels r using (run, env_id)
+),
+
+final as (
+    select
+        run,
+        phase,
+        count(*) as envs,
+        avg(well_defined::double) as well_defined,
+        avg(verifiable::double) as verifiable,
+        avg(formula_disclosed::double) as formula_disclosure,
+        avg(reward_levels) as reward_levels,
+        avg(partial_levels) as partial_levels,
+        avg(in_band::double) as in_band
+    from per_env
+    group by run, phase
+)
+
+select * from final
+order by run, phase
