@@ -137,7 +137,7 @@ func TestDeterministicReset(t *testing.T) {
 
 func TestTypedErrors(t *testing.T) {
 	p := newTestPool(t, isoUnderTest(), func(o *Options) {
-		o.StepTimeout = 500 * time.Millisecond
+		o.StepTimeout = 1500 * time.Millisecond
 		o.AddressSpace = 256 << 20
 		o.OutputCap = 64 << 10
 	})
@@ -182,7 +182,7 @@ func TestTypedErrors(t *testing.T) {
 			if se.Op != "step" {
 				t.Fatalf("op %q, want step", se.Op)
 			}
-			if c.want == ErrTimeout && time.Since(start) > 2*time.Second {
+			if c.want == ErrTimeout && time.Since(start) > 4*time.Second {
 				t.Fatalf("timeout took %s", time.Since(start))
 			}
 			if c.want != ErrEnv {
@@ -197,7 +197,7 @@ func TestTypedErrors(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.LoadTimeout = 700 * time.Millisecond })
+	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.LoadTimeout = 1500 * time.Millisecond })
 	ctx := context.Background()
 	for name, code := range map[string]string{
 		"syntax":       "class A(:\n",

@@ -1,5 +1,5 @@
 # attack: deep recursion past the C stack
-# expect: RecursionError|crash|SIGSEGV|memory
+# expect: RecursionError|crash|SIGSEGV|memory|timeout
 import sys
 
 

@@ -1,5 +1,5 @@
 # attack: memory bomb
-# expect: memory|MemoryError
+# expect: memory|MemoryError|timeout
 class MemoryBomb:
     def reset(self, seed):
         return "start"
