@@ -1,0 +1,149 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/sandbox"
+	"github.com/spade-rl/spade/schemas"
+)
+
+// fixedRegenerator stands in for the Designer: it answers every regeneration with one program.
+type fixedRegenerator struct {
+	code, hint string
+	calls      []string
+}
+
+func (f *fixedRegenerator) Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string, attempt int) (schemas.CandidateRow, error) {
+	f.calls = append(f.calls, gateError)
+	next := prev
+	next.Attempt = int32(attempt)
+	next.EnvID = fmt.Sprintf("%s-r%d", strings.Split(prev.EnvID, "-r")[0], attempt)
+	next.Code, next.Hint, next.ParseError, next.PreviousError = f.code, f.hint, "", gateError
+	return next, nil
+}
+
+// newRun creates a lake with a games run and commits candidates at step 0.
+func newRun(t *testing.T, cands []schemas.CandidateRow) (*lake.Lake, string) {
+	t.Helper()
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Preset("qwen3-4b-games")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Set("sandbox.python", testPython()); err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.CreateRun(ctx, "r1", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r1", Table: schemas.CandidatesSpec.Name, Step: 0}, cands, lake.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return lk, "r1"
+}
+
+func candidate(slot int, s sample) schemas.CandidateRow {
+	skill := s.Skill
+	if skill == "" {
+		skill = schemas.SkillMath
+	}
+	return schemas.CandidateRow{Step: 0, Slot: int32(slot), EnvID: fmt.Sprintf("env-%d", slot), Attempt: 1, Skill: skill,
+		Setting: schemas.SettingGames, Code: s.Code, Hint: s.Hint, RawResponse: "```python\n" + s.Code + "```\n<hint>" + s.Hint + "</hint>"}
+}
+
+func TestRunCommitsResultsAndEnvs(t *testing.T) {
+	envs := readSamples(t, repoPath("testdata", "envs"))
+	hostile := readSamples(t, repoPath("testdata", "hostile"))
+	var bomb sample
+	for _, h := range hostile {
+		if h.Name == "fork_bomb" {
+			bomb = h
+		}
+	}
+	cands := []schemas.CandidateRow{candidate(0, envs[0]), candidate(1, envs[1]), candidate(2, bomb)}
+	unparsed := candidate(3, envs[2])
+	unparsed.Code, unparsed.Hint, unparsed.ParseError = "", "", "no fenced python block"
+	cands = append(cands, unparsed)
+	lk, run := newRun(t, cands)
+	ctx := context.Background()
+	pool := newPool(t, sandbox.IsolationBwrap)
+	regen := &fixedRegenerator{code: envs[3].Code, hint: envs[3].Hint}
+
+	res, err := Run(ctx, lk, run, 0, Options{Pool: pool, Regenerator: regen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Slots != 4 || res.Accepted != 4 || res.Attempts != 6 || res.Regenerated != 2 {
+		t.Fatalf("result %+v, want 4 slots, 4 accepted, 6 attempts, 2 regenerated", res)
+	}
+	if len(regen.calls) != 2 || !strings.Contains(strings.Join(regen.calls, "\n"), `gate check "static" failed`) {
+		t.Fatalf("regenerator saw %q", regen.calls)
+	}
+	rows, err := lake.ReadRows[schemas.GateResultRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.GateResultsSpec.Name, Step: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6*len(GamesChecks) {
+		t.Fatalf("%d gate_results rows, want %d", len(rows), 6*len(GamesChecks))
+	}
+	failed := map[string]string{}
+	for _, r := range rows {
+		if !r.Passed && !r.Skipped {
+			failed[r.EnvID] = r.Check + ": " + r.Error
+		}
+	}
+	if !strings.Contains(failed["env-2"], "static: ") || !strings.Contains(failed["env-2"], "'os'") {
+		t.Errorf("fork bomb row: %q", failed["env-2"])
+	}
+	if !strings.Contains(failed["env-3"], "could not be parsed") {
+		t.Errorf("unparsed row: %q", failed["env-3"])
+	}
+	accepted, err := lake.ReadRows[schemas.EnvRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySlot := map[int32]schemas.EnvRow{}
+	for _, e := range accepted {
+		bySlot[e.Slot] = e
+	}
+	if len(bySlot) != 4 || bySlot[2].Attempt != 2 || bySlot[2].EnvID != "env-2-r2" || bySlot[0].ClassName == "" || len(bySlot[1].CodeSHA256) != 64 {
+		t.Fatalf("envs %+v", bySlot)
+	}
+	again, err := Run(ctx, lk, run, 0, Options{Pool: pool})
+	if err != nil || !again.Skipped {
+		t.Fatalf("second run: %+v, %v; want skipped", again, err)
+	}
+}
+
+func TestRunWithoutRegeneratorJudgesLakeOnly(t *testing.T) {
+	envs := readSamples(t, repoPath("testdata", "envs"))
+	bad := candidate(1, envs[1])
+	bad.Code = "class Nothing:\n    pass\n"
+	second := candidate(1, envs[4])
+	second.Attempt, second.EnvID = 2, "env-1-a2"
+	lk, run := newRun(t, []schemas.CandidateRow{candidate(0, envs[0]), bad, second})
+	pool := newPool(t, sandbox.IsolationBwrap)
+	res, err := Run(context.Background(), lk, run, 0, Options{Pool: pool, Shards: 2, Shard: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Slots != 1 || res.Accepted != 1 || res.Attempts != 2 || res.Regenerated != 0 {
+		t.Fatalf("shard 1: %+v", res)
+	}
+	if _, err := Run(context.Background(), lk, run, 0, Options{Pool: pool, Shards: 2, Shard: 0}); err != nil {
+		t.Fatal(err)
+	}
+	accepted, err := lake.ReadRows[schemas.EnvRow](context.Background(), lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: 0})
+	if err != nil || len(accepted) != 2 {
+		t.Fatalf("envs after both shards: %d, %v", len(accepted), err)
+	}
+}
