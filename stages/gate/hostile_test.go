@@ -20,8 +20,8 @@ import (
 // listening port and a secret in the environment. Each is checked after every program.
 type target struct {
 	planted, plantedContent, outside, secretName, secretValue string
-	port                                                       int
-	connections                                                atomic.Int64
+	port                                                      int
+	connections                                               atomic.Int64
 }
 
 func newTarget(t *testing.T) *target {
