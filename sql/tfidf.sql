@@ -4,9 +4,9 @@
 --
 -- Reads a view `documents(doc_id, text)` (the embedder creates it over envs: code_sha256, code). Same
 -- definitions as scikit-learn's TfidfVectorizer defaults, so the two can be compared: lowercase, tokens
--- are runs of 2+ word characters (\b\w\w+\b), tf the raw count, idf = ln((1 + n) / (1 + df)) + 1, each
--- document's row scaled to unit L2 norm. doc_index follows doc_id order, term_index the sorted vocabulary.
--- A document without tokens has no rows.
+-- are maximal runs of 2+ Unicode letters, digits or underscores (its \b\w\w+\b), tf the raw count,
+-- idf = ln((1 + n) / (1 + df)) + 1, each document's row scaled to unit L2 norm. doc_index follows doc_id
+-- order, term_index the sorted vocabulary. A document without tokens has no rows.
 with
 
 docs as (
@@ -15,7 +15,7 @@ docs as (
 ),
 
 tokens as (
-    select doc_index, unnest(regexp_extract_all(lower(text), '\b\w\w+\b')) as term
+    select doc_index, unnest(regexp_extract_all(lower(text), '[\pL\pN_]{2,}')) as term
     from docs
 ),
 
