@@ -19,13 +19,13 @@ import (
 )
 
 // Regenerator asks the Designer for a new attempt at a slot whose last candidate failed the
-// gate. The generate stage implements it; the runner or the CLI hands it in. prev is the failed
-// candidate, gateError the message to show the Designer, attempt the new attempt's number
-// (prev.Attempt+1). The returned candidate must carry Step, Slot, Skill, Setting, Attempt and a
-// fresh EnvID; recording it (llm_calls, and candidates of later attempts) is the implementation's
-// job. An error ends the slot's attempts.
+// gate; *generate.Generator implements it, and the runner or the CLI hands it in. prev is the
+// failed candidate and gateError the message to show the Designer. The returned candidate is
+// attempt prev.Attempt+1 of the same slot with its own EnvID (it may carry a parse error);
+// recording it (candidates, llm_calls) is the implementation's job. An error ends the slot's
+// attempts; the gate stops asking at gate.max_attempts by itself too.
 type Regenerator interface {
-	Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string, attempt int) (schemas.CandidateRow, error)
+	Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error)
 }
 
 // Options are the per-invocation settings of the stage (the rest comes from run.json).
@@ -210,7 +210,7 @@ func judgeSlot(ctx context.Context, pool *sandbox.Pool, list []schemas.Candidate
 		if len(queue) > 0 {
 			cand, queue = queue[0], queue[1:]
 		} else {
-			next, err := regen.Regenerate(ctx, last, lastError, int(last.Attempt)+1)
+			next, err := regen.Regenerate(ctx, last, lastError)
 			if err != nil {
 				log.Warn("gate: regeneration failed", "slot", last.Slot, "attempt", last.Attempt+1, "err", err)
 				return out

@@ -18,8 +18,9 @@ type fixedRegenerator struct {
 	calls      []string
 }
 
-func (f *fixedRegenerator) Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string, attempt int) (schemas.CandidateRow, error) {
+func (f *fixedRegenerator) Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
 	f.calls = append(f.calls, gateError)
+	attempt := int(prev.Attempt) + 1
 	next := prev
 	next.Attempt = int32(attempt)
 	next.EnvID = fmt.Sprintf("%s-r%d", strings.Split(prev.EnvID, "-r")[0], attempt)
@@ -145,5 +146,46 @@ func TestRunWithoutRegeneratorJudgesLakeOnly(t *testing.T) {
 	accepted, err := lake.ReadRows[schemas.EnvRow](context.Background(), lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: 0})
 	if err != nil || len(accepted) != 2 {
 		t.Fatalf("envs after both shards: %d, %v", len(accepted), err)
+	}
+}
+
+// failingRegenerator answers with a broken program every time, to prove the attempt cap.
+type failingRegenerator struct{ calls int }
+
+func (f *failingRegenerator) Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
+	f.calls++
+	next := prev
+	next.Attempt++
+	next.EnvID = fmt.Sprintf("env-%d-a%d", prev.Slot, next.Attempt)
+	next.Code = "class Broken:\n    def reset(self, seed):\n        return undefined_name\n    def step(self, action):\n        return '', 0.0, True, {}\n"
+	return next, nil
+}
+
+func TestRegenerationStopsAtMaxAttempts(t *testing.T) {
+	envs := readSamples(t, repoPath("testdata", "envs"))
+	bad := candidate(0, envs[0])
+	bad.Code = "x = 1\n"
+	lk, run := newRun(t, []schemas.CandidateRow{bad})
+	regen := &failingRegenerator{}
+	res, err := Run(context.Background(), lk, run, 0, Options{Pool: newPool(t, sandbox.IsolationBwrap), Regenerator: regen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// gate.max_attempts is 5: attempt 1 from the lake, 2..5 regenerated
+	if res.Accepted != 0 || res.Attempts != 5 || regen.calls != 4 {
+		t.Fatalf("%+v after %d regenerations; want 5 attempts, 4 regenerations, none accepted", res, regen.calls)
+	}
+	rows, err := lake.ReadRows[schemas.GateResultRow](context.Background(), lk, lake.PartitionKey{Run: run, Table: schemas.GateResultsSpec.Name, Step: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for _, r := range rows {
+		if r.Attempt == 5 && !r.Passed && !r.Skipped {
+			last = r.Check + ": " + r.Error
+		}
+	}
+	if !strings.Contains(last, "reset: ") || !strings.Contains(last, "NameError") {
+		t.Fatalf("attempt 5 failure %q, want reset NameError", last)
 	}
 }
