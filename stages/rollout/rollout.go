@@ -1,0 +1,448 @@
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"text/template"
+	"time"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/llm"
+	"github.com/spade-rl/spade/internal/sandbox"
+	"github.com/spade-rl/spade/schemas"
+)
+
+//go:embed prompts/*.tmpl
+var promptFS embed.FS
+
+// PromptVersion names the embedded Agent templates (prompts/agent_<setting>.v1.tmpl).
+const PromptVersion = "v1"
+
+// Options are the per-invocation settings of the stage.
+type Options struct {
+	// Force replaces committed episodes and turns partitions.
+	Force bool
+	// Shard and Shards split the pool's envs between writers by env_id hash (Shards 0 means 1).
+	Shard, Shards int
+	// WeightsVersion is the served name of the current trained weights ("" = llm.agent.model).
+	WeightsVersion string
+	// Client, when set, is used instead of one built from the run config.
+	Client *llm.Client
+	// Pool, when set, is used instead of a sandbox pool built from the run config.
+	Pool *sandbox.Pool
+	// Log receives progress lines and per-env problems; nil discards them.
+	Log *slog.Logger
+	// Progress, when set (a terminal), receives a one-line progress bar instead of log lines.
+	Progress io.Writer
+}
+
+// Timing splits the stage's time. LLM and Sandbox are summed over concurrent episodes (busy time, so
+// they can exceed Episodes); Episodes and Lake are wall time.
+type Timing struct {
+	// Episodes is the wall time of the episode phase.
+	Episodes time.Duration
+	// LLM is the summed time spent in Chat calls.
+	LLM time.Duration
+	// Sandbox is the summed time spent in sandbox calls (load, new, reset, tools, step).
+	Sandbox time.Duration
+	// Lake is the wall time of reading the pool and committing llm_calls, turns and episodes.
+	Lake time.Duration
+}
+
+// Result reports what the stage did.
+type Result struct {
+	// Skipped is true when the episodes partition (or this shard of it) was already committed.
+	Skipped bool
+	// PoolStep is the pool the envs came from.
+	PoolStep int64
+	// Envs, Episodes and Turns count what was played.
+	Envs, Episodes, Turns int
+	// EndedBy counts episodes by how they ended.
+	EndedBy map[string]int
+	// Tokens is the total of prompt and completion tokens.
+	Tokens int64
+	// Timing splits the time.
+	Timing Timing
+}
+
+// ErrNoPool is returned when no envs pool is committed at or before the step.
+var ErrNoPool = errors.New("rollout: no envs pool")
+
+// Run plays the step's episodes and commits episodes, turns and llm_calls.
+func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		return Result{}, err
+	}
+	shards := max(opts.Shards, 1)
+	epKey := lake.PartitionKey{Run: run, Table: schemas.EpisodesSpec.Name, Step: step}
+	if done, err := lk.Committed(ctx, epKey); err != nil {
+		return Result{}, err
+	} else if done && !opts.Force {
+		log.Info("rollout: already committed", "run", run, "step", step)
+		return Result{Skipped: true}, nil
+	}
+	lakeStart := time.Now()
+	poolStep, envs, err := readPool(ctx, lk, run, step)
+	if err != nil {
+		return Result{}, err
+	}
+	var mine []schemas.EnvRow
+	for _, e := range envs {
+		if shardOf(e.EnvID, shards) == opts.Shard {
+			mine = append(mine, e)
+		}
+	}
+	lakeRead := time.Since(lakeStart)
+
+	client := opts.Client
+	if client == nil {
+		client, err = llm.NewFromConfig(ctx, cfg, lk, opts.WeightsVersion, llm.RoleAgent)
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	pool := opts.Pool
+	if pool == nil {
+		pool, err = sandbox.NewPool(ctx, SandboxOptions(cfg))
+		if err != nil {
+			return Result{}, err
+		}
+		defer pool.Close()
+	}
+	tmpl, err := agentTemplate(cfg.Setting)
+	if err != nil {
+		return Result{}, err
+	}
+	r := &runner{cfg: cfg, step: step, client: client, pool: pool, tmpl: tmpl, log: log}
+	r.progress = newProgress(opts.Progress, log, len(mine)*2*cfg.Rollout.GroupSize)
+	start := time.Now()
+	episodes, turns, err := r.playAll(ctx, mine)
+	r.progress.finish()
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{PoolStep: poolStep, Envs: len(mine), Episodes: len(episodes), Turns: len(turns), EndedBy: map[string]int{}}
+	res.Timing.Episodes = time.Since(start)
+	res.Timing.LLM = time.Duration(r.llmNanos.Load())
+	res.Timing.Sandbox = time.Duration(r.sandboxNanos.Load())
+	for _, e := range episodes {
+		res.EndedBy[e.EndedBy]++
+		res.Tokens += e.Tokens
+	}
+
+	writeStart := time.Now()
+	if err := llm.CommitCalls(ctx, lk, run, step, client.TakeCalls()); err != nil {
+		return Result{}, fmt.Errorf("rollout: commit llm_calls: %w", err)
+	}
+	wopts := lake.WriteOptions{Shard: opts.Shard, Shards: shards, Force: opts.Force}
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.TurnsSpec.Name, Step: step}, turns, wopts); err != nil {
+		return Result{}, fmt.Errorf("rollout: %w", err)
+	}
+	if _, err := lake.WriteRows(ctx, lk, epKey, episodes, wopts); err != nil {
+		return Result{}, fmt.Errorf("rollout: %w", err)
+	}
+	res.Timing.Lake = lakeRead + time.Since(writeStart)
+	log.Info("rollout: committed", "run", run, "step", step, "pool_step", poolStep, "envs", res.Envs,
+		"episodes", res.Episodes, "turns", res.Turns, "ended_by", res.EndedBy)
+	return res, nil
+}
+
+// SandboxOptions maps the run config's sandbox.* keys onto the pool options.
+func SandboxOptions(cfg *config.Config) sandbox.Options {
+	return sandbox.Options{
+		Python:         cfg.Sandbox.Python,
+		Workers:        cfg.Sandbox.Workers,
+		LoadTimeout:    time.Duration(cfg.Sandbox.LoadTimeoutSeconds) * time.Second,
+		StepTimeout:    time.Duration(cfg.Sandbox.StepTimeoutSeconds) * time.Second,
+		AddressSpace:   int64(cfg.Sandbox.MemoryMB) << 20,
+		ObservationCap: cfg.Sandbox.MaxObservationBytes,
+		AllowUnsafe:    cfg.Sandbox.UnsafeNoIsolation,
+	}
+}
+
+// readPool returns the newest envs partition at or before step, sorted by env id.
+func readPool(ctx context.Context, lk *lake.Lake, run string, step int64) (int64, []schemas.EnvRow, error) {
+	steps, err := lk.Steps(ctx, run, schemas.EnvsSpec.Name)
+	if err != nil {
+		return 0, nil, err
+	}
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i] > step {
+			continue
+		}
+		envs, err := lake.ReadRows[schemas.EnvRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: steps[i]})
+		if err != nil {
+			return 0, nil, err
+		}
+		sort.Slice(envs, func(a, b int) bool { return envs[a].EnvID < envs[b].EnvID })
+		return steps[i], envs, nil
+	}
+	return 0, nil, fmt.Errorf("%w at or before step %d of run %s (run `spade gate --step N` for the pool's refresh step first)", ErrNoPool, step, run)
+}
+
+// agentTemplate loads the embedded Agent system prompt of a setting.
+func agentTemplate(setting string) (*template.Template, error) {
+	name := fmt.Sprintf("agent_%s.%s.tmpl", setting, PromptVersion)
+	text, err := promptFS.ReadFile("prompts/" + name)
+	if err != nil {
+		return nil, fmt.Errorf("rollout: agent prompt for setting %q: %w", setting, err)
+	}
+	return template.New(name).Option("missingkey=error").Parse(string(text))
+}
+
+// SystemPrompt renders the Agent's system prompt; the hint is included only for hinted episodes.
+func SystemPrompt(tmpl *template.Template, maxTurns int, hint string) (string, error) {
+	var buf bytes.Buffer
+	err := tmpl.Execute(&buf, struct {
+		MaxTurns int
+		Hint     string
+	}{maxTurns, hint})
+	return string(bytes.TrimSpace(buf.Bytes())), err
+}
+
+// runner plays the episodes of one step.
+type runner struct {
+	cfg      *config.Config
+	step     int64
+	client   *llm.Client
+	pool     *sandbox.Pool
+	tmpl     *template.Template
+	log      *slog.Logger
+	progress *progress
+
+	llmNanos     atomic.Int64
+	sandboxNanos atomic.Int64
+}
+
+// episodeOut is one played episode.
+type episodeOut struct {
+	episode schemas.EpisodeRow
+	turns   []schemas.TurnRow
+}
+
+// playAll plays every env's groups concurrently and returns the rows in a deterministic order
+// (episodes by episode id, turns by episode id then turn). Only a context or replay error stops it.
+func (r *runner) playAll(ctx context.Context, envs []schemas.EnvRow) ([]schemas.EpisodeRow, []schemas.TurnRow, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var mu sync.Mutex
+	var outs []episodeOut
+	var wg sync.WaitGroup
+	for _, env := range envs {
+		wg.Go(func() {
+			got, err := r.playEnv(ctx, env)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			mu.Lock()
+			outs = append(outs, got...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(outs, func(i, j int) bool { return outs[i].episode.EpisodeID < outs[j].episode.EpisodeID })
+	episodes := make([]schemas.EpisodeRow, len(outs))
+	var turns []schemas.TurnRow
+	for i, o := range outs {
+		episodes[i] = o.episode
+		turns = append(turns, o.turns...)
+	}
+	return episodes, turns, nil
+}
+
+// playEnv loads one env's program and plays its 2·G episodes concurrently. A program that fails to
+// load ends every episode with env_error (or timeout).
+func (r *runner) playEnv(ctx context.Context, env schemas.EnvRow) ([]episodeOut, error) {
+	g := r.cfg.Rollout.GroupSize
+	t0 := time.Now()
+	prog, loadErr := r.pool.Load(ctx, env.Code)
+	r.sandboxNanos.Add(int64(time.Since(t0)))
+	if loadErr == nil {
+		defer prog.Close()
+	} else {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		r.log.Warn("rollout: env does not load", "env_id", env.EnvID, "error", loadErr)
+	}
+	outs := make([]episodeOut, 2*g)
+	errs := make([]error, 2*g)
+	var wg sync.WaitGroup
+	for i := range 2 * g {
+		hinted, index := i >= g, i%g
+		wg.Go(func() {
+			outs[i], errs[i] = r.playEpisode(ctx, env, prog, loadErr, hinted, index)
+			r.progress.episodeDone(len(outs[i].turns), outs[i].episode.Tokens)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+// endedBy classifies a sandbox error: a missed deadline is a timeout, anything else an env error.
+func endedBy(err error) string {
+	if errors.Is(err, sandbox.ErrTimeout) {
+		return schemas.EndedTimeout
+	}
+	return schemas.EndedEnvError
+}
+
+// playEpisode plays one episode. The returned error is non-nil only for a context or replay error.
+func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sandbox.Program, loadErr error, hinted bool, index int) (episodeOut, error) {
+	id := EpisodeID(r.step, env.EnvID, hinted, index)
+	ep := schemas.EpisodeRow{
+		Step: r.step, PoolStep: env.PoolStep, EnvID: env.EnvID, Skill: env.Skill, EpisodeID: id, Hinted: hinted,
+		Index: int32(index), Seed: EpisodeSeed(r.cfg.Seed, r.step, env.EnvID, index, hinted, r.cfg.Rollout.PairedSeeds),
+	}
+	out := episodeOut{}
+	fail := func(err error) (episodeOut, error) {
+		if ctx.Err() != nil {
+			return episodeOut{}, context.Cause(ctx)
+		}
+		ep.EndedBy, ep.Error = endedBy(err), err.Error()
+		out.episode = ep
+		return out, nil
+	}
+	if loadErr != nil {
+		return fail(loadErr)
+	}
+	t0 := time.Now()
+	instance, err := prog.NewEnv(ctx)
+	if err != nil {
+		r.sandboxNanos.Add(int64(time.Since(t0)))
+		return fail(err)
+	}
+	defer instance.Close()
+	obs, err := instance.Reset(ctx, ep.Seed)
+	if err != nil {
+		r.sandboxNanos.Add(int64(time.Since(t0)))
+		return fail(fmt.Errorf("reset(seed=%d): %w", ep.Seed, err))
+	}
+	var tools []json.RawMessage
+	var known map[string]bool
+	if r.cfg.Setting == schemas.SettingTools {
+		raw, err := instance.Tools(ctx)
+		if err == nil {
+			err = json.Unmarshal(raw, &tools)
+		}
+		if err != nil {
+			r.sandboxNanos.Add(int64(time.Since(t0)))
+			return fail(fmt.Errorf("tools(): %w", err))
+		}
+		known = toolNames(tools)
+	}
+	r.sandboxNanos.Add(int64(time.Since(t0)))
+
+	hint := ""
+	if hinted {
+		hint = env.Hint
+	}
+	system, err := SystemPrompt(r.tmpl, r.cfg.Rollout.MaxTurns, hint)
+	if err != nil {
+		return episodeOut{}, err
+	}
+	messages := []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: obs}}
+	budget := r.cfg.Rollout.ContextTokens - r.cfg.LLM.Agent.MaxTokens
+	ep.EndedBy = schemas.EndedMaxTurns
+	for turn := 0; turn < r.cfg.Rollout.MaxTurns; turn++ {
+		t1 := time.Now()
+		comp, err := r.client.Chat(ctx, llm.Request{
+			Role: llm.RoleAgent, Step: r.step, Key: fmt.Sprintf("%s/turn=%d", id, turn),
+			Messages: CutHistory(messages, budget), Tools: tools,
+		})
+		r.llmNanos.Add(int64(time.Since(t1)))
+		if err != nil {
+			return episodeOut{}, fmt.Errorf("rollout: env %s episode %s turn %d: %w", env.EnvID, id, turn, err)
+		}
+		ep.Tokens += comp.PromptTokens + comp.CompletionTokens
+		row := schemas.TurnRow{Step: r.step, EpisodeID: id, EnvID: env.EnvID, Turn: int32(turn), Observation: obs, Info: "{}", CallID: comp.CallID}
+		if comp.Failed() {
+			row.ParseError = "llm: " + comp.Err
+			out.turns = append(out.turns, row)
+			ep.EndedBy, ep.Error = schemas.EndedAgentError, comp.Err
+			break
+		}
+		var action string
+		if r.cfg.Setting == schemas.SettingTools {
+			action, err = ParseToolAction(comp.ToolCalls, known)
+		} else {
+			action, err = ParseGameAction(comp.Text)
+		}
+		if err != nil {
+			row.ParseError = err.Error()
+			out.turns = append(out.turns, row)
+			feedback := ParseFeedback(r.cfg.Setting, err)
+			messages = appendExchange(messages, comp, feedback)
+			obs = feedback
+			continue
+		}
+		row.Action = action
+		t2 := time.Now()
+		res, err := instance.Step(ctx, action)
+		r.sandboxNanos.Add(int64(time.Since(t2)))
+		if err != nil {
+			if ctx.Err() != nil {
+				return episodeOut{}, context.Cause(ctx)
+			}
+			row.Done = true
+			out.turns = append(out.turns, row)
+			ep.EndedBy, ep.Error = endedBy(err), fmt.Sprintf("step(turn=%d): %v", turn, err)
+			break
+		}
+		row.Reward, row.Done = res.Reward, res.Done
+		if len(res.Info) > 0 {
+			row.Info = string(res.Info)
+		}
+		out.turns = append(out.turns, row)
+		ep.Return += res.Reward
+		if res.Done {
+			ep.EndedBy, ep.Success = schemas.EndedDone, res.Success()
+			break
+		}
+		messages = appendExchange(messages, comp, res.Observation)
+		obs = res.Observation
+	}
+	ep.Turns = int32(len(out.turns))
+	out.episode = ep
+	return out, nil
+}
+
+// appendExchange adds the Agent's answer and the next observation to the conversation: for a tool call,
+// the assistant's first call and a tool message answering it; otherwise an assistant and a user message.
+func appendExchange(messages []llm.Message, comp *llm.Completion, observation string) []llm.Message {
+	if len(comp.ToolCalls) > 0 {
+		call := comp.ToolCalls[0]
+		if call.ID == "" {
+			call.ID = "call_0"
+		}
+		if call.Type == "" {
+			call.Type = "function"
+		}
+		return append(messages,
+			llm.Message{Role: "assistant", Content: comp.Text, ToolCalls: []llm.ToolCall{call}},
+			llm.Message{Role: "tool", Content: observation, ToolCallID: call.ID})
+	}
+	return append(messages, llm.Message{Role: "assistant", Content: comp.Text}, llm.Message{Role: "user", Content: observation})
+}
