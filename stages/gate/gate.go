@@ -14,6 +14,7 @@ import (
 
 	"github.com/spade-rl/spade/internal/config"
 	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/llm"
 	"github.com/spade-rl/spade/internal/sandbox"
 	"github.com/spade-rl/spade/schemas"
 )
@@ -38,7 +39,9 @@ type Options struct {
 	Pool *sandbox.Pool
 	// Regenerator asks the Designer again for failed slots; nil judges the lake's candidates only.
 	Regenerator Regenerator
-	// Screen is the tools setting's LLM screen; nil records tools_screen as skipped.
+	// Screen is the tools setting's LLM screen. Nil builds an LLMScreen from the run's llm.screen.*
+	// settings when llm.screen.model or llm.screen.base_url is set (its calls are committed to
+	// llm_calls), and otherwise records tools_screen as skipped.
 	Screen Screen
 	// NoStatic switches the static check off (for containment tests; never in a real run).
 	NoStatic bool
@@ -145,7 +148,16 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	if concurrency <= 0 {
 		concurrency = pool.Options().Workers
 	}
-	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, NoStatic: opts.NoStatic, Screen: opts.Screen}
+	screen := opts.Screen
+	var screenClient *llm.Client
+	if screen == nil && cfg.Setting == schemas.SettingTools && (cfg.LLM.Screen.Model != "" || cfg.LLM.Screen.BaseURL != "") {
+		screenClient, err = llm.NewFromConfig(ctx, cfg, lk, "", llm.RoleScreen)
+		if err != nil {
+			return Result{}, fmt.Errorf("gate: screen model (llm.screen.*): %w", err)
+		}
+		screen = &LLMScreen{Client: screenClient, Step: step}
+	}
+	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, NoStatic: opts.NoStatic, Screen: screen}
 	outcomes := make([]slotOutcome, len(order))
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -173,6 +185,11 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 		if o.env != nil {
 			envs = append(envs, *o.env)
 			res.Accepted++
+		}
+	}
+	if screenClient != nil {
+		if err := llm.CommitCalls(ctx, lk, run, step, screenClient.TakeCalls()); err != nil {
+			return res, fmt.Errorf("gate: commit screen calls: %w", err)
 		}
 	}
 	wopts := lake.WriteOptions{Shard: opts.Shard, Shards: opts.Shards, Force: opts.Force}
