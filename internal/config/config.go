@@ -281,17 +281,36 @@ func (c *Config) mergeMap(prefix string, m map[string]any) error {
 }
 
 func checkJSONType(key string, kind reflect.Kind, v any) error {
-	ok := false
+	ok, want := false, ""
 	switch kind {
 	case reflect.String:
 		_, ok = v.(string)
+		want = "a string"
 	case reflect.Bool:
 		_, ok = v.(bool)
-	case reflect.Int, reflect.Int64, reflect.Float64:
+		want = "true or false"
+	case reflect.Int, reflect.Int64:
 		_, ok = v.(json.Number)
+		want = "an integer"
+	case reflect.Float64:
+		_, ok = v.(json.Number)
+		want = "a number"
 	}
 	if !ok {
-		return fmt.Errorf("config: key %q wants a %s, got %T", key, kind, v)
+		got := fmt.Sprintf("%T", v)
+		switch v.(type) {
+		case nil:
+			got = "null"
+		case string:
+			got = fmt.Sprintf("the string %q", v)
+		case bool:
+			got = fmt.Sprint(v)
+		case json.Number:
+			got = "the number " + v.(json.Number).String()
+		case []any:
+			got = "a list"
+		}
+		return fmt.Errorf("config: key %q wants %s, got %s", key, want, got)
 	}
 	return nil
 }

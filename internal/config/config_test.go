@@ -1,0 +1,171 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// designKeys are the keys DESIGN §10 promises scripts and notebooks, with the 30B games defaults.
+var designKeys = map[string]string{
+	"seed":                     "0",
+	"setting":                  "games",
+	"sample.envs_per_step":     "24",
+	"sample.skills_per_window": "3",
+	"sample.refresh_every":     "4",
+	"sample.corpus":            "default",
+	"llm.designer.base_url":    "",
+	"llm.agent.base_url":       "",
+	"llm.designer.model":       "Qwen/Qwen3-30B-A3B-Instruct-2507",
+	"llm.agent.model":          "Qwen/Qwen3-30B-A3B-Instruct-2507",
+	"llm.designer.max_tokens":  "16384",
+	"llm.agent.max_tokens":     "8192",
+	"llm.max_in_flight":        "256",
+	"gate.max_attempts":        "5",
+	"rollout.group_size":       "16",
+	"rollout.max_turns":        "25",
+	"rollout.context_tokens":   "32768",
+	"rollout.paired_seeds":     "true",
+	"regret.weight_regret":     "0.4",
+	"regret.weight_anchor":     "0.6",
+	"regret.band_lo":           "0.4",
+	"regret.band_hi":           "0.6",
+	"memory.capacity":          "200",
+	"ablation.no_corpus":       "false",
+	"ablation.no_memory":       "false",
+	"ablation.frozen_designer": "false",
+	"grpo.clip_low":            "0.2",
+	"grpo.clip_high":           "0.28",
+	"grpo.kl_beta":             "0",
+	"grpo.lr":                  "1e-06",
+	"grpo.global_batch":        "192",
+	"grpo.tis_cap":             "2",
+	"grpo.trainer":             "none",
+	"metrics.band_lo":          "0.2",
+	"metrics.band_hi":          "0.8",
+	"metrics.window":           "16",
+}
+
+func TestDesignKeysAndDefaults(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", "")
+	c := Default()
+	keys := map[string]bool{}
+	for _, k := range Keys() {
+		keys[k] = true
+	}
+	for key, want := range designKeys {
+		if !keys[key] {
+			t.Errorf("key %s of DESIGN §10 is missing", key)
+			continue
+		}
+		if got, err := c.Get(key); err != nil || got != want {
+			t.Errorf("default %s = %q (%v), want %q", key, got, err, want)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("the default config is invalid: %v", err)
+	}
+}
+
+func TestPresets(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", "http://llm.example:8000/v1")
+	names := PresetNames()
+	if len(names) != 6 {
+		t.Fatalf("presets %v, want 3 models x 2 settings", names)
+	}
+	for _, name := range names {
+		c, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("preset %s is invalid: %v", name, err)
+		}
+		wantSetting := "games"
+		wantRefresh := 4
+		if strings.HasSuffix(name, "-tools") {
+			wantSetting, wantRefresh = "tools", 8
+		}
+		if c.Setting != wantSetting || c.Sample.RefreshEvery != wantRefresh || c.Preset != name {
+			t.Errorf("preset %s: setting %s, refresh_every %d", name, c.Setting, c.Sample.RefreshEvery)
+		}
+		if c.LLM.Designer.BaseURL != "http://llm.example:8000/v1" || c.LLM.Agent.BaseURL != "http://llm.example:8000/v1" {
+			t.Errorf("preset %s does not take base URLs from $OPENAI_BASE_URL", name)
+		}
+		wantKL := 0.0
+		if strings.HasPrefix(name, "qwen3-8b-") {
+			wantKL = 0.005
+		}
+		if c.GRPO.KLBeta != wantKL {
+			t.Errorf("preset %s: grpo.kl_beta %v, want %v", name, c.GRPO.KLBeta, wantKL)
+		}
+	}
+	for _, bad := range []string{"", "qwen3-8b", "qwen3-8b-games-tools", "qwen3-2b-games", "games"} {
+		if _, err := Preset(bad); err == nil || !strings.Contains(err.Error(), "unknown preset") {
+			t.Errorf("Preset(%q) = %v, want an unknown-preset error", bad, err)
+		}
+	}
+}
+
+func TestSetNamesTheKey(t *testing.T) {
+	c := Default()
+	for _, tc := range []struct{ key, value, want string }{
+		{"rollout.groupsize", "8", `unknown key "rollout.groupsize"`},
+		{"rollout.group_size", "8.5", `key "rollout.group_size" wants an integer`},
+		{"grpo.lr", "fast", `key "grpo.lr" wants a number`},
+		{"rollout.paired_seeds", "yes please", `key "rollout.paired_seeds" wants true or false`},
+		{"rollout", "1", `unknown key "rollout"`},
+	} {
+		if err := c.Set(tc.key, tc.value); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Set(%s, %s) = %v, want %q", tc.key, tc.value, err, tc.want)
+		}
+	}
+	if err := c.Set("rollout.group_size", "8"); err != nil || c.Rollout.GroupSize != 8 {
+		t.Fatalf("Set group_size: %v, %d", err, c.Rollout.GroupSize)
+	}
+}
+
+func TestMergeAndParse(t *testing.T) {
+	c := Default()
+	if err := c.Merge([]byte(`{"rollout": {"group_size": 4}, "grpo.kl_beta": 0.01, "setting": "tools"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if c.Rollout.GroupSize != 4 || c.GRPO.KLBeta != 0.01 || c.Setting != "tools" {
+		t.Fatalf("merge gave %+v", c)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{`{"rollout": {"group_sizes": 4}}`, `"rollout.group_sizes"`},
+		{`{"rollout": {"group_size": "4"}}`, `key "rollout.group_size" wants an integer, got the string "4"`},
+		{`{"rollout.paired_seeds": 1}`, `key "rollout.paired_seeds" wants true or false, got the number 1`},
+		{`[1]`, "not a JSON object"},
+	} {
+		if err := Default().Merge([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Merge(%s) = %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+	back, err := Parse(c.JSON())
+	if err != nil || !reflect.DeepEqual(back, c) {
+		t.Fatalf("Parse(JSON()) = %+v, %v", back, err)
+	}
+	if _, err := Parse([]byte(`{"seed": 1, "extra": true}`)); err == nil || !strings.Contains(err.Error(), "extra") {
+		t.Fatalf("Parse accepted an unknown key: %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct{ key, value, want string }{
+		{"setting", "arcade", `"setting"`},
+		{"regret.band_lo", "0.7", `"regret.band_lo"`},
+		{"metrics.band_hi", "1.5", `"metrics.band_lo" and "metrics.band_hi"`},
+		{"rollout.group_size", "0", `"rollout.group_size"`},
+		{"grpo.trainer", "jax", `"grpo.trainer"`},
+	} {
+		c := Default()
+		if err := c.Set(tc.key, tc.value); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s=%s: Validate() = %v, want an error naming %s", tc.key, tc.value, err, tc.want)
+		}
+	}
+}
