@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/spade-rl/spade/internal/analytics"
+	"github.com/spade-rl/spade/schemas"
+	"github.com/spade-rl/spade/stages/regret"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:  "ablate",
+		Usage: "compare runs side by side (calibrated Vendi/n, learnable band, acceptance, audits, regret), or rescore one",
+		Description: "With several --run flags, one row per run: Vendi/n and mean pairwise cosine distance over --draws\n" +
+			"seeded subsets of equal size (--n, default the smallest run's env count; SPADE Table 8), the\n" +
+			"learnable-band share, acceptance, well-defined and verifiable shares, regret and solve rate.\n" +
+			"With --rescore and one --run: recompute the Designer reward of every pool under every variant\n" +
+			"(regret_anchor, regret, anchor, ema_lp) from the stored episodes and show which env each ranks top.\n\n" +
+			"Examples: spade --run full --run no_memory --run no_corpus ablate --n 3310\n" +
+			"          spade --run full ablate --rescore --picks",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
+			&cli.IntFlag{Name: "n", Usage: "calibrated subset size (0: the smallest run's env count)"},
+			&cli.IntFlag{Name: "draws", Value: 20, Usage: "subsets per run"},
+			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "subsampling seed"},
+			&cli.BoolFlag{Name: "rescore", Usage: "rescore one run under every Designer reward variant"},
+			&cli.BoolFlag{Name: "picks", Usage: "with --rescore: list every pool's top env per variant"},
+		}, embedderFlags...),
+		Action: func(c *cli.Context) error {
+			format := c.String("format")
+			if format != "table" && format != "csv" && format != "json" {
+				return usageError("--format must be table, csv or json, got %q", format)
+			}
+			if c.Bool("rescore") {
+				return rescore(c, format)
+			}
+			runs := c.StringSlice("run")
+			if len(runs) < 1 {
+				return usageError("name the runs to compare: --run A --run B ...")
+			}
+			lk, err := openLake(c)
+			if err != nil {
+				return err
+			}
+			for _, r := range runs {
+				if _, err := lk.RunConfig(c.Context, r); err != nil {
+					return asUsage(err)
+				}
+			}
+			spec := embedderSpec(c)
+			if _, err := spec.Embedder(); err != nil {
+				return asUsage(err)
+			}
+			t, err := analytics.Compare(c.Context, lk, runs, analytics.CompareOptions{Embedder: spec, N: c.Int("n"),
+				Draws: c.Int("draws"), Seed: c.Uint64("seed")})
+			if err != nil {
+				return err
+			}
+			return t.Render(c.App.Writer, format)
+		},
+	})
+}
+
+// rescore runs analytics.Rescore with the regret stage's formulas.
+func rescore(c *cli.Context, format string) error {
+	lk, run, cfg, err := openRun(c)
+	if err != nil {
+		return err
+	}
+	p, err := regret.ParamsFrom(cfg)
+	if err != nil {
+		return asUsage(err)
+	}
+	scorer := newRegretScorer(p)
+	picks, err := analytics.Rescore(c.Context, lk, run, scorer)
+	if err != nil {
+		return err
+	}
+	if c.Bool("picks") {
+		return analytics.PicksTable(picks).Render(c.App.Writer, format)
+	}
+	if format == "table" {
+		fmt.Fprintf(c.App.Writer, "run %s: each variant's top-ranked env per pool (deployed: %s; band [%g, %g])\n",
+			run, scorer.Variants()[0], cfg.Metrics.BandLo, cfg.Metrics.BandHi)
+	}
+	return analytics.RescoreSummary(picks, scorer.Variants(), cfg.Metrics.BandLo, cfg.Metrics.BandHi).Render(c.App.Writer, format)
+}
+
+// regretScorer implements analytics.PoolScorer with stages/regret: per-step EMA state for ema_lp, and
+// pool-window scores for every variant, as the regret stage computes its final rows.
+type regretScorer struct {
+	params regret.Params
+	state  []schemas.EMAStateRow
+}
+
+func newRegretScorer(p regret.Params) *regretScorer { return &regretScorer{params: p} }
+
+// Variants implements analytics.PoolScorer: the deployed variant first.
+func (s *regretScorer) Variants() []string {
+	names := []string{string(s.params.Deployed)}
+	for _, v := range regret.Variants() {
+		if v != s.params.Deployed {
+			names = append(names, string(v))
+		}
+	}
+	return names
+}
+
+// Step implements analytics.PoolScorer.
+func (s *regretScorer) Step(step int64, episodes []schemas.EpisodeRow) {
+	s.state = regret.FoldEMA(s.state, regret.ScoreEpisodes(episodes, s.params), step, s.params)
+}
+
+// PoolEnd implements analytics.PoolScorer.
+func (s *regretScorer) PoolEnd(poolStep int64, episodes []schemas.EpisodeRow) []analytics.RescoredEnv {
+	scores := regret.ScoreEpisodes(episodes, s.params)
+	slow := regret.SlowBaselines(s.state)
+	out := make([]analytics.RescoredEnv, len(scores))
+	for i, sc := range scores {
+		out[i] = analytics.RescoredEnv{EnvID: sc.EnvID, Skill: sc.Skill, PoolStep: poolStep, SolveRate: sc.SolveRate,
+			Regret: sc.Regret, Rewards: map[string]float64{}}
+	}
+	for _, v := range regret.Variants() {
+		rewards := regret.Rewards(v, scores, s.params, slow)
+		for i, sc := range scores {
+			if sc.Scored() {
+				out[i].Rewards[string(v)] = rewards[i]
+			}
+		}
+	}
+	return out
+}
+
+var _ analytics.PoolScorer = (*regretScorer)(nil)
