@@ -384,6 +384,29 @@ func testShardsInGoroutines(t *testing.T, newLake newLakeFunc) {
 	if _, err := lake.WriteRows(ctx, lk, key, shardRows(all, 1, shards), lake.WriteOptions{Shard: 1, Shards: shards}); !errors.Is(err, lake.ErrCommitted) {
 		t.Fatalf("re-run of a shard after commit: got %v, want ErrCommitted", err)
 	}
+	// One after another: nothing is visible until the last shard is in, and a shard re-run before
+	// then (a retried, killed shard) replaces its own marker rather than adding rows.
+	seq := lake.PartitionKey{Run: "r1", Table: "turns", Step: 6}
+	for _, i := range []int{2, 0, 2, 3} {
+		res, err := lake.WriteRows(ctx, lk, seq, shardRows(all, i, shards), lake.WriteOptions{Shard: i, Shards: shards, ChunkRows: 200})
+		if err != nil || res.Committed {
+			t.Fatalf("shard %d of an incomplete partition: %+v, %v", i, res, err)
+		}
+		if ok, _ := lk.Committed(ctx, seq); ok {
+			t.Fatalf("partition visible after shard %d with shard 1 missing", i)
+		}
+	}
+	if res, err := lake.WriteRows(ctx, lk, seq, shardRows(all, 1, shards), lake.WriteOptions{Shard: 1, Shards: shards, ChunkRows: 200}); err != nil || !res.Committed {
+		t.Fatalf("last shard: %+v, %v", res, err)
+	}
+	got, err = lake.ReadRows[schemas.TurnRow](ctx, lk, seq)
+	if err != nil || !reflect.DeepEqual(sortTurns(got), sortTurns(all)) {
+		t.Fatalf("sequential shards: %d rows (%v), want the %d written once each", len(got), err, len(all))
+	}
+	objs, _ := lk.Store().List(ctx, seq.Dir()+"/part-")
+	if m, _ := lk.Manifest(ctx, seq); len(objs) != len(m.Files) {
+		t.Fatalf("%d part files remain for %d committed: the replaced shard's parts were not removed", len(objs), len(m.Files))
+	}
 }
 
 // childCmd returns a command running this test binary as a writer of the lake at uri.
