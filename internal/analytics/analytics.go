@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/spade-rl/spade/internal/config"
@@ -29,7 +30,11 @@ type Session struct {
 	Run string
 	// Config is the run's configuration.
 	Config *config.Config
+	embedder string
 }
+
+// EmbedderName is the embedder whose vectors the session's diversity models read.
+func (s *Session) EmbedderName() string { return s.embedder }
 
 // Open opens a session over one run: a view per table (duck.OpenRuns), the run's parameters as DuckDB
 // variables (SetParams), and a view per model of sql/ named after its file (CreateModelViews).
@@ -42,7 +47,10 @@ func Open(ctx context.Context, lk *lake.Lake, run, embedder string) (*Session, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{Session: ds, Run: run, Config: cfg}
+	if embedder == "" {
+		embedder = DefaultEmbedder
+	}
+	s := &Session{Session: ds, Run: run, Config: cfg, embedder: embedder}
 	if err := SetParams(ctx, ds.DB, cfg, embedder); err != nil {
 		ds.Close()
 		return nil, err
@@ -147,6 +155,13 @@ func (t *Table) Float(i int, column string) float64 {
 		return float64(v)
 	case int:
 		return float64(v)
+	case *big.Int: // DuckDB's HUGEINT, e.g. sum() of BIGINT
+		f, _ := new(big.Float).SetInt(v).Float64()
+		return f
+	case bool:
+		if v {
+			return 1
+		}
 	}
 	return 0
 }

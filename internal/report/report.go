@@ -1,0 +1,230 @@
+// Package report writes a run's analytics as one self-contained HTML file: inline SVG charts, no script or
+// style from the network, so it opens offline and can be attached to a paper review. The charts are the
+// ones a reader of SPADE §3.4–3.5 looks for: learnable-band share by window (Figure 6), hint regret over
+// steps (Figure 12 right), gate acceptance and failures by check, Vendi/n by window (Table 8), reward levels
+// and formula disclosure early vs late (Figure 8 and the audit), and cost per step.
+//
+// The page checks itself: a small inline script counts the charts that drew at least one mark with a
+// non-empty bounding box, listens for errors, and writes the verdict into the element #report-status
+// (`charts-ok N/N` or `charts-failed ...`), which a headless browser's --dump-dom shows.
+package report
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"html"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/spade-rl/spade/internal/analytics"
+)
+
+// Chart is one rendered chart of the report.
+type Chart struct {
+	// ID is the SVG element id.
+	ID string
+	// SVG is the inline <svg> element.
+	SVG string
+	// Caption says what the chart shows and which figure of the paper it mirrors.
+	Caption string
+}
+
+// Build runs the models of a session and returns the report's HTML.
+func Build(ctx context.Context, s *analytics.Session) ([]byte, error) {
+	charts, err := Charts(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	audits, err := s.Model(ctx, "audits")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>SPADE run %[1]s</title>
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<style>
+body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1360px}
+h1{font-size:22px;margin:0 0 4px}
+.meta{color:#666;font-size:13px;margin-bottom:16px}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(640px,1fr));gap:18px}
+figure{margin:0;border:1px solid #ddd;border-radius:6px;padding:8px;background:#fff}
+figcaption{font-size:12px;color:#555;margin-top:4px}
+svg.chart{width:100%%;height:auto;display:block}
+svg .title{font-size:14px;font-weight:600}
+svg .tick{font-size:11px;fill:#444}
+svg .label{font-size:12px;fill:#333}
+svg .frame{fill:none;stroke:#bbb}
+svg .grid{stroke:#eee}
+svg .zero{stroke:#888;stroke-dasharray:2 2}
+table{border-collapse:collapse;font-size:13px;margin-top:16px}
+td,th{border:1px solid #ddd;padding:4px 8px;text-align:right}
+#report-status{font-size:12px;color:#666;margin-top:16px}
+</style></head><body>
+<h1>SPADE run %[1]s</h1>
+<div class="meta">band [%[2]g, %[3]g] · %[4]d-step windows · %[5]d envs per pool · generated %[6]s by spade report</div>
+<div class="grid">
+`, html.EscapeString(s.Run), s.Config.Metrics.BandLo, s.Config.Metrics.BandHi, s.Config.Metrics.Window,
+		s.Config.Sample.EnvsPerStep, time.Now().UTC().Format(time.RFC3339))
+	for _, c := range charts {
+		fmt.Fprintf(&b, "<figure>%s<figcaption>%s</figcaption></figure>\n", c.SVG, html.EscapeString(c.Caption))
+	}
+	b.WriteString("</div>\n<h2 style=\"font-size:16px\">Quality audit, early vs late half</h2>\n")
+	b.WriteString(htmlTable(audits))
+	fmt.Fprintf(&b, `<div id="report-status" data-expected="%d">charts-pending</div>
+<script>
+(function () {
+  var errors = [];
+  window.addEventListener('error', function (e) { errors.push(String(e.message || e)); });
+  function verify() {
+    var charts = document.querySelectorAll('svg.chart');
+    var ok = 0, bad = [];
+    charts.forEach(function (svg) {
+      var marks = svg.querySelectorAll('path.series, rect.bar');
+      var drawn = 0;
+      marks.forEach(function (m) { var r = m.getBBox(); if (r.width > 0 || r.height > 0) drawn++; });
+      if (drawn > 0 && svg.getBoundingClientRect().width > 0) ok++; else bad.push(svg.id);
+    });
+    var expected = Number(document.getElementById('report-status').dataset.expected);
+    var status = document.getElementById('report-status');
+    if (ok === expected && charts.length === expected && errors.length === 0) {
+      status.textContent = 'charts-ok ' + ok + '/' + expected;
+    } else {
+      status.textContent = 'charts-failed ' + ok + '/' + expected + ' bad=' + bad.join(',') + ' errors=' + errors.join(' | ');
+    }
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', verify); else verify();
+})();
+</script>
+</body></html>
+`, len(charts))
+	return b.Bytes(), nil
+}
+
+// Charts runs the models and draws the report's charts.
+func Charts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
+	get := func(name string) (*analytics.Table, error) { return s.Model(ctx, name) }
+	var charts []Chart
+
+	band, err := get("learnable_band")
+	if err != nil {
+		return nil, err
+	}
+	charts = append(charts, Chart{ID: "learnable-band", Caption: "Share of the env quota with no-hint solve rate in the learnable band, per window; unfilled slots count as 0 (SPADE Figure 6).",
+		SVG: LineChart("learnable-band", "Learnable-band share by window", "window start step", "share of quota",
+			[]Series{{Name: "band share", X: col(band, "window_start"), Y: col(band, "band_share")}}, 0, 0.5)})
+
+	regret, err := get("regret_curve")
+	if err != nil {
+		return nil, err
+	}
+	charts = append(charts, Chart{ID: "regret", Caption: "Hint regret r̄(e|h) − r̄(e), mean over envs per step, and its moving average over the window (SPADE Figure 12 right).",
+		SVG: LineChart("regret", "Hint regret over steps", "step", "regret", []Series{
+			{Name: "per step", X: col(regret, "step"), Y: col(regret, "regret")},
+			{Name: "smoothed", X: col(regret, "step"), Y: col(regret, "regret_smoothed"), Dashed: true},
+		}, math.NaN(), math.NaN())})
+
+	acc, err := get("acceptance")
+	if err != nil {
+		return nil, err
+	}
+	charts = append(charts, Chart{ID: "acceptance", Caption: "Gate acceptance per pool: accepted envs per slot, and accepted per Designer attempt.",
+		SVG: LineChart("acceptance", "Gate acceptance per pool", "pool step", "rate", []Series{
+			{Name: "per slot", X: col(acc, "step"), Y: col(acc, "acceptance")},
+			{Name: "per attempt", X: col(acc, "step"), Y: col(acc, "attempt_acceptance")},
+		}, 0, 1)})
+
+	failures, err := analytics.Query(ctx, s.DB, `select gate_check, sum(failures)::double as failures, sum(ran)::double as ran
+		from gate_failures group by gate_check order by gate_check`)
+	if err != nil {
+		return nil, err
+	}
+	checks := strs(failures, "gate_check")
+	charts = append(charts, Chart{ID: "gate-failures", Caption: "Gate failures by check over the run (a failure stops the later checks of that attempt).",
+		SVG: BarChart("gate-failures", "Gate failures by check", "failures", checks, []string{"failures"},
+			[][]float64{col(failures, "failures")})})
+
+	div, err := get("vendi_by_window")
+	if err != nil {
+		return nil, err
+	}
+	charts = append(charts, Chart{ID: "vendi", Caption: "Vendi/n of the accepted envs' embeddings per window (" + s.EmbedderName() + "); compare runs at equal n with `spade ablate` (SPADE Table 8).",
+		SVG: LineChart("vendi", "Vendi/n by window", "window", "Vendi / n", []Series{
+			{Name: "Vendi/n", X: col(div, "window_index"), Y: col(div, "vendi_per_n")},
+			{Name: "mean cosine distance", X: col(div, "window_index"), Y: col(div, "mean_cosine_distance"), Dashed: true},
+		}, 0, 1)})
+
+	audits, err := get("audits")
+	if err != nil {
+		return nil, err
+	}
+	phases := strs(audits, "phase")
+	charts = append(charts, Chart{ID: "reward-levels", Caption: "Distinct reward levels per env and strictly partial levels, early vs late half (SPADE §3.4: 3.7 → 5.8 and 2.2 → 4.0).",
+		SVG: BarChart("reward-levels", "Reward levels per env, early vs late", "levels", phases,
+			[]string{"reward levels", "partial levels"}, [][]float64{col(audits, "reward_levels"), col(audits, "partial_levels")})})
+	charts = append(charts, Chart{ID: "disclosure", Caption: "Share of envs whose opening observation states a formula (heuristic; SPADE Figure 8: 25% → 5%), with well-defined and verifiable shares.",
+		SVG: BarChart("disclosure", "Formula disclosure and quality, early vs late", "share of envs", phases,
+			[]string{"formula disclosed", "well-defined", "verifiable"},
+			[][]float64{col(audits, "formula_disclosure"), col(audits, "well_defined"), col(audits, "verifiable")})})
+
+	cost, err := get("cost")
+	if err != nil {
+		return nil, err
+	}
+	charts = append(charts, Chart{ID: "cost", Caption: "Tokens per step by role (designer tokens land on refresh steps).",
+		SVG: LineChart("cost", "Cost per step", "step", "tokens", []Series{
+			{Name: "agent", X: col(cost, "step"), Y: col(cost, "agent_tokens")},
+			{Name: "designer", X: col(cost, "step"), Y: col(cost, "designer_tokens")},
+		}, 0, math.NaN())})
+	return charts, nil
+}
+
+// col returns a column as float64s (NaN for NULL).
+func col(t *analytics.Table, name string) []float64 {
+	out := make([]float64, len(t.Rows))
+	j := t.Col(name)
+	for i, r := range t.Rows {
+		if j < 0 || r[j] == nil {
+			out[i] = math.NaN()
+			continue
+		}
+		out[i] = t.Float(i, name)
+	}
+	return out
+}
+
+// strs returns a column as strings.
+func strs(t *analytics.Table, name string) []string {
+	out := make([]string, len(t.Rows))
+	for i := range t.Rows {
+		out[i] = t.String(i, name)
+	}
+	return out
+}
+
+// htmlTable renders a table, numbers to 4 significant digits.
+func htmlTable(t *analytics.Table) string {
+	var b strings.Builder
+	b.WriteString("<table><tr>")
+	for _, c := range t.Columns {
+		fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(c))
+	}
+	b.WriteString("</tr>")
+	for _, r := range t.Rows {
+		b.WriteString("<tr>")
+		for _, v := range r {
+			text := fmt.Sprint(v)
+			if f, ok := v.(float64); ok {
+				text = fmt.Sprintf("%.4g", f)
+			} else if v == nil {
+				text = ""
+			}
+			fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(text))
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</table>\n")
+	return b.String()
+}

@@ -1,0 +1,210 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strings"
+)
+
+// Series is one named sequence of (x, y) points of a chart; NaN y values are gaps.
+type Series struct {
+	// Name labels the series in the legend.
+	Name string
+	// X and Y are the coordinates, of equal length.
+	X, Y []float64
+	// Dashed draws the line dashed (e.g. a smoothed or reference series).
+	Dashed bool
+}
+
+// palette holds colour-blind-safe series colours (Okabe–Ito).
+var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"}
+
+const (
+	chartW, chartH                     = 640, 300
+	marginL, marginR, marginT, marginB = 64, 16, 36, 44
+)
+
+// axes returns the SVG of the frame, ticks and labels for the given ranges, plus the x and y mappings.
+func axes(title, xLabel, yLabel string, x0, x1, y0, y1 float64) (string, func(float64) float64, func(float64) float64) {
+	if x1 <= x0 {
+		x1 = x0 + 1
+	}
+	if y1 <= y0 {
+		y1 = y0 + 1
+	}
+	plotW, plotH := float64(chartW-marginL-marginR), float64(chartH-marginT-marginB)
+	sx := func(x float64) float64 { return float64(marginL) + (x-x0)/(x1-x0)*plotW }
+	sy := func(y float64) float64 { return float64(marginT) + (1-(y-y0)/(y1-y0))*plotH }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<text x="%d" y="20" class="title">%s</text>`, marginL, html.EscapeString(title))
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" class="frame"/>`, marginL, marginT, plotW, plotH)
+	for _, t := range ticks(y0, y1, 5) {
+		fmt.Fprintf(&b, `<line x1="%d" x2="%.1f" y1="%.1f" y2="%.1f" class="grid"/>`, marginL, float64(marginL)+plotW, sy(t), sy(t))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" class="tick" text-anchor="end">%s</text>`, marginL-6, sy(t)+4, fmtTick(t))
+	}
+	for _, t := range ticks(x0, x1, 8) {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="middle">%s</text>`, sx(t), float64(marginT)+plotH+16, fmtTick(t))
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%d" class="label" text-anchor="middle">%s</text>`, float64(marginL)+plotW/2, chartH-6, html.EscapeString(xLabel))
+	fmt.Fprintf(&b, `<text x="14" y="%.0f" class="label" text-anchor="middle" transform="rotate(-90 14 %.0f)">%s</text>`,
+		float64(marginT)+plotH/2, float64(marginT)+plotH/2, html.EscapeString(yLabel))
+	return b.String(), sx, sy
+}
+
+// ticks returns about n round tick values covering [lo, hi].
+func ticks(lo, hi float64, n int) []float64 {
+	span := hi - lo
+	step := math.Pow(10, math.Floor(math.Log10(span/float64(n))))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if span/(step*m) <= float64(n) {
+			step *= m
+			break
+		}
+	}
+	var out []float64
+	for t := math.Ceil(lo/step) * step; t <= hi+step*1e-9; t += step {
+		out = append(out, t)
+	}
+	return out
+}
+
+func fmtTick(t float64) string {
+	switch a := math.Abs(t); {
+	case a >= 1e9:
+		return fmt.Sprintf("%.3gG", t/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3gM", t/1e6)
+	case a >= 1e4:
+		return fmt.Sprintf("%.3gk", t/1e3)
+	}
+	return fmt.Sprintf("%.3g", t)
+}
+
+// legend draws the series names in the top-right corner.
+func legend(names []string) string {
+	var b strings.Builder
+	x := chartW - marginR - 8
+	for i := len(names) - 1; i >= 0; i-- {
+		w := 12 + 7*len(names[i])
+		x -= w + 10
+		fmt.Fprintf(&b, `<rect x="%d" y="24" width="10" height="10" fill="%s"/><text x="%d" y="33" class="tick">%s</text>`,
+			x, palette[i%len(palette)], x+14, html.EscapeString(names[i]))
+	}
+	return b.String()
+}
+
+// LineChart returns an inline SVG line chart of the series (a marker on every point when a series has
+// fewer than 40). yMin/yMax fix the y range when not NaN.
+func LineChart(id, title, xLabel, yLabel string, series []Series, yMin, yMax float64) string {
+	x0, x1, y0, y1 := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for i := range s.X {
+			if math.IsNaN(s.Y[i]) {
+				continue
+			}
+			x0, x1 = math.Min(x0, s.X[i]), math.Max(x1, s.X[i])
+			y0, y1 = math.Min(y0, s.Y[i]), math.Max(y1, s.Y[i])
+		}
+	}
+	if math.IsInf(x0, 0) {
+		x0, x1, y0, y1 = 0, 1, 0, 1
+	}
+	if !math.IsNaN(yMin) {
+		y0 = yMin
+	}
+	if !math.IsNaN(yMax) {
+		y1 = math.Max(yMax, y1)
+	}
+	frame, sx, sy := axes(title, xLabel, yLabel, x0, x1, y0, y1)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg id="%s" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="%s">%s`,
+		id, chartW, chartH, html.EscapeString(title), frame)
+	if y0 < 0 && y1 > 0 {
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" class="zero"/>`, marginL, chartW-marginR, sy(0), sy(0))
+	}
+	names := make([]string, len(series))
+	for k, s := range series {
+		names[k] = s.Name
+		colour := palette[k%len(palette)]
+		var path strings.Builder
+		pen := "M"
+		for i := range s.X {
+			if math.IsNaN(s.Y[i]) {
+				pen = "M"
+				continue
+			}
+			fmt.Fprintf(&path, "%s%.1f %.1f ", pen, sx(s.X[i]), sy(s.Y[i]))
+			pen = "L"
+		}
+		dash := ""
+		if s.Dashed {
+			dash = ` stroke-dasharray="5 3"`
+		}
+		fmt.Fprintf(&b, `<path class="series" d="%s" stroke="%s" fill="none" stroke-width="1.8"%s/>`, strings.TrimSpace(path.String()), colour, dash)
+		if len(s.X) < 40 {
+			for i := range s.X {
+				if !math.IsNaN(s.Y[i]) {
+					fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s: %g, %.4g</title></circle>`,
+						sx(s.X[i]), sy(s.Y[i]), colour, html.EscapeString(s.Name), s.X[i], s.Y[i])
+				}
+			}
+		}
+	}
+	b.WriteString(legend(names))
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// BarChart returns an inline SVG grouped bar chart: one group per category, one bar per series (values[s][c]).
+func BarChart(id, title, yLabel string, categories, seriesNames []string, values [][]float64) string {
+	y1 := 0.0
+	for _, vs := range values {
+		for _, v := range vs {
+			if !math.IsNaN(v) {
+				y1 = math.Max(y1, v)
+			}
+		}
+	}
+	if y1 == 0 {
+		y1 = 1
+	}
+	frame, _, sy := axes(title, "", yLabel, 0, 1, 0, y1*1.05)
+	// The x ticks of axes are meaningless for categories: draw the frame without them.
+	frame = stripXTicks(frame)
+	plotW := float64(chartW - marginL - marginR)
+	groupW := plotW / float64(max(len(categories), 1))
+	barW := groupW * 0.8 / float64(max(len(seriesNames), 1))
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg id="%s" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="%s">%s`,
+		id, chartW, chartH, html.EscapeString(title), frame)
+	for c, cat := range categories {
+		gx := float64(marginL) + float64(c)*groupW + groupW*0.1
+		for s := range seriesNames {
+			v := values[s][c]
+			if math.IsNaN(v) {
+				continue
+			}
+			top := sy(v)
+			fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s, %s: %.4g</title></rect>`,
+				gx+float64(s)*barW, top, math.Max(barW-1, 1), sy(0)-top, palette[s%len(palette)],
+				html.EscapeString(cat), html.EscapeString(seriesNames[s]), v)
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick" text-anchor="middle">%s</text>`, gx+groupW*0.4, chartH-marginB+16, html.EscapeString(cat))
+	}
+	b.WriteString(legend(seriesNames))
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// stripXTicks removes the x-axis tick labels drawn by axes (those below the plot).
+func stripXTicks(frame string) string {
+	var out []string
+	for _, part := range strings.SplitAfter(frame, "</text>") {
+		if strings.Contains(part, `text-anchor="middle">`) && strings.Contains(part, fmt.Sprintf(`y="%d"`, chartH-marginB+16)) {
+			continue
+		}
+		out = append(out, part)
+	}
+	return strings.Join(out, "")
+}
