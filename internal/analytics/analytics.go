@@ -29,7 +29,7 @@ type Session struct {
 	// Run is the run's name.
 	Run string
 	// Config is the run's configuration.
-	Config *config.Config
+	Config   *config.Config
 	embedder string
 }
 
