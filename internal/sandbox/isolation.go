@@ -141,6 +141,8 @@ type Probe struct {
 	Detail string
 	// Took is how long the probe's worker start took.
 	Took time.Duration
+	// Modules are the modules the worker preloaded.
+	Modules []string
 }
 
 // ProbeIsolation starts one worker under each layer (auto: bwrap then namespaces) and reports
@@ -182,8 +184,10 @@ func probeOne(ctx context.Context, py *Python, iso Isolation) Probe {
 		return pr
 	}
 	pr.OK = true
-	if pr.Detail == "" {
-		pr.Detail = "user, pid, net, ipc, uts and mount namespaces; read-only root; uid 65534"
+	pr.Modules = w.hello.Modules
+	if iso == IsolationBwrap {
+		pr.Detail += ": "
 	}
+	pr.Detail += "user, pid, net, ipc, uts and mount namespaces; read-only system view, tmpfs /tmp; uid 65534"
 	return pr
 }

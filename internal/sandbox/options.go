@@ -49,7 +49,7 @@ type Options struct {
 // DefaultPreload is what a worker imports before it freezes its heap and starts forking.
 var DefaultPreload = []string{
 	"math", "random", "itertools", "collections", "re", "json", "fractions", "decimal", "heapq",
-	"functools", "string", "statistics", "dataclasses", "typing", "enum", "copy", "numpy",
+	"functools", "string", "statistics", "dataclasses", "typing", "enum", "copy", "bisect",
 }
 
 func (o *Options) fill() {

@@ -43,6 +43,9 @@ type Options struct {
 	// settings when llm.screen.model or llm.screen.base_url is set (its calls are committed to
 	// llm_calls), and otherwise records tools_screen as skipped.
 	Screen Screen
+	// UnsafeNoIsolation lets the pool run generated code without isolation when no layer works
+	// (the CLI's --unsafe-no-isolation; sandbox.unsafe_no_isolation in the run config).
+	UnsafeNoIsolation bool
 	// NoStatic switches the static check off (for containment tests; never in a real run).
 	NoStatic bool
 	// Concurrency is how many candidates are checked at once (default: the pool's workers).
@@ -123,11 +126,16 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	}
 	pool := opts.Pool
 	if pool == nil {
-		pool, err = sandbox.NewPool(ctx, PoolOptions(cfg))
+		popts := PoolOptions(cfg)
+		popts.AllowUnsafe = popts.AllowUnsafe || opts.UnsafeNoIsolation
+		pool, err = sandbox.NewPool(ctx, popts)
 		if err != nil {
 			return Result{}, fmt.Errorf("gate: %w", err)
 		}
 		defer pool.Close()
+	}
+	if pool.Isolation() == sandbox.IsolationNone {
+		log.Warn("gate: RUNNING GENERATED CODE WITHOUT ISOLATION (unsafe_no_isolation): it can read your files and secrets")
 	}
 	log.Info("gate: sandbox", "isolation", pool.Isolation(), "python", pool.Python().Executable)
 

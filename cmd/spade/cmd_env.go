@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/sandbox"
+	"github.com/spade-rl/spade/schemas"
+	"github.com/spade-rl/spade/stages/gate"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:  "env",
+		Usage: "check an environment program, or play a stored env in the terminal",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "check",
+				Usage:     "run every gate check on a local environment program and print each verdict",
+				ArgsUsage: "FILE.py",
+				Description: "Runs the gate's checks in order on FILE.py in the sandbox and prints each check with its verdict\n" +
+					"and time. Exit 0 when the program is accepted, 1 when it is rejected. The hint defaults to the\n" +
+					"sibling FILE.hint when it exists; the setting to a '# setting: tools' header line, else games.\n\n" +
+					"Example: spade env check testdata/envs/logic_mastermind.py\n" +
+					"         spade env check my_env.py --hint 'try the corners first' --setting games",
+				Flags: append(sandboxFlags(),
+					&cli.StringFlag{Name: "hint", Usage: "the privileged hint (default: FILE.hint beside the program)"},
+					&cli.StringFlag{Name: "setting", Usage: "games or tools (default: the program's '# setting:' line, else games)"},
+					&cli.BoolFlag{Name: "no-static", Usage: "skip the static check (the sandbox alone contains the program)"},
+				),
+				Action: envCheck,
+			},
+			{
+				Name:      "play",
+				Usage:     "play a stored env in the terminal",
+				ArgsUsage: "ENV_ID",
+				Description: "Loads ENV_ID from the run's envs table and plays it: the observation is shown, you type an\n" +
+					"action (a tool call as JSON in the tools setting), and the reward and done flag are shown.\n" +
+					"':reset' starts a new episode with the next seed, ':quit' leaves.\n\n" +
+					"Example: spade --run r1 env play 5f2c9a01e3 --hint",
+				Flags: append(sandboxFlags(),
+					&cli.BoolFlag{Name: "hint", Usage: "show the privileged hint before playing"},
+					&cli.Int64Flag{Name: "seed", Usage: "seed of the first episode"},
+					&cli.Int64Flag{Name: "step", Value: -1, Usage: "pool step to look in (default: every step)"},
+				),
+				Action: envPlay,
+			},
+		},
+	})
+}
+
+// sandboxFlags are the flags of commands that run generated code themselves.
+func sandboxFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH)"},
+		&cli.StringFlag{Name: "isolation", Value: string(sandbox.IsolationAuto), Usage: "auto, bwrap or namespaces"},
+		&cli.BoolFlag{Name: "unsafe-no-isolation", Usage: "run generated code WITHOUT isolation when no sandbox works (dangerous)"},
+	}
+}
+
+// newPoolFromFlags starts a sandbox pool from sandboxFlags; a refusal for want of isolation
+// says what to do.
+func newPoolFromFlags(c *cli.Context) (*sandbox.Pool, error) {
+	iso := sandbox.Isolation(c.String("isolation"))
+	switch iso {
+	case sandbox.IsolationAuto, sandbox.IsolationBwrap, sandbox.IsolationNamespaces:
+	default:
+		return nil, usageError("--isolation must be auto, bwrap or namespaces, got %q", iso)
+	}
+	pool, err := sandbox.NewPool(c.Context, sandbox.Options{Python: c.String("python"), Isolation: iso, AllowUnsafe: c.Bool("unsafe-no-isolation"), Workers: 2})
+	if err != nil {
+		return nil, err
+	}
+	if pool.Isolation() == sandbox.IsolationNone {
+		fmt.Fprintln(c.App.ErrWriter, "WARNING: no isolation works here; running generated code UNCONFINED (--unsafe-no-isolation)")
+	}
+	return pool, nil
+}
+
+// positionalArgs returns the positional arguments and applies flags written after them
+// (`spade env check FILE.py --hint TEXT`), which the CLI library would otherwise take as
+// arguments.
+func positionalArgs(c *cli.Context) ([]string, error) {
+	args := c.Args().Slice()
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			return append(positional, args[i+1:]...), nil
+		}
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			positional = append(positional, arg)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		var flag cli.Flag
+		for _, f := range c.Command.Flags {
+			for _, n := range f.Names() {
+				if n == name {
+					flag = f
+				}
+			}
+		}
+		if flag == nil {
+			return nil, usageError("unknown flag %s", arg)
+		}
+		if _, isBool := flag.(*cli.BoolFlag); isBool && !hasValue {
+			value = "true"
+		} else if !hasValue {
+			if i+1 >= len(args) {
+				return nil, usageError("flag %s needs a value", arg)
+			}
+			i++
+			value = args[i]
+		}
+		if err := c.Set(name, value); err != nil {
+			return nil, asUsage(fmt.Errorf("flag %s: %w", arg, err))
+		}
+	}
+	return positional, nil
+}
+
+func envCheck(c *cli.Context) error {
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usageError("env check takes one FILE.py, got %d arguments", len(args))
+	}
+	path := args[0]
+	code, err := os.ReadFile(path)
+	if err != nil {
+		return asUsage(err)
+	}
+	hint := c.String("hint")
+	if !c.IsSet("hint") {
+		if data, err := os.ReadFile(strings.TrimSuffix(path, ".py") + ".hint"); err == nil {
+			hint = strings.TrimSpace(string(data))
+		}
+	}
+	setting := c.String("setting")
+	if setting == "" {
+		setting = schemas.SettingGames
+		if strings.Contains(string(code), "\n# setting: tools") || strings.HasPrefix(string(code), "# setting: tools") {
+			setting = schemas.SettingTools
+		}
+	}
+	if setting != schemas.SettingGames && setting != schemas.SettingTools {
+		return usageError("--setting must be games or tools, got %q", setting)
+	}
+	pool, err := newPoolFromFlags(c)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	out := c.App.Writer
+	fmt.Fprintf(out, "%s (%s setting; isolation %s; python %s)\n", path, setting, pool.Isolation(), pool.Python().Executable)
+	start := time.Now()
+	v := gate.Check(c.Context, pool, string(code), gate.CheckOptions{Setting: setting, Hint: hint, NoStatic: c.Bool("no-static")})
+	for _, r := range v.Results {
+		verdict := "pass"
+		switch {
+		case r.Skipped:
+			verdict = "skip"
+		case !r.Passed:
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(out, "  %-4s %-17s %8.1f ms", verdict, r.Check, float64(r.Duration.Microseconds())/1000)
+		if r.Error != "" {
+			fmt.Fprintf(out, "  %s", strings.ReplaceAll(r.Error, "\n", "\n                                     "))
+		}
+		fmt.Fprintln(out)
+	}
+	if !v.Accepted {
+		fmt.Fprintf(out, "rejected (%.1fs)\n", time.Since(start).Seconds())
+		return fmt.Errorf("env check: %s is rejected: %s", path, v.FailureText())
+	}
+	fmt.Fprintf(out, "accepted: class %s (%.1fs)\n", v.Class, time.Since(start).Seconds())
+	return nil
+}
+
+func envPlay(c *cli.Context) error {
+	args, err := positionalArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usageError("env play takes one ENV_ID, got %d arguments", len(args))
+	}
+	envID := args[0]
+	lk, run, _, err := openRun(c)
+	if err != nil {
+		return err
+	}
+	steps, err := lk.Steps(c.Context, run, schemas.EnvsSpec.Name)
+	if err != nil {
+		return err
+	}
+	var found *schemas.EnvRow
+	for _, step := range steps {
+		if s := c.Int64("step"); s >= 0 && s != step {
+			continue
+		}
+		rows, err := lake.ReadRows[schemas.EnvRow](c.Context, lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: step})
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			if rows[i].EnvID == envID {
+				found = &rows[i]
+			}
+		}
+	}
+	if found == nil {
+		return usageError("no env %q in the envs table of run %s (list them: spade --run %s query \"select env_id, skill from envs\")", envID, run, run)
+	}
+	pool, err := newPoolFromFlags(c)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	prog, err := pool.Load(c.Context, found.Code)
+	if err != nil {
+		return err
+	}
+	defer prog.Close()
+	out := c.App.Writer
+	fmt.Fprintf(out, "env %s (%s, %s, class %s); ':reset' for a new episode, ':quit' to leave\n", found.EnvID, found.Skill, found.Setting, prog.Class)
+	if c.Bool("hint") {
+		fmt.Fprintf(out, "hint: %s\n", found.Hint)
+	}
+	return playLoop(c, prog, found.Setting, c.Int64("seed"), bufio.NewReader(c.App.Reader), out)
+}
+
+// playLoop runs episodes until :quit or the end of input.
+func playLoop(c *cli.Context, prog *sandbox.Program, setting string, seed int64, in *bufio.Reader, out io.Writer) error {
+	ctx := c.Context
+	for {
+		env, err := prog.NewEnv(ctx)
+		if err != nil {
+			return err
+		}
+		obs, err := env.Reset(ctx, seed)
+		if err != nil {
+			env.Close()
+			return err
+		}
+		if setting == schemas.SettingTools {
+			if tools, err := env.Tools(ctx); err == nil {
+				fmt.Fprintf(out, "tools: %s\n", tools)
+			}
+		}
+		fmt.Fprintf(out, "\n[seed %d]\n%s\n", seed, obs)
+		total := 0.0
+		for {
+			fmt.Fprint(out, "> ")
+			line, err := in.ReadString('\n')
+			if err != nil && line == "" {
+				env.Close()
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			action := strings.TrimRight(line, "\r\n")
+			if action == ":quit" {
+				env.Close()
+				return nil
+			}
+			if action == ":reset" {
+				break
+			}
+			res, err := env.Step(ctx, action)
+			if err != nil {
+				fmt.Fprintf(out, "env error: %v\n", err)
+				var se *sandbox.Error
+				if errors.As(err, &se) && se.Kind != sandbox.KindEnv {
+					break
+				}
+				continue
+			}
+			total += res.Reward
+			fmt.Fprintf(out, "%s\n  reward %.3f (total %.3f)  done %v", res.Observation, res.Reward, total, res.Done)
+			if res.Done {
+				fmt.Fprintf(out, "  success %v\n", res.Success())
+				fmt.Fprintln(out, "episode over: ':reset' for another, ':quit' to leave")
+				continue
+			}
+			fmt.Fprintln(out)
+		}
+		env.Close()
+		seed++
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/schemas"
+)
+
+// sandboxEnv pins the interpreter the CLI's sandbox uses in tests.
+func sandboxEnv(t *testing.T) []string {
+	env := localEnv(t)
+	if os.Getenv("SPADE_PYTHON") == "" {
+		if _, err := os.Stat("/usr/bin/python3"); err == nil {
+			env = append(env, "SPADE_PYTHON=/usr/bin/python3")
+		}
+	}
+	return env
+}
+
+func TestDoctor(t *testing.T) {
+	out := must(t, sandboxEnv(t), "doctor")
+	for _, want := range []string{"python:", "bwrap", "namespaces", "in force:  bwrap", "preloaded: math", "optional:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestEnvCheck(t *testing.T) {
+	env := sandboxEnv(t)
+	out := must(t, env, "env", "check", repoFile("testdata/envs/tools_inventory.py"))
+	for _, want := range []string{"tools setting", "pass static", "pass hint_leak", "pass tools_schema", "skip tools_screen", "accepted: class Inventory"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("env check output lacks %q:\n%s", want, out)
+		}
+	}
+	r := spade(t, env, "", "env", "check", repoFile("testdata/hostile/read_planted_file.py"))
+	if r.code != 1 || !strings.Contains(r.stdout, "FAIL static") || !strings.Contains(r.stdout, "'open'") || !strings.Contains(r.stdout, "rejected") {
+		t.Errorf("hostile program: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = spade(t, env, "", "env", "check", repoFile("testdata/hostile/loop_in_step.py"), "--no-static", "--hint", "x")
+	if r.code != 1 || !strings.Contains(r.stdout, "skip static") || !strings.Contains(r.stdout, "timeout") {
+		t.Errorf("loop in step without the static check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := spade(t, env, "", "env", "check"); r.code != 2 {
+		t.Errorf("no file: exit %d, want 2", r.code)
+	}
+	if r := spade(t, env, "", "env", "check", "--setting", "chess", repoFile("testdata/envs/logic_mastermind.py")); r.code != 2 {
+		t.Errorf("bad setting: exit %d, want 2", r.code)
+	}
+}
+
+func TestGateAndEnvPlay(t *testing.T) {
+	env := sandboxEnv(t)
+	must(t, env, "--run", "g1", "init", "--preset", "qwen3-4b-games")
+	code, err := os.ReadFile(repoFile("testdata/envs/spatial_rotation.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hint, _ := os.ReadFile(repoFile("testdata/envs/spatial_rotation.hint"))
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, strings.TrimPrefix(env[0], "SPADE_LAKE="))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []schemas.CandidateRow{
+		{Slot: 0, EnvID: "rot-0", Attempt: 1, Skill: schemas.SkillSpatial, Setting: schemas.SettingGames, Code: string(code), Hint: string(hint)},
+		{Slot: 1, EnvID: "bad-1", Attempt: 1, Skill: schemas.SkillLogic, Setting: schemas.SettingGames, Code: "import os\n", Hint: "h"},
+	}
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "g1", Table: schemas.CandidatesSpec.Name, Step: 0}, rows, lake.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := must(t, env, "--run", "g1", "gate", "--step", "0", "--no-regenerate")
+	if !strings.Contains(out, "1 of 2 slots accepted") {
+		t.Fatalf("gate said %q", out)
+	}
+	if out := must(t, env, "--run", "g1", "gate", "--step", "0", "--no-regenerate"); !strings.Contains(out, "already committed") {
+		t.Fatalf("second gate said %q", out)
+	}
+	r := spade(t, append(env, "SPADE_RUN=g1"), "garbage\n:reset\nxyz\n:quit\n", "env", "play", "rot-0", "--hint", "--seed", "3")
+	if r.code != 0 {
+		t.Fatalf("env play: exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"class Rotation", "hint: A clockwise", "[seed 3]", "Transformation 1 of 3", "reward 0.000", "[seed 4]"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("env play output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r := spade(t, append(env, "SPADE_RUN=g1"), "", "env", "play", "nope"); r.code != 2 {
+		t.Errorf("unknown env: exit %d, want 2", r.code)
+	}
+}
