@@ -86,7 +86,7 @@ func (c *channel) roundTrip(req map[string]any, timeout time.Duration, o Options
 	if !r.OK {
 		kind := r.Kind
 		switch kind {
-		case KindEnv, KindMemory, KindOutput:
+		case KindEnv, KindMemory, KindOutput, KindTimeout:
 		default:
 			return r, &Error{Kind: KindProtocol, Msg: fmt.Sprintf("env sent an error of unknown kind %q", kind)}
 		}

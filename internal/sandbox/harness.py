@@ -134,6 +134,14 @@ class OutputTooLarge(Exception):
     """Raised in a child when an observation or info exceeds its cap."""
 
 
+class CPUTimeExceeded(BaseException):
+    """Raised in an instance by SIGXCPU: its soft RLIMIT_CPU is spent (the hard one kills it)."""
+
+
+def on_sigxcpu(signum, frame):
+    raise CPUTimeExceeded("the env used up its CPU seconds")
+
+
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
 
 
@@ -165,6 +173,8 @@ def error_reply(seq: int, e: BaseException) -> dict:
         kind = "memory"
     elif isinstance(e, OutputTooLarge):
         kind = "output"
+    elif isinstance(e, CPUTimeExceeded):
+        kind = "timeout"
     tb = traceback.format_exception(type(e), e, e.__traceback__)
     text = "".join(tb[-6:])
     if len(text) > 4000:
@@ -187,6 +197,7 @@ def check_obs(obs) -> str:
 def serve_instance(sock: socket.socket, cls) -> None:
     """Serve one env instance over sock: instantiate, say hello, answer ops until EOF."""
     reader = sock.makefile("rb")
+    signal.signal(signal.SIGXCPU, on_sigxcpu)
     try:
         env = cls()
     except BaseException as e:  # noqa: BLE001 - generated code may raise anything

@@ -220,7 +220,7 @@ func (w *worker) closeKey(key string) reply {
 // program (captured output, overflow) and killing the failed instance (pid > 0) or child.
 func (w *worker) explain(op, key string, pid int, cause error) error {
 	var se *Error
-	if errors.As(cause, &se) && se.Kind == KindEnv {
+	if errors.As(cause, &se) && (se.Kind == KindEnv || se.Kind == KindMemory) {
 		c := *se
 		c.Op = op
 		return &c

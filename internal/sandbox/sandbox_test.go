@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,87 @@ func TestConcurrentEnvsOneProgram(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestCPULimitIsATimeout(t *testing.T) {
+	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.CPUSeconds = 1; o.StepTimeout = 20 * time.Second })
+	ctx := context.Background()
+	prog, err := p.Load(ctx, misbehaving("while True: pass"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	env, err := prog.NewEnv(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Reset(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = env.Step(ctx, "spin")
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "CPU") {
+		t.Fatalf("got %v, want a CPU timeout", err)
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Fatalf("the CPU limit took %s", time.Since(start))
+	}
+}
+
+// sandboxProcesses lists host pids whose command line contains marker.
+func sandboxProcesses(t *testing.T, marker string) []string {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, e := range entries {
+		if data, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(data), marker) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// TestSetsidDaemonDies: a daemon in its own session escapes a process-group kill; closing the
+// program recycles its tainted worker, whose PID namespace takes the daemon down with it.
+func TestSetsidDaemonDies(t *testing.T) {
+	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces} {
+		t.Run(string(iso), func(t *testing.T) {
+			p := newTestPool(t, iso, func(o *Options) { o.StepTimeout = 500 * time.Millisecond })
+			marker := fmt.Sprintf("spade-daemon-%d", time.Now().UnixNano())
+			body := fmt.Sprintf("import os, time\nif os.fork() == 0:\n    os.setsid()\n    os.execv('/bin/sh', ['sh', '-c', 'sleep 600 # %s'])\nwhile True: time.sleep(1)", marker)
+			ctx := context.Background()
+			prog, err := p.Load(ctx, misbehaving(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			env, err := prog.NewEnv(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := env.Reset(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := env.Step(ctx, "go"); !errors.Is(err, ErrTimeout) {
+				t.Fatalf("step: %v, want timeout", err)
+			}
+			if len(sandboxProcesses(t, marker)) == 0 {
+				t.Fatal("the daemon did not start (the test would prove nothing)")
+			}
+			if !prog.Tainted() {
+				t.Fatal("worker not tainted after a timeout")
+			}
+			prog.Close()
+			deadline := time.Now().Add(3 * time.Second)
+			for len(sandboxProcesses(t, marker)) > 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("daemon still alive after the worker was recycled: %v", sandboxProcesses(t, marker))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			play(t, p)
+		})
 	}
 }
