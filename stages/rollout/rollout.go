@@ -19,6 +19,7 @@ import (
 	"github.com/spade-rl/spade/internal/lake"
 	"github.com/spade-rl/spade/internal/llm"
 	"github.com/spade-rl/spade/internal/sandbox"
+	"github.com/spade-rl/spade/internal/shard"
 	"github.com/spade-rl/spade/schemas"
 )
 
@@ -32,7 +33,8 @@ const PromptVersion = "v1"
 type Options struct {
 	// Force replaces committed episodes and turns partitions.
 	Force bool
-	// Shard and Shards split the pool's envs between writers by env_id hash (Shards 0 means 1).
+	// Shard and Shards split the pool's envs between writers by internal/shard's hash of env_id
+	// (Shards 0 means 1), the split every stage uses.
 	Shard, Shards int
 	// WeightsVersion is the served name of the current trained weights ("" = llm.agent.model).
 	WeightsVersion string
@@ -103,7 +105,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	}
 	var mine []schemas.EnvRow
 	for _, e := range envs {
-		if shardOf(e.EnvID, shards) == opts.Shard {
+		if shard.Of(e.EnvID, shards) == opts.Shard {
 			mine = append(mine, e)
 		}
 	}

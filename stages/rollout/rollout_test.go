@@ -82,7 +82,7 @@ func newFixture(t *testing.T, setting string, envs []schemas.EnvRow, mutate func
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{lk: lk, run: "r", cfg: cfg, srv: srv, client: client, pool: testPool(t, 4)}
+	return &fixture{lk: lk, run: "r", cfg: cfg, srv: srv, client: client, pool: testPool(t, 8)}
 }
 
 func (f *fixture) rollout(t *testing.T, step int64) rollout.Result {

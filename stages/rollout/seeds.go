@@ -26,12 +26,3 @@ func EpisodeID(step int64, envID string, hinted bool, index int) string {
 	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s\x00%t\x00%d", step, envID, hinted, index))
 	return "ep-" + hex.EncodeToString(sum[:8])
 }
-
-// shardOf assigns an env to one of n shards by the first bytes of SHA-256(env id).
-func shardOf(envID string, n int) int {
-	if n <= 1 {
-		return 0
-	}
-	sum := sha256.Sum256([]byte(envID))
-	return int(binary.BigEndian.Uint32(sum[:4]) % uint32(n))
-}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/spade-rl/spade/stages/sample"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:  "sample",
+		Usage: "draw a pool refresh's slots: the skill of each slot and a fresh corpus document",
+		Description: "At a refresh step (a multiple of sample.refresh_every) picks the active skills of the window\n" +
+			"(sample.skills_per_window of six, rotating from the run seed), spreads sample.envs_per_step slots over\n" +
+			"them and gives each slot a corpus document not used before in the run. Writes samples.\n\n" +
+			"Example: spade --run r1 sample --step 0",
+		Flags: []cli.Flag{
+			&cli.Int64Flag{Name: "step", Required: true, Usage: "the refresh step"},
+			&cli.BoolFlag{Name: "force", Usage: "replace a committed samples partition"},
+		},
+		Action: func(c *cli.Context) error {
+			step, err := stepArg(c)
+			if err != nil {
+				return err
+			}
+			lk, run, _, err := openRun(c)
+			if err != nil {
+				return err
+			}
+			res, err := sample.Run(c.Context, lk, run, step, sample.Options{Force: c.Bool("force"), Log: slog.Default()})
+			if errors.Is(err, sample.ErrNotRefreshStep) {
+				return asUsage(err)
+			}
+			if err != nil {
+				return err
+			}
+			if res.Skipped {
+				fmt.Fprintf(c.App.Writer, "sample: step %d already committed (use --force to redo it)\n", step)
+				return nil
+			}
+			fmt.Fprintf(c.App.Writer, "sample: step %d: %d slots (%d reused documents)\n", step, res.Rows, res.Reused)
+			return nil
+		},
+	})
+}
