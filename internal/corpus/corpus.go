@@ -24,10 +24,13 @@ import (
 // InputError is a problem with an input file: the file and what is wrong with it. The CLI maps it to
 // exit code 2.
 type InputError struct {
-	File    string
+	// File is the input file as the user named it (or the flag at fault).
+	File string
+	// Problem says what is wrong, in one line.
 	Problem string
 }
 
+// Error returns "FILE: PROBLEM".
 func (e *InputError) Error() string { return e.File + ": " + e.Problem }
 
 // Result reports an import.

@@ -19,18 +19,25 @@ type FileEntry struct {
 
 // Manifest is the content of a partition's _manifest.json: the one record that makes a partition exist.
 type Manifest struct {
-	Table         string      `json:"table"`
-	Run           string      `json:"run,omitempty"`
-	Corpus        string      `json:"corpus,omitempty"`
-	Step          int64       `json:"step"`
-	SchemaVersion int         `json:"schema_version"`
-	Generation    int         `json:"generation"`
-	Shards        int         `json:"shards"`
-	Files         []FileEntry `json:"files"`
-	Rows          int64       `json:"rows"`
-	Bytes         int64       `json:"bytes"`
-	Writer        string      `json:"writer"`
-	CommittedAt   string      `json:"committed_at"`
+	// Table, Run (or Corpus) and Step name the partition.
+	Table  string `json:"table"`
+	Run    string `json:"run,omitempty"`
+	Corpus string `json:"corpus,omitempty"`
+	Step   int64  `json:"step"`
+	// SchemaVersion is the table's schemas.Spec version the rows were written with.
+	SchemaVersion int `json:"schema_version"`
+	// Generation counts forced rewrites: 0 for the first commit, +1 for each --force.
+	Generation int `json:"generation"`
+	// Shards is how many shard writers contributed files.
+	Shards int `json:"shards"`
+	// Files lists every part file, sorted by name; Rows and Bytes are their totals.
+	Files []FileEntry `json:"files"`
+	Rows  int64       `json:"rows"`
+	Bytes int64       `json:"bytes"`
+	// Writer identifies the committing process (writer id, host, pid), for messages.
+	Writer string `json:"writer"`
+	// CommittedAt is the commit time, RFC 3339 UTC.
+	CommittedAt string `json:"committed_at"`
 }
 
 // shardMarker is what one shard writer records once its parts are uploaded.
