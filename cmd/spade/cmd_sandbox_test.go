@@ -23,7 +23,7 @@ func sandboxEnv(t *testing.T) []string {
 
 func TestDoctor(t *testing.T) {
 	out := must(t, sandboxEnv(t), "doctor")
-	for _, want := range []string{"python:", "bwrap", "namespaces", "in force:  bwrap", "preloaded: math", "optional:"} {
+	for _, want := range []string{"python:", "bwrap", "namespaces", "landlock", "in force:  bwrap", "preloaded: math", "optional:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}

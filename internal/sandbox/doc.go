@@ -1,16 +1,22 @@
 // Package sandbox runs generated Python environment programs in warm, isolated workers.
 //
-// A worker is one long-lived sandbox (bwrap, or the package's own namespace init, see
-// Isolation) running the embedded, standard-library-only harness (harness.py) as an
-// unprivileged uid (65534). The harness is a fork server: it preloads the allowlisted
-// modules, freezes its heap and forks one child per env instance, so a fresh instance costs a
-// fork instead of a sandbox start. Generated code only ever runs in those children.
+// A worker is one long-lived sandbox running the embedded, standard-library-only harness
+// (harness.py) as an unprivileged uid (65534). The isolation layer is the strongest the host
+// allows (see Isolation; `spade doctor` reports it): bwrap; else this package's own namespace
+// init (a re-exec of the binary in new user, pid, net, ipc, uts and mount namespaces); else
+// landlock + seccomp + rlimits; else nothing, which is refused unless Options.AllowUnsafe.
+// The harness is a fork server: it preloads the allowlisted modules and freezes its heap; each
+// loaded program gets a template process that executes it once and keeps warm instances forked
+// ahead, so a fresh env instance costs a message instead of a sandbox start. Generated code
+// only ever runs in templates and instances.
 //
-// Wire protocol: JSON lines on a private pair of file descriptors (fd 3 requests, fd 4
-// replies), never stdin/stdout. A child closes both before any generated code runs and talks
-// to the harness over its own socketpair, so a print() or a write to any fd in generated code
-// cannot forge or corrupt a reply; the child's stdout/stderr are captured, capped and returned
-// in errors (Error.Output).
+// Wire protocol: JSON lines on private file descriptors, never stdin/stdout: control requests
+// on fd 3, replies on fd 4, and on fd 5 (SOCK_SEQPACKET) the sockets Go creates for each new
+// child. Children close fds 3-5 before any generated code runs, so a print() or a write to any
+// fd in generated code cannot reach the control channel. Go talks to each env instance directly
+// on that instance's own socket (a step is one hop) and treats what arrives there as untrusted:
+// exactly one bounded reply line per request, with the request's seq. Children's stdout and
+// stderr are captured per program, capped, and returned in errors (Error.Output).
 //
 // Every call has a deadline. A call that misses it, an env process that dies, or one that
 // breaks the protocol gives the caller a typed *Error (see Kind) and the env process is killed

@@ -32,7 +32,7 @@ func newTestPool(t testing.TB, iso Isolation, mutate func(*Options)) *Pool {
 	defer cancel()
 	p, err := NewPool(ctx, opts)
 	if err != nil {
-		if os.Getenv("CI") == "" && iso == IsolationNamespaces {
+		if os.Getenv("CI") == "" && (iso == IsolationNamespaces || iso == IsolationLandlock) {
 			t.Skipf("isolation %s unavailable here: %v", iso, err)
 		}
 		t.Fatalf("NewPool(%s): %v", iso, err)

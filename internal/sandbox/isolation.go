@@ -17,7 +17,7 @@ type Isolation string
 
 // The isolation layers, strongest first. Auto picks the first whose probe succeeds.
 const (
-	// IsolationAuto probes bwrap, then the namespace init, and refuses when neither works.
+	// IsolationAuto probes bwrap, then the namespace init, then landlock, and refuses when none works.
 	IsolationAuto Isolation = "auto"
 	// IsolationBwrap runs each worker under bubblewrap: new user, pid, net, ipc, uts, mount and
 	// cgroup namespaces, a minimal read-only view of the system, tmpfs /tmp, a fresh /proc, uid 65534.
@@ -25,6 +25,10 @@ const (
 	// IsolationNamespaces runs each worker under this binary's own init (re-exec) in new user,
 	// pid, net, ipc, uts and mount namespaces, with the same filesystem view as bwrap.
 	IsolationNamespaces Isolation = "namespaces"
+	// IsolationLandlock confines each worker with landlock, a seccomp filter, rlimits and (as
+	// root) uid 65534, for hosts without user namespaces. It has no PID or network namespace:
+	// network is cut by seccomp (no sockets but AF_UNIX) and landlock, /proc by landlock.
+	IsolationLandlock Isolation = "landlock"
 	// IsolationNone runs workers with rlimits, a scrubbed environment and (as root) uid 65534
 	// only. It needs Options.AllowUnsafe (the CLI's --unsafe-no-isolation).
 	IsolationNone Isolation = "none"
@@ -60,6 +64,9 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 
 // systemFiles are the few files under /etc the dynamic linker and numpy need.
 var systemFiles = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"}
+
+// layers are the isolation layers in the order auto tries them.
+var layers = []Isolation{IsolationBwrap, IsolationNamespaces, IsolationLandlock}
 
 // bwrapPath returns the bubblewrap executable, or "" when it is not installed.
 func bwrapPath() string {
@@ -153,7 +160,7 @@ func ProbeIsolation(ctx context.Context, pythonName string) ([]Probe, *Python, e
 		return nil, nil, err
 	}
 	var probes []Probe
-	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces} {
+	for _, iso := range layers {
 		probes = append(probes, probeOne(ctx, py, iso))
 	}
 	return probes, py, nil
@@ -188,6 +195,10 @@ func probeOne(ctx context.Context, py *Python, iso Isolation) Probe {
 	if iso == IsolationBwrap {
 		pr.Detail += ": "
 	}
-	pr.Detail += "user, pid, net, ipc, uts and mount namespaces; read-only system view, tmpfs /tmp; uid 65534"
+	if iso == IsolationLandlock {
+		pr.Detail = fmt.Sprintf("landlock ABI %d (filesystem, TCP%s), seccomp filter, rlimits, uid 65534; no PID namespace", landlockABI(), map[bool]string{true: ", signals", false: ""}[landlockABI() >= 6])
+	} else {
+		pr.Detail += "user, pid, net, ipc, uts and mount namespaces; read-only system view, tmpfs /tmp; uid 65534"
+	}
 	return pr
 }

@@ -51,7 +51,7 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 			return nil, ErrNoIsolation
 		}
 		p.iso = IsolationNone
-	case IsolationBwrap, IsolationNamespaces:
+	case IsolationBwrap, IsolationNamespaces, IsolationLandlock:
 		w, err := startWorker(ctx, &p.opts, opts.Isolation)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: isolation %s does not work here: %w", opts.Isolation, err)
@@ -60,7 +60,7 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 		p.idle = append(p.idle, w)
 	case IsolationAuto:
 		var failures []string
-		for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces} {
+		for _, iso := range layers {
 			w, err := startWorker(ctx, &p.opts, iso)
 			if err == nil {
 				p.iso = iso
@@ -76,7 +76,7 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 			p.iso = IsolationNone
 		}
 	default:
-		return nil, fmt.Errorf("sandbox: unknown isolation %q (want auto, bwrap, namespaces or none)", opts.Isolation)
+		return nil, fmt.Errorf("sandbox: unknown isolation %q (want auto, bwrap, namespaces, landlock or none)", opts.Isolation)
 	}
 	if len(p.idle) > 0 {
 		p.slots <- struct{}{}

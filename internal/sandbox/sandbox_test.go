@@ -93,7 +93,7 @@ func play(t *testing.T, p *Pool) int {
 }
 
 func TestPlayEachIsolation(t *testing.T) {
-	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces} {
+	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces, IsolationLandlock} {
 		t.Run(string(iso), func(t *testing.T) {
 			p := newTestPool(t, iso, nil)
 			if p.Isolation() != iso {
@@ -314,7 +314,7 @@ func sandboxProcesses(t *testing.T, marker string) []string {
 // TestSetsidDaemonDies: a daemon in its own session escapes a process-group kill; closing the
 // program recycles its tainted worker, whose PID namespace takes the daemon down with it.
 func TestSetsidDaemonDies(t *testing.T) {
-	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces} {
+	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces, IsolationLandlock} {
 		t.Run(string(iso), func(t *testing.T) {
 			p := newTestPool(t, iso, func(o *Options) { o.StepTimeout = 500 * time.Millisecond })
 			marker := fmt.Sprintf("spade-daemon-%d", time.Now().UnixNano())

@@ -87,11 +87,21 @@ type worker struct {
 }
 
 // harnessConfig is the JSON the harness reads from argv[1].
-func harnessConfig(o *Options) string {
+func harnessConfig(o *Options, iso Isolation) string {
+	nproc := o.Processes
+	if iso == IsolationLandlock || iso == IsolationNone {
+		// Without a user namespace of its own, RLIMIT_NPROC counts every process of the uid on
+		// the host (other sandboxes' too): the budget is on top of what runs now.
+		uid := os.Getuid()
+		if uid == 0 {
+			uid = SandboxUID
+		}
+		nproc = processesOf(uid) + o.Processes*o.Workers
+	}
 	cfg := map[string]any{
 		"obs_cap": o.ObservationCap, "out_cap": o.OutputCap, "address_space": o.AddressSpace,
 		"cpu_seconds": o.CPUSeconds, "child_nofile": o.OpenFiles, "fsize": o.FileSize,
-		"nproc": o.Processes, "preload": o.Preload,
+		"nproc": nproc, "preload": o.Preload,
 	}
 	data, _ := json.Marshal(cfg)
 	return string(data)
@@ -119,7 +129,7 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 		return nil, err
 	}
 	fdsOurs, fdsTheirs := os.NewFile(uintptr(fdPair[0]), "fds"), os.NewFile(uintptr(fdPair[1]), "fds-worker")
-	argv := []string{py.Executable, "-s", "-B", "-c", harnessSource, harnessConfig(o)}
+	argv := []string{py.Executable, "-s", "-B", "-c", harnessSource, harnessConfig(o, iso)}
 	w := &worker{
 		opts: o, iso: iso, requests: reqW, replies: repR, fds: fdsOurs,
 		stderr: &cappedBuffer{limit: 16 << 10}, pending: map[int64]chan reply{},
@@ -138,6 +148,19 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 		hostCredential(attr)
 	case IsolationNamespaces:
 		cmd, err = namespaceCommand(py, o, argv, attr)
+		if err != nil {
+			return nil, err
+		}
+	case IsolationLandlock:
+		dir, err := os.MkdirTemp("", "spade-sandbox-")
+		if err != nil {
+			return nil, err
+		}
+		w.workDir = dir
+		if os.Geteuid() == 0 {
+			_ = os.Chown(dir, SandboxUID, SandboxUID)
+		}
+		cmd, err = landlockCommand(py, dir, argv, attr)
 		if err != nil {
 			return nil, err
 		}
@@ -273,8 +296,22 @@ func (w *worker) markDead(err error) {
 // setsid daemons included.
 func (w *worker) kill() {
 	if w.cmd != nil && w.cmd.Process != nil {
-		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-		_ = w.cmd.Process.Kill()
+		if w.iso == IsolationLandlock {
+			// no PID namespace: the init (a subreaper) kills every descendant on SIGTERM,
+			// setsid daemons included; SIGKILL follows in case it cannot
+			_ = w.cmd.Process.Signal(syscall.SIGTERM)
+			pid := w.cmd.Process.Pid
+			go func() {
+				select {
+				case <-w.waited:
+				case <-time.After(2 * time.Second):
+					_ = syscall.Kill(-pid, syscall.SIGKILL)
+				}
+			}()
+		} else {
+			_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+			_ = w.cmd.Process.Kill()
+		}
 	}
 	w.requests.Close()
 	w.fds.Close()
@@ -387,3 +424,26 @@ func (c *cappedBuffer) String() string {
 
 // unixRights encodes f as an SCM_RIGHTS control message.
 func unixRights(f *os.File) []byte { return unix.UnixRights(int(f.Fd())) }
+
+// processesOf counts the host's processes (threads included, as RLIMIT_NPROC does) whose real
+// uid is uid.
+func processesOf(uid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	want := fmt.Sprintf("Uid:\t%d\t", uid)
+	for _, e := range entries {
+		data, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil || !bytes.Contains(data, []byte(want)) {
+			continue
+		}
+		threads := 1
+		if i := bytes.Index(data, []byte("Threads:\t")); i >= 0 {
+			fmt.Sscanf(string(data[i+len("Threads:\t"):]), "%d", &threads)
+		}
+		n += threads
+	}
+	return n
+}

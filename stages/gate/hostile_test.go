@@ -107,6 +107,7 @@ func TestHostileContained(t *testing.T) {
 		{"bwrap/static_on", sandbox.IsolationBwrap, false},
 		{"bwrap/static_off", sandbox.IsolationBwrap, true},
 		{"namespaces/static_off", sandbox.IsolationNamespaces, true},
+		{"landlock/static_off", sandbox.IsolationLandlock, true},
 	}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {

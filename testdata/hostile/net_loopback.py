@@ -1,5 +1,5 @@
 # attack: connect to a loopback port the test listens on
-# expect: Network is unreachable|Connection refused|OSError
+# expect: Network is unreachable|Connection refused|OSError|PermissionError
 import socket
 
 

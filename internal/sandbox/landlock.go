@@ -1,0 +1,336 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// landlockArg0 marks a re-exec of this binary as the landlock init.
+const landlockArg0 = "spade-sandbox-landlock"
+
+// landlockSpec is what the parent tells the landlock init.
+type landlockSpec struct {
+	Argv     []string `json:"argv"`
+	Env      []string `json:"env"`
+	ReadDirs []string `json:"read_dirs"`
+	Files    []string `json:"files"`
+	WorkDir  string   `json:"work_dir"`
+	SetUID   bool     `json:"setuid"`
+}
+
+func init() {
+	if len(os.Args) == 2 && os.Args[0] == landlockArg0 {
+		runtime.LockOSThread()
+		if err := runLandlockInit(os.Args[1]); err != nil {
+			fmt.Fprintf(os.Stderr, "spade sandbox landlock init: %v\n", err)
+			os.Exit(111)
+		}
+		os.Exit(0)
+	}
+}
+
+// landlockCommand builds the re-exec of this binary that confines the harness with landlock
+// (filesystem: read-only system directories, a private work directory; TCP bind/connect;
+// signals and abstract sockets outside the sandbox on kernels with landlock ABI 6), a seccomp
+// filter (no sockets but AF_UNIX, no namespaces, ptrace, mounts, bpf, keyrings, ...) and, on a
+// root host, uid SandboxUID. There is no PID namespace: the init is a child subreaper and kills
+// every descendant when asked to stop.
+func landlockCommand(py *Python, workDir string, argv []string, attr *syscall.SysProcAttr) (*exec.Cmd, error) {
+	spec := landlockSpec{Argv: argv, WorkDir: workDir, Files: systemFiles, SetUID: os.Getuid() == 0}
+	spec.Env = append(append([]string{}, childEnv...), "HOME="+workDir, "TMPDIR="+workDir)
+	for _, dir := range systemDirs {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			spec.ReadDirs = append(spec.ReadDirs, dir)
+		}
+	}
+	spec.ReadDirs = append(spec.ReadDirs, pythonDirs(py)...)
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := &exec.Cmd{Path: exe, Args: []string{landlockArg0, string(data)}, Env: []string{}, Dir: workDir}
+	return cmd, nil
+}
+
+// landlockABI returns the kernel's landlock ABI version (0 when unavailable).
+func landlockABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
+}
+
+const (
+	fileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
+		unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	readRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+)
+
+// applyLandlock confines the calling thread (and what it starts) to spec's paths.
+func applyLandlock(spec landlockSpec) error {
+	abi := landlockABI()
+	if abi < 1 {
+		return errors.New("landlock is not available (kernel without it, or disabled)")
+	}
+	handled := uint64(0x1fff) // ABI 1: execute .. make_sym
+	if abi >= 2 {
+		handled |= unix.LANDLOCK_ACCESS_FS_REFER
+	}
+	if abi >= 3 {
+		handled |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	}
+	if abi >= 5 {
+		handled |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	}
+	attr := unix.LandlockRulesetAttr{Access_fs: handled}
+	size := uintptr(8)
+	if abi >= 4 {
+		attr.Access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+		size = 16
+	}
+	if abi >= 6 {
+		attr.Scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
+		size = 24
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
+	if errno != 0 {
+		return fmt.Errorf("landlock_create_ruleset: %w", errno)
+	}
+	defer unix.Close(int(fd))
+	add := func(path string, rights uint64) error {
+		pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil // a path this host lacks needs no rule
+		}
+		defer unix.Close(pfd)
+		var st unix.Stat_t
+		if err := unix.Fstat(pfd, &st); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			rights &= fileRights
+		}
+		rule := unix.LandlockPathBeneathAttr{Allowed_access: rights & handled, Parent_fd: int32(pfd)}
+		if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); errno != 0 {
+			return fmt.Errorf("landlock_add_rule %s: %w", path, errno)
+		}
+		return nil
+	}
+	for _, dir := range spec.ReadDirs {
+		if err := add(dir, readRights); err != nil {
+			return err
+		}
+	}
+	for _, f := range spec.Files {
+		if err := add(f, readRights); err != nil {
+			return err
+		}
+	}
+	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"} {
+		if err := add(dev, unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE); err != nil {
+			return err
+		}
+	}
+	if err := add(spec.WorkDir, handled); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
+		return fmt.Errorf("landlock_restrict_self: %w", errno)
+	}
+	return nil
+}
+
+// deniedSyscalls fail with EPERM under the seccomp filter.
+var deniedSyscalls = []uintptr{
+	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_MOUNT, unix.SYS_UMOUNT2,
+	unix.SYS_PIVOT_ROOT, unix.SYS_UNSHARE, unix.SYS_SETNS, unix.SYS_KEXEC_LOAD, unix.SYS_BPF,
+	unix.SYS_PERF_EVENT_OPEN, unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_USERFAULTFD,
+	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE, unix.SYS_REBOOT, unix.SYS_SWAPON,
+	unix.SYS_SWAPOFF, unix.SYS_CHROOT, unix.SYS_ACCT, unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME,
+	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_FANOTIFY_INIT, unix.SYS_IO_URING_SETUP,
+}
+
+// seccompFilter builds the BPF program: kill on a foreign architecture, EPERM for
+// deniedSyscalls and for clone with namespace flags, ENOSYS for clone3 (libc falls back to
+// clone), EACCES for sockets other than AF_UNIX, allow the rest.
+func seccompFilter() ([]unix.SockFilter, error) {
+	var arch uint32
+	switch runtime.GOARCH {
+	case "amd64":
+		arch = unix.AUDIT_ARCH_X86_64
+	case "arm64":
+		arch = unix.AUDIT_ARCH_AARCH64
+	default:
+		return nil, fmt.Errorf("the seccomp filter is not built for %s", runtime.GOARCH)
+	}
+	const (
+		ldw   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jset  = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+		ret   = unix.BPF_RET | unix.BPF_K
+		allow = unix.SECCOMP_RET_ALLOW
+	)
+	errno := func(e syscall.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
+	nsFlags := uint32(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+		unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
+	prog := []unix.SockFilter{
+		{Code: ldw, K: 4}, // arch
+		{Code: jeq, Jt: 1, Jf: 0, K: arch},
+		{Code: ret, K: unix.SECCOMP_RET_KILL_PROCESS},
+		{Code: ldw, K: 0}, // nr
+	}
+	for _, nr := range deniedSyscalls {
+		prog = append(prog, unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: uint32(nr)}, unix.SockFilter{Code: ret, K: errno(unix.EPERM)})
+	}
+	prog = append(prog,
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: unix.SYS_CLONE3},
+		unix.SockFilter{Code: ret, K: errno(unix.ENOSYS)},
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 4, K: unix.SYS_CLONE},
+		unix.SockFilter{Code: ldw, K: 16}, // args[0], low half: the flags
+		unix.SockFilter{Code: jset, Jt: 0, Jf: 1, K: nsFlags},
+		unix.SockFilter{Code: ret, K: errno(unix.EPERM)},
+		unix.SockFilter{Code: ret, K: allow},
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 4, K: unix.SYS_SOCKET},
+		unix.SockFilter{Code: ldw, K: 16}, // args[0]: the domain
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: unix.AF_UNIX},
+		unix.SockFilter{Code: ret, K: allow},
+		unix.SockFilter{Code: ret, K: errno(unix.EACCES)},
+		unix.SockFilter{Code: ret, K: allow},
+	)
+	return prog, nil
+}
+
+// applySeccomp installs the filter on the calling thread (inherited by what it starts).
+func applySeccomp() error {
+	filter, err := seccompFilter()
+	if err != nil {
+		return err
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	return nil
+}
+
+// runLandlockInit confines its own (locked) thread, starts the harness from it and waits;
+// on SIGTERM, or when the harness exits, it kills every descendant (it is their subreaper).
+func runLandlockInit(specJSON string) error {
+	var spec landlockSpec
+	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("subreaper: %w", err)
+	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM)
+	go func() {
+		<-stop
+		killDescendants()
+		os.Exit(143)
+	}()
+	if err := applyLandlock(spec); err != nil {
+		return err
+	}
+	if err := applySeccomp(); err != nil {
+		return err
+	}
+	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd.Env = spec.Env
+	cmd.Dir = spec.WorkDir
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{os.NewFile(3, "requests"), os.NewFile(4, "replies"), os.NewFile(5, "fds")}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if spec.SetUID {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: SandboxUID, Gid: SandboxUID, Groups: []uint32{}}
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", spec.Argv[0], err)
+	}
+	for fd := 3; fd <= 5; fd++ {
+		unix.Close(fd)
+	}
+	status := 0
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			break
+		}
+		if pid == cmd.Process.Pid {
+			status = ws.ExitStatus()
+			break
+		}
+	}
+	killDescendants()
+	os.Exit(status)
+	return nil
+}
+
+// killDescendants SIGKILLs every process below this one (orphans reparent to us, a
+// subreaper, so a setsid daemon is still a descendant), until none is left.
+func killDescendants() {
+	self := os.Getpid()
+	for round := 0; round < 100; round++ {
+		parents := map[int]int{}
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid ...: comm may hold spaces and parentheses
+			fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+			if len(fields) > 1 {
+				if ppid, err := strconv.Atoi(fields[1]); err == nil {
+					parents[pid] = ppid
+				}
+			}
+		}
+		killed := 0
+		for pid := range parents {
+			for p, hops := parents[pid], 0; p > 1 && hops < 64; p, hops = parents[p], hops+1 {
+				if p == self {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+					killed++
+					break
+				}
+			}
+		}
+		for {
+			if pid, _ := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); pid <= 0 {
+				break
+			}
+		}
+		if killed == 0 {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
