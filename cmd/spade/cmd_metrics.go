@@ -48,11 +48,14 @@ func init() {
 		Description: "Runs the models of sql/ over the run (DuckDB over the lake) with the run's metrics.* and sample.*\n" +
 			"settings. The table format also prints the early/late quality audit and the longest repeated-env\n" +
 			"streaks; --model NAME prints one model instead (" + fmt.Sprint(analytics.Models()) + ").\n" +
-			"Missing embeddings are computed first (TF-IDF + LSA by default) and stored in the embeddings table.\n\n" +
-			"Example: spade --run r1 metrics --format csv --model learnable_band",
+			"Missing embeddings are computed first (TF-IDF + LSA by default) and stored in the embeddings table.\n" +
+			"--sql-params prints the run's parameters as SQL, so a model can be run by hand with spade query.\n\n" +
+			"Examples: spade --run r1 metrics --format csv --model learnable_band\n" +
+			"          (spade --run r1 metrics --sql-params; cat sql/audits.sql) | spade --run r1 query --format csv",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
 			&cli.StringFlag{Name: "model", Usage: "print this model instead of the dashboard"},
+			&cli.BoolFlag{Name: "sql-params", Usage: "print the run's model parameters as `set variable` statements (to prefix a hand-run sql/ file) and exit"},
 		}, embedderFlags...),
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
@@ -65,9 +68,17 @@ func init() {
 					return asUsage(err)
 				}
 			}
-			lk, run, _, err := openRun(c)
+			lk, run, cfg, err := openRun(c)
 			if err != nil {
 				return err
+			}
+			if c.Bool("sql-params") {
+				e, err := embedderSpec(c).Embedder()
+				if err != nil {
+					return asUsage(err)
+				}
+				fmt.Fprintln(c.App.Writer, analytics.ParamsSQL(cfg, e.Name()))
+				return nil
 			}
 			embedder, err := ensureEmbeddings(c, run)
 			if err != nil {

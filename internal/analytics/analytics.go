@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/big"
+	"sort"
 	"strings"
 
 	"github.com/spade-rl/spade/internal/config"
@@ -80,9 +81,31 @@ func Params(cfg *config.Config, embedder string) map[string]any {
 
 // SetParams sets the models' parameters (Params) as DuckDB variables of the session.
 func SetParams(ctx context.Context, db *sql.DB, cfg *config.Config, embedder string) error {
-	for name, value := range Params(cfg, embedder) {
+	for _, stmt := range paramStatements(cfg, embedder) {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("analytics: %s: %w", stmt, err)
+		}
+	}
+	return nil
+}
+
+// ParamsSQL returns the parameters as `set variable` statements, one per line, each ending with ';':
+// prefixed to a model's file, they make `spade query` compute what `spade metrics` does.
+func ParamsSQL(cfg *config.Config, embedder string) string {
+	return strings.Join(paramStatements(cfg, embedder), ";\n") + ";"
+}
+
+func paramStatements(cfg *config.Config, embedder string) []string {
+	params := Params(cfg, embedder)
+	names := make([]string, 0, len(params))
+	for name := range params {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, name := range names {
 		var literal string
-		switch v := value.(type) {
+		switch v := params[name].(type) {
 		case string:
 			literal = "'" + strings.ReplaceAll(v, "'", "''") + "'"
 		case float64:
@@ -90,11 +113,9 @@ func SetParams(ctx context.Context, db *sql.DB, cfg *config.Config, embedder str
 		default:
 			literal = fmt.Sprintf("%v", v)
 		}
-		if _, err := db.ExecContext(ctx, fmt.Sprintf("set variable %s = %s", name, literal)); err != nil {
-			return fmt.Errorf("analytics: set %s: %w", name, err)
-		}
+		out = append(out, fmt.Sprintf("set variable %s = %s", name, literal))
 	}
-	return nil
+	return out
 }
 
 // viewOrder lists the models created as views, dependencies first (dashboard reads the others).
