@@ -13,12 +13,16 @@ import (
 // spadeBin is the spade binary built once for the CLI tests, so they run it as a user does.
 var spadeBin string
 
+// testTmp is a directory removed when the tests end, for fixtures shared between benchmark runs.
+var testTmp string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "spade-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	testTmp = dir
 	spadeBin = filepath.Join(dir, "spade")
 	if out, err := exec.Command("go", "build", "-o", spadeBin, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building spade: %v\n%s", err, out)

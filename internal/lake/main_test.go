@@ -30,8 +30,15 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(childEnv); mode != "" {
 		os.Exit(childMain(mode))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, d := range benchDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
 }
+
+// benchDirs are removed when the test binary ends (fixtures shared between benchmark runs).
+var benchDirs []string
 
 // childMain writes a partition described by the environment:
 // SPADE_LAKE_TEST_URI, _RUN, _STEP, _ROWS, _SEED, _CHUNK, _SHARD, _SHARDS, _FORCE, _START_AT (unix ns).
