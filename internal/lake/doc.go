@@ -20,7 +20,9 @@
 // After a commit, the committer deletes part files of its generation or older that the manifest does not
 // list (the leftovers of killed writers and replaced generations).
 //
-// Readers verify every file's sha256 against the manifest. For S3, files are fetched into a
-// content-addressed local cache keyed by that sha256, so DuckDB reads local files and a second query
-// downloads nothing.
+// ReadRows verifies every file's sha256 against the manifest. For S3, files are fetched into a
+// content-addressed local cache keyed by that sha256, only after their checksum matched (a corrupt
+// download is fetched again), so DuckDB reads verified local files and a second query downloads nothing.
+// DuckDB reads a local lake's files in place, unhashed: hashing every file on every query would cost more
+// than the query, and the local disk is trusted as DuckDB's own files would be.
 package lake

@@ -97,7 +97,7 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 	if err := lk.store.Put(ctx, key.shardMarkerKey(generation, opts.Shard, shards), body); err != nil {
 		return res, err
 	}
-	committed, err := commit(ctx, lk, key, spec, generation, shards, opts.Force && generation > 0, writer, files)
+	committed, err := commit(ctx, lk, key, spec, generation, marker, opts.Force && generation > 0)
 	res.Committed = committed
 	return res, err
 }
@@ -175,8 +175,11 @@ func encodeParquet[T any](rows []T, schema *parquet.Schema) ([]byte, error) {
 }
 
 // commit writes the manifest once every shard's marker is present. It returns whether this writer
-// committed.
-func commit(ctx context.Context, lk *Lake, key PartitionKey, spec schemas.Spec, generation, shards int, force bool, writer string, mine []FileEntry) (bool, error) {
+// committed. This writer's own shard always contributes its own files, never what the stored marker
+// says: a concurrent writer of the same shard may have overwritten the marker, and a manifest listing
+// that writer's files must not be committed in this writer's name.
+func commit(ctx context.Context, lk *Lake, key PartitionKey, spec schemas.Spec, generation int, own shardMarker, force bool) (bool, error) {
+	shards, writer, mine := own.Shards, own.Writer, own.Files
 	objs, err := lk.store.List(ctx, key.shardDir(generation))
 	if err != nil {
 		return false, err
@@ -196,6 +199,7 @@ func commit(ctx context.Context, lk *Lake, key PartitionKey, spec schemas.Spec, 
 		}
 		markers[m.Shard] = m
 	}
+	markers[own.Shard] = own
 	if len(markers) < shards {
 		return false, nil // another shard will commit
 	}
