@@ -158,7 +158,7 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 	if err != nil {
 		return nil, nil, false, err
 	}
-	calls, err := readStep[schemas.LLMCallRow](ctx, lk, run, schemas.LLMCallsSpec.Name, step, "rollout")
+	calls, err := readStepCalls(ctx, lk, run, step, "rollout")
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -184,7 +184,7 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 	}
 	poolCalls := calls
 	if poolStep != step {
-		if poolCalls, err = readStep[schemas.LLMCallRow](ctx, lk, run, schemas.LLMCallsSpec.Name, poolStep, "generate"); err != nil {
+		if poolCalls, err = readStepCalls(ctx, lk, run, poolStep, "generate"); err != nil {
 			return nil, nil, false, err
 		}
 	}
@@ -204,6 +204,19 @@ func readStep[T any](ctx context.Context, lk *lake.Lake, run, table string, step
 	rows, err := lake.ReadRows[T](ctx, lk, partition(run, table, step))
 	if errors.Is(err, lake.ErrNotCommitted) {
 		return nil, fmt.Errorf("grpo: %s of step %d is not committed (run `spade %s --step %d` first): %w", table, step, producer, step, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("grpo: %w", err)
+	}
+	return rows, nil
+}
+
+// readStepCalls reads one committed llm_calls partition for assembly (readCalls); a missing one names the
+// stage to run first.
+func readStepCalls(ctx context.Context, lk *lake.Lake, run string, step int64, producer string) ([]schemas.LLMCallRow, error) {
+	rows, err := readCalls(ctx, lk, partition(run, schemas.LLMCallsSpec.Name, step))
+	if errors.Is(err, lake.ErrNotCommitted) {
+		return nil, fmt.Errorf("grpo: llm_calls of step %d is not committed (run `spade %s --step %d` first): %w", step, producer, step, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("grpo: %w", err)

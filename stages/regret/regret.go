@@ -139,7 +139,7 @@ func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config,
 	if err != nil {
 		return nil, fmt.Errorf("regret: %w", err)
 	}
-	previousEMA, err := newestBefore[schemas.EMAStateRow](ctx, lk, run, schemas.EMAStateSpec.Name, step)
+	previousEMA, err := newestBefore[schemas.EMAStateRow](ctx, lk, run, schemas.EMAStateSpec.Name, step, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config,
 	if err != nil {
 		return nil, fmt.Errorf("regret: %w", err)
 	}
-	memory, err := newestBefore[schemas.MemoryRow](ctx, lk, run, schemas.MemorySpec.Name, step)
+	memory, err := newestBefore[schemas.MemoryRow](ctx, lk, run, schemas.MemorySpec.Name, step, int64(cfg.Sample.RefreshEvery))
 	if err != nil {
 		return nil, err
 	}
@@ -230,16 +230,30 @@ func key(run, table string, step int64) lake.PartitionKey {
 	return lake.PartitionKey{Run: run, Table: table, Step: step}
 }
 
-// newestBefore reads the newest committed partition of table with a step below step (nil if none).
-func newestBefore[T any](ctx context.Context, lk *lake.Lake, run, table string, step int64) ([]T, error) {
-	steps, err := lk.Steps(ctx, run, table)
-	if err != nil {
-		return nil, fmt.Errorf("regret: list %s: %w", table, err)
-	}
+// newestBefore reads the newest committed partition of table with a step below step (nil if none). It
+// first probes the `probe` steps just below step (where the previous partition normally is) and lists
+// the table only when none of them is committed, so a long run does not read every manifest per step.
+func newestBefore[T any](ctx context.Context, lk *lake.Lake, run, table string, step, probe int64) ([]T, error) {
 	newest := int64(-1)
-	for _, s := range steps {
-		if s < step && s > newest {
+	for s := step - 1; s >= 0 && s >= step-probe; s-- {
+		done, err := lk.Committed(ctx, key(run, table, s))
+		if err != nil {
+			return nil, fmt.Errorf("regret: %s: %w", table, err)
+		}
+		if done {
 			newest = s
+			break
+		}
+	}
+	if newest < 0 && step-probe > 0 {
+		steps, err := lk.Steps(ctx, run, table)
+		if err != nil {
+			return nil, fmt.Errorf("regret: list %s: %w", table, err)
+		}
+		for _, s := range steps {
+			if s < step && s > newest {
+				newest = s
+			}
 		}
 	}
 	if newest < 0 {
