@@ -66,6 +66,7 @@ func runConformance(t *testing.T, newLake newLakeFunc) {
 	t.Run("RacingPutIfAbsent", func(t *testing.T) { testRacingPutIfAbsent(t, newLake) })
 	t.Run("Multipart", func(t *testing.T) { testMultipart(t, newLake) })
 	t.Run("CommitOnce", func(t *testing.T) { testCommitOnce(t, newLake) })
+	t.Run("RacingWriters", func(t *testing.T) { testRacingWriters(t, newLake) })
 	t.Run("ForceIsAtomic", func(t *testing.T) { testForceIsAtomic(t, newLake) })
 	t.Run("ShardsInGoroutines", func(t *testing.T) { testShardsInGoroutines(t, newLake) })
 	t.Run("ShardsInProcesses", func(t *testing.T) { testShardsInProcesses(t, newLake) })
@@ -269,6 +270,60 @@ func testCommitOnce(t *testing.T, newLake newLakeFunc) {
 	}
 	if ok, _ := lk.Committed(ctx, badKey); ok {
 		t.Fatal("invalid rows were committed")
+	}
+}
+
+// testRacingWriters races writers of one partition, plain and forced: exactly one commits each round,
+// and the partition holds exactly the rows of the writer that was told it committed.
+func testRacingWriters(t *testing.T, newLake newLakeFunc) {
+	ctx := context.Background()
+	lk, _ := newLake(t)
+	const writers = 6
+	for round, force := range []bool{false, true, true} {
+		key := lake.PartitionKey{Run: "r1", Table: "turns", Step: 8}
+		var wg sync.WaitGroup
+		results := make([]lake.WriteResult, writers)
+		errs := make([]error, writers)
+		start := make(chan struct{})
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				<-start
+				results[w], errs[w] = lake.WriteRows(ctx, lk, key, turnRows(300, int64(10*round+w), ""), lake.WriteOptions{ChunkRows: 100, Force: force})
+			}(w)
+		}
+		close(start)
+		wg.Wait()
+		// Each generation is committed by exactly one writer. (A forced writer that starts after
+		// another's commit legitimately commits the next generation.)
+		winner := -1
+		byGeneration := map[int]int{}
+		for w := range errs {
+			switch {
+			case errs[w] == nil && results[w].Committed:
+				if other, dup := byGeneration[results[w].Generation]; dup {
+					t.Fatalf("round %d: writers %d and %d both committed generation %d", round, other, w, results[w].Generation)
+				}
+				byGeneration[results[w].Generation] = w
+				if winner < 0 || results[w].Generation > results[winner].Generation {
+					winner = w
+				}
+			case errors.Is(errs[w], lake.ErrConcurrentWriter), errors.Is(errs[w], lake.ErrCommitted):
+			default:
+				t.Fatalf("round %d: writer %d: %+v, %v", round, w, results[w], errs[w])
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: no writer committed", round)
+		}
+		if !force && len(byGeneration) != 1 {
+			t.Fatalf("round %d: %d writers committed a fresh partition, want 1", round, len(byGeneration))
+		}
+		got, err := lake.ReadRows[schemas.TurnRow](ctx, lk, key)
+		if err != nil || !reflect.DeepEqual(got, turnRows(300, int64(10*round+winner), "")) {
+			t.Fatalf("round %d: the partition does not hold the rows of writer %d, which was told it committed (%v)", round, winner, err)
+		}
 	}
 }
 

@@ -45,6 +45,8 @@ type WriteResult struct {
 	Committed bool
 	// Rows and Bytes count what this writer uploaded.
 	Rows, Bytes int64
+	// Generation is the partition generation written: 0 for a first commit, +1 per forced rewrite.
+	Generation int
 }
 
 // WriteRows validates rows, encodes them as zstd Parquet part files, uploads them and commits the
@@ -87,7 +89,7 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 	if err != nil {
 		return WriteResult{}, err
 	}
-	res := WriteResult{}
+	res := WriteResult{Generation: generation}
 	for _, f := range files {
 		res.Rows += f.Rows
 		res.Bytes += f.Bytes
