@@ -8,6 +8,7 @@ import (
 
 	"github.com/spade-rl/spade/internal/lake"
 	"github.com/spade-rl/spade/schemas"
+	"github.com/spade-rl/spade/stages/gate"
 	"github.com/spade-rl/spade/stages/generate"
 	"github.com/spade-rl/spade/stages/grpo"
 	"github.com/spade-rl/spade/stages/regret"
@@ -29,8 +30,9 @@ type Deps struct {
 	TrainerDir string
 }
 
-// Stages returns the real stages of a step in order, wired to each other: generate and rollout call the
-// newest trained weights (the weights_version of the newest train_metrics before the step).
+// Stages returns the real stages of a step in order, wired to each other: generate, the gate's
+// regenerations and rollout call the newest trained weights (the weights_version of the newest
+// train_metrics before the step), and the gate regenerates failed slots through generate's Generator.
 func Stages(d Deps) []Stage {
 	return []Stage{
 		{Name: Sample, Refresh: true, Marker: schemas.SamplesSpec.Name, Run: func(ctx context.Context, step int64) error {
@@ -43,6 +45,19 @@ func Stages(d Deps) []Stage {
 				return err
 			}
 			_, err = generate.Run(ctx, d.Lake, d.Run, step, generate.Options{WeightsVersion: weights, Log: d.Log})
+			return err
+		}},
+		{Name: Gate, Refresh: true, Marker: schemas.EnvsSpec.Name, Run: func(ctx context.Context, step int64) error {
+			weights, err := WeightsVersion(ctx, d.Lake, d.Run, step)
+			if err != nil {
+				return err
+			}
+			// The gate asks the Designer again for a failed slot, through generate's Generator.
+			regen, err := generate.NewGenerator(ctx, d.Lake, d.Run, generate.Options{WeightsVersion: weights, Log: d.Log})
+			if err != nil {
+				return err
+			}
+			_, err = gate.Run(ctx, d.Lake, d.Run, step, gate.Options{Regenerator: regen, Log: d.Log})
 			return err
 		}},
 		{Name: Rollout, Marker: schemas.EpisodesSpec.Name, Run: func(ctx context.Context, step int64) error {
