@@ -166,6 +166,9 @@ func envCheck(c *cli.Context) error {
 	fmt.Fprintf(out, "%s (%s setting; isolation %s; python %s)\n", path, setting, pool.Isolation(), pool.Python().Executable)
 	start := time.Now()
 	v := gate.Check(c.Context, pool, string(code), gate.CheckOptions{Setting: setting, Hint: hint, NoStatic: c.Bool("no-static")})
+	if v.Err != nil {
+		return v.Err
+	}
 	for _, r := range v.Results {
 		verdict := "pass"
 		switch {

@@ -56,6 +56,9 @@ type Verdict struct {
 	Class string
 	// Results holds one entry per check of the setting, in order.
 	Results []CheckResult
+	// Err is set when the checks could not run for a reason that is not the program's (the
+	// sandbox could not start a worker, the context ended): the program was not judged.
+	Err error
 }
 
 // Failure returns the first failed check, or nil when the program was accepted.
@@ -133,6 +136,28 @@ type checker struct {
 	checks  []string
 	results []CheckResult
 	failed  bool
+	infra   error
+}
+
+// infraError marks an error of the sandbox's machinery rather than of the program.
+type infraError struct{ err error }
+
+func (e infraError) Error() string { return e.err.Error() }
+func (e infraError) Unwrap() error { return e.err }
+
+func isInfra(err error) bool {
+	var ie infraError
+	return errors.As(err, &ie) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sandbox.ErrClosed)
+}
+
+// sandboxErr passes a program's failure (*sandbox.Error) through and marks anything else as
+// the machinery's.
+func sandboxErr(err error) error {
+	var se *sandbox.Error
+	if err == nil || errors.As(err, &se) {
+		return err
+	}
+	return infraError{err}
 }
 
 // run executes one check unless an earlier one failed.
@@ -144,6 +169,10 @@ func (c *checker) run(name string, fn func() (skipReason string, err error)) {
 	start := time.Now()
 	skip, err := fn()
 	r := CheckResult{Check: name, Duration: time.Since(start)}
+	var se *sandbox.Error
+	if err != nil && c.infra == nil && !errors.As(err, &se) && (isInfra(err) || c.ctx.Err() != nil) {
+		c.infra = fmt.Errorf("gate: check %s could not run: %w", name, err)
+	}
 	switch {
 	case err != nil:
 		r.Error = errorText(err)
@@ -218,7 +247,7 @@ func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptio
 		}
 		problems, err := pool.Check(ctx, code, opts.Setting, rules)
 		if err != nil {
-			return "", err
+			return "", sandboxErr(err)
 		}
 		if len(problems) > 0 {
 			return "", errors.New(strings.Join(problems, "; "))
@@ -230,7 +259,7 @@ func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptio
 		var err error
 		prog, err = pool.Load(ctx, code)
 		if err != nil {
-			return "", err
+			return "", sandboxErr(err)
 		}
 		class = prog.Class
 		if opts.Setting == schemas.SettingTools && !prog.HasTools {
@@ -411,7 +440,10 @@ func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptio
 			return "", nil
 		})
 	}
-	v := Verdict{Class: class, Results: c.results, Accepted: !c.failed}
+	v := Verdict{Class: class, Results: c.results, Accepted: !c.failed, Err: c.infra}
+	if v.Err != nil {
+		v.Accepted = false
+	}
 	return v
 }
 

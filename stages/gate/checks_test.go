@@ -112,3 +112,12 @@ class G:
 		})
 	}
 }
+
+func TestMachineryFailureIsNotTheProgramsFault(t *testing.T) {
+	pool := newPool(t, sandbox.IsolationBwrap)
+	pool.Close()
+	v := Check(context.Background(), pool, "class A:\n    pass\n", CheckOptions{Hint: "h"})
+	if v.Err == nil || v.Accepted {
+		t.Fatalf("a closed pool judged the program: %+v", v)
+	}
+}

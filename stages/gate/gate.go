@@ -183,6 +183,11 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	for _, o := range outcomes {
+		if o.err != nil {
+			return Result{}, o.err
+		}
+	}
 	res := Result{Slots: len(order), Elapsed: time.Since(start)}
 	var results []schemas.GateResultRow
 	var envs []schemas.EnvRow
@@ -218,6 +223,7 @@ type slotOutcome struct {
 	env         *schemas.EnvRow
 	attempts    int
 	regenerated int
+	err         error // the checks could not run: nothing of the step is committed
 }
 
 // judgeSlot checks the slot's candidates in attempt order until one is accepted, then asks the
@@ -245,6 +251,10 @@ func judgeSlot(ctx context.Context, pool *sandbox.Pool, list []schemas.Candidate
 		}
 		out.attempts++
 		verdict := judge(ctx, pool, cand, check)
+		if verdict.Err != nil {
+			out.err = fmt.Errorf("slot %d, env %s: %w", cand.Slot, cand.EnvID, verdict.Err)
+			return out
+		}
 		for _, r := range verdict.Results {
 			out.rows = append(out.rows, schemas.GateResultRow{
 				Step: cand.Step, Slot: cand.Slot, EnvID: cand.EnvID, Attempt: cand.Attempt, Check: r.Check,
