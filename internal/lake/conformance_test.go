@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -68,6 +70,7 @@ func runConformance(t *testing.T, newLake newLakeFunc) {
 	t.Run("CommitOnce", func(t *testing.T) { testCommitOnce(t, newLake) })
 	t.Run("RacingWriters", func(t *testing.T) { testRacingWriters(t, newLake) })
 	t.Run("ForceIsAtomic", func(t *testing.T) { testForceIsAtomic(t, newLake) })
+	t.Run("ForceRollsForward", func(t *testing.T) { testForceRollsForward(t, newLake) })
 	t.Run("ShardsInGoroutines", func(t *testing.T) { testShardsInGoroutines(t, newLake) })
 	t.Run("ShardsInProcesses", func(t *testing.T) { testShardsInProcesses(t, newLake) })
 }
@@ -397,6 +400,60 @@ func testForceIsAtomic(t *testing.T, newLake newLakeFunc) {
 	}
 	if _, err := lake.WriteRows(ctx, lk, key, turnRows(4, 1, ""), lake.WriteOptions{Shards: 2, Force: true}); err == nil {
 		t.Fatal("Force with Shards 2 was accepted; it needs Shards 1")
+	}
+}
+
+// testForceRollsForward recreates the state a forced writer killed between claiming its generation and
+// replacing the manifest leaves (claim of generation 1 present, manifest and parts of generation 0 in
+// place): the next forced writer must complete the claimed generation, report that it lost, and a later
+// one must commit generation 2.
+func testForceRollsForward(t *testing.T, newLake newLakeFunc) {
+	ctx := context.Background()
+	lk, _ := newLake(t)
+	s := lk.Store()
+	key := lake.PartitionKey{Run: "r1", Table: "turns", Step: 1}
+	if _, err := lake.WriteRows(ctx, lk, key, turnRows(400, 1, "a-"), lake.WriteOptions{ChunkRows: 200}); err != nil {
+		t.Fatal(err)
+	}
+	saved := map[string][]byte{}
+	m0, _ := lk.Manifest(ctx, key)
+	saved[key.ManifestKey()], _ = lake.ReadAll(ctx, s, key.ManifestKey())
+	for _, f := range m0.Files {
+		for try := 0; try < 3; try++ { // the faulty proxy corrupts first downloads: keep a verified copy
+			body, _ := lake.ReadAll(ctx, s, key.Dir()+"/"+f.Name)
+			if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) == f.SHA256 {
+				saved[key.Dir()+"/"+f.Name] = body
+				break
+			}
+		}
+	}
+	if len(saved) != len(m0.Files)+1 {
+		t.Fatal("could not read generation 0 back")
+	}
+	if _, err := lake.WriteRows(ctx, lk, key, turnRows(400, 1, "b-"), lake.WriteOptions{ChunkRows: 200, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	for k, body := range saved { // back to generation 0, with generation 1 claimed
+		if err := s.Put(ctx, k, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows, _ := lake.ReadRows[schemas.TurnRow](ctx, lk, key); !reflect.DeepEqual(rows, turnRows(400, 1, "a-")) {
+		t.Fatal("could not recreate the interrupted state")
+	}
+	_, err := lake.WriteRows(ctx, lk, key, turnRows(400, 1, "c-"), lake.WriteOptions{ChunkRows: 200, Force: true})
+	if !errors.Is(err, lake.ErrConcurrentWriter) {
+		t.Fatalf("forced write over an interrupted claim: got %v, want ErrConcurrentWriter", err)
+	}
+	if rows, err := lake.ReadRows[schemas.TurnRow](ctx, lk, key); err != nil || !reflect.DeepEqual(rows, turnRows(400, 1, "b-")) {
+		t.Fatalf("the claimed generation was not rolled forward (%v)", err)
+	}
+	res, err := lake.WriteRows(ctx, lk, key, turnRows(400, 1, "d-"), lake.WriteOptions{ChunkRows: 200, Force: true})
+	if err != nil || !res.Committed || res.Generation != 2 {
+		t.Fatalf("forced write after the roll-forward: %+v, %v", res, err)
+	}
+	if rows, _ := lake.ReadRows[schemas.TurnRow](ctx, lk, key); !reflect.DeepEqual(rows, turnRows(400, 1, "d-")) {
+		t.Fatal("generation 2 is not the last rows written")
 	}
 }
 
