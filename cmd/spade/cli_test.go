@@ -261,12 +261,14 @@ func TestLakeLs(t *testing.T) {
 	env := localEnv(t)
 	seedRuns(t, env, strings.TrimPrefix(env[0], "SPADE_LAKE="))
 	must(t, env, "corpus", "import", "--name", "docs", repoFile("testdata/corpus/corpus.jsonl"))
+	must(t, env, "--run", "r3", "init")
 	out := must(t, env, "lake", "ls")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	want := [][]string{
 		{"RUN", "TABLE", "STEP", "FILES", "ROWS", "BYTES"},
 		{"r1", "turns", "0", "1", "10"}, {"r1", "turns", "1", "1", "10"},
 		{"r2", "turns", "0", "1", "20"}, {"r2", "turns", "1", "1", "20"},
+		{"r3", "-", "-", "0", "0", "0"},
 		{"(corpus", "docs)", "corpus", "0", "1", "320"},
 	}
 	if len(lines) != len(want) {
@@ -276,6 +278,9 @@ func TestLakeLs(t *testing.T) {
 		if f := strings.Fields(lines[i]); len(f) < len(w) || !reflect.DeepEqual(f[:len(w)], w) {
 			t.Errorf("lake ls line %d = %q, want it to start with %q", i, lines[i], w)
 		}
+	}
+	if only := must(t, env, "--run", "r2", "lake", "ls"); strings.Contains(only, "r1") || !strings.Contains(only, "r2") {
+		t.Errorf("lake ls --run r2:\n%s", only)
 	}
 }
 

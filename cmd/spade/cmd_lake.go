@@ -12,9 +12,10 @@ func init() {
 		Name:  "lake",
 		Usage: "inspect the lake",
 		Subcommands: []*cli.Command{{
-			Name:        "ls",
-			Usage:       "list runs, tables and committed partitions with rows and bytes",
-			Description: "Only committed partitions (with a manifest) are listed.\n\nExample: spade --lake s3://bucket/spade lake ls",
+			Name:  "ls",
+			Usage: "list runs, tables and committed partitions with rows and bytes",
+			Description: "Only committed partitions (with a manifest) are listed; a run with none shows one line of dashes.\n" +
+				"With --run, only those runs (and every corpus).\n\nExample: spade --lake s3://bucket/spade lake ls",
 			Action: func(c *cli.Context) error {
 				lk, err := openLake(c)
 				if err != nil {
@@ -32,6 +33,9 @@ func init() {
 					parts, err := lk.Partitions(c.Context, run, "")
 					if err != nil {
 						return err
+					}
+					if len(parts) == 0 {
+						fmt.Fprintf(w, "%s\t-\t-\t0\t0\t0\n", run) // a run with nothing committed yet
 					}
 					for _, p := range parts {
 						fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\n", run, p.Key.Table, p.Key.Step, len(p.Manifest.Files), p.Manifest.Rows, p.Manifest.Bytes)
