@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/spade-rl/spade/internal/config"
 	"github.com/spade-rl/spade/internal/lake"
@@ -173,6 +175,9 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 	}
 	if cfg.Ablation.FrozenDesigner {
 		return agent, nil, true, nil
+	}
+	if !slices.Contains(schemas.Variants, cfg.Regret.Variant) {
+		return nil, nil, false, fmt.Errorf("grpo: config key regret.variant: unknown reward variant %q (one of %s)", cfg.Regret.Variant, strings.Join(schemas.Variants, ", "))
 	}
 	rewards, err := readStep[schemas.DesignerRewardRow](ctx, lk, run, schemas.DesignerRewardsSpec.Name, step, "regret")
 	if err != nil {
