@@ -33,9 +33,11 @@ func (o LSAOptions) withDefaults() LSAOptions {
 
 // LSA returns the rank-k latent semantic embedding A·V_k = U_k·Σ_k of the rows of a (documents × terms),
 // k = min(Components, rows, cols), computed by the randomized truncated SVD of Halko, Martinsson & Tropp
-// (2011) that scikit-learn's TruncatedSVD uses: Q = orth(A·Ω) for a Gaussian Ω with k + Oversamples
-// columns, PowerIterations rounds of Q = orth(A·orth(Aᵀ·Q)), then the SVD of the small B = QᵀA through the
-// eigen-decomposition of B·Bᵀ = U_B Σ² U_Bᵀ, so A·V_k ≈ Q·U_B,k·Σ_k. The result is rows×k, row-major.
+// (2011) that scikit-learn's TruncatedSVD also uses: Q = orth(A·Ω) for a Gaussian Ω with k + Oversamples
+// columns, PowerIterations rounds of subspace iteration Q = orth(A·Aᵀ·Q), then the SVD of the small
+// B = QᵀA through the eigen-decomposition of B·Bᵀ = Qᵀ·A·Aᵀ·Q = U_B Σ² U_Bᵀ, so A·V_k ≈ Q·U_B,k·Σ_k.
+// Every dense step is on the document side (rows × l), never on the vocabulary side. The result is
+// rows×k, row-major.
 func LSA(a *Sparse, o LSAOptions) ([]float64, int, error) {
 	o = o.withDefaults()
 	k := min(o.Components, a.Rows, a.Cols)
@@ -53,16 +55,15 @@ func LSA(a *Sparse, o LSAOptions) ([]float64, int, error) {
 		return nil, 0, err
 	}
 	for it := 0; it < o.PowerIterations; it++ {
-		z, err := orthonormalize(a.mulTransposeDense(q, l), a.Cols, l)
-		if err != nil {
-			return nil, 0, err
-		}
-		if q, err = orthonormalize(a.mulDense(z, l), a.Rows, l); err != nil {
+		// Subspace iteration on A·Aᵀ, orthonormalising on the document side only: the term side has
+		// tens of thousands of rows, where a QR per iteration would cost more than everything else.
+		if q, err = orthonormalize(a.mulDense(a.mulTransposeDense(q, l), l), a.Rows, l); err != nil {
 			return nil, 0, err
 		}
 	}
-	bt := a.mulTransposeDense(q, l)                // Bᵀ = AᵀQ, cols×l
-	bbt := gemm(bt, true, bt, false, l, l, a.Cols) // B·Bᵀ, l×l
+	// B·Bᵀ = Qᵀ·A·Aᵀ·Q, formed on the document side (l×rows times rows×l).
+	aatq := a.mulDense(a.mulTransposeDense(q, l), l)
+	bbt := gemm(q, true, aatq, false, l, l, a.Rows)
 	eigenvalues, vectors, err := symmetricEigen(bbt, l)
 	if err != nil {
 		return nil, 0, err

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // EigenvalueFloor is the threshold below which eigenvalues of K/n are dropped before the entropy: they are
@@ -94,32 +95,55 @@ func Eigenvalues(x []float64, n, d int) ([]float64, error) {
 	if len(x) != n*d {
 		return nil, fmt.Errorf("vendi: %d values for %d×%d", len(x), n, d)
 	}
-	unit, err := normalizeRows(x, n, d)
-	if err != nil {
+	buf := getScratch(n * d)
+	defer scratch.Put(buf)
+	if err := normalizeInto(*buf, x, n, d); err != nil {
 		return nil, err
 	}
-	return symmetricGramEigenvalues(unit, n, d, 1/float64(n)), nil
+	return symmetricGramEigenvalues(*buf, n, d, 1/float64(n)), nil
 }
 
 // normalizeRows returns a copy of x with every row scaled to unit Euclidean norm.
 func normalizeRows(x []float64, n, d int) ([]float64, error) {
 	unit := make([]float64, n*d)
-	for i := 0; i < n; i++ {
-		row := x[i*d : (i+1)*d]
-		norm := 0.0
-		for _, v := range row {
-			norm += v * v
-		}
-		norm = math.Sqrt(norm)
-		if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
-			return nil, fmt.Errorf("%w: row %d", ErrZeroVector, i)
-		}
-		out := unit[i*d : (i+1)*d]
-		for j, v := range row {
-			out[j] = v / norm
-		}
+	if err := normalizeInto(unit, x, n, d); err != nil {
+		return nil, err
 	}
 	return unit, nil
+}
+
+// normalizeInto writes x with every row scaled to unit norm into unit (len n*d): one pass for the norm,
+// one multiply by its reciprocal.
+func normalizeInto(unit, x []float64, n, d int) error {
+	for i := 0; i < n; i++ {
+		row := x[i*d : (i+1)*d : (i+1)*d]
+		sum := 0.0
+		for _, v := range row {
+			sum += v * v
+		}
+		norm := math.Sqrt(sum)
+		if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return fmt.Errorf("%w: row %d", ErrZeroVector, i)
+		}
+		inv := 1 / norm
+		out := unit[i*d : (i+1)*d : (i+1)*d]
+		for j, v := range row {
+			out[j] = v * inv
+		}
+	}
+	return nil
+}
+
+// scratch recycles the n×d normalised copies between calls (a UDF evaluates many groups in a row).
+var scratch sync.Pool
+
+func getScratch(size int) *[]float64 {
+	if p, ok := scratch.Get().(*[]float64); ok && cap(*p) >= size {
+		*p = (*p)[:size]
+		return p
+	}
+	buf := make([]float64, size)
+	return &buf
 }
 
 // gram returns scale·X Xᵀ (n×n, when transpose is false) or scale·XᵀX (d×d), dense and symmetric; the
