@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,8 +29,9 @@ func spadeCmd(t *testing.T, args ...string) *exec.Cmd {
 var scoredTables = []string{schemas.DesignerRewardsSpec.Name, schemas.EMAStateSpec.Name, schemas.MemorySpec.Name,
 	schemas.GRPOBatchesSpec.Name, schemas.TrainMetricsSpec.Name}
 
-// dumpTables renders every committed partition of the tables, row by row, for comparison.
-func dumpTables(t *testing.T, dir string) map[string]string {
+// dumpTables renders every committed partition of the tables of run r, row by row, with the columns
+// that measure time zeroed (they differ between two executions of the same work).
+func dumpTables(t *testing.T, dir string, tables []string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	lk, err := lake.Open(ctx, dir)
@@ -37,7 +39,7 @@ func dumpTables(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, table := range scoredTables {
+	for _, table := range tables {
 		steps, err := lk.Steps(ctx, "r", table)
 		if err != nil {
 			t.Fatal(err)
@@ -49,16 +51,33 @@ func dumpTables(t *testing.T, dir string) map[string]string {
 			var rows []string
 			switch table {
 			case schemas.DesignerRewardsSpec.Name:
-				rows = render[schemas.DesignerRewardRow](t, lk, k)
+				rows = render(t, lk, k, func(r *schemas.DesignerRewardRow) {})
 			case schemas.EMAStateSpec.Name:
-				rows = render[schemas.EMAStateRow](t, lk, k)
+				rows = render(t, lk, k, func(r *schemas.EMAStateRow) {})
 			case schemas.MemorySpec.Name:
-				rows = render[schemas.MemoryRow](t, lk, k)
+				rows = render(t, lk, k, func(r *schemas.MemoryRow) {})
 			case schemas.GRPOBatchesSpec.Name:
-				rows = render[schemas.GRPOBatchRow](t, lk, k)
+				rows = render(t, lk, k, func(r *schemas.GRPOBatchRow) {})
 			case schemas.TrainMetricsSpec.Name:
-				rows = render[schemas.TrainMetricsRow](t, lk, k)
+				rows = render(t, lk, k, func(r *schemas.TrainMetricsRow) { r.Seconds = 0 })
+			case schemas.SamplesSpec.Name:
+				rows = render(t, lk, k, func(r *schemas.SampleRow) {})
+			case schemas.CandidatesSpec.Name:
+				rows = render(t, lk, k, func(r *schemas.CandidateRow) {})
+			case schemas.GateResultsSpec.Name:
+				rows = render(t, lk, k, func(r *schemas.GateResultRow) { r.DurationMS = 0 })
+			case schemas.EnvsSpec.Name:
+				rows = render(t, lk, k, func(r *schemas.EnvRow) {})
+			case schemas.EpisodesSpec.Name:
+				rows = render(t, lk, k, func(r *schemas.EpisodeRow) { r.EnvCPUSeconds = 0 })
+			case schemas.TurnsSpec.Name:
+				rows = render(t, lk, k, func(r *schemas.TurnRow) {})
+			case schemas.LLMCallsSpec.Name:
+				rows = render(t, lk, k, func(r *schemas.LLMCallRow) { r.LatencyMS = 0 })
+			default:
+				t.Fatalf("dumpTables: no renderer for %s", table)
 			}
+			sort.Strings(rows) // shard and merge order is not part of a partition's meaning
 			b.WriteString(strings.Join(rows, "\n"))
 		}
 		out[table] = b.String()
@@ -66,15 +85,16 @@ func dumpTables(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-func render[T any](t *testing.T, lk *lake.Lake, k lake.PartitionKey) []string {
+func render[T any](t *testing.T, lk *lake.Lake, k lake.PartitionKey, zero func(*T)) []string {
 	t.Helper()
 	rows, err := lake.ReadRows[T](context.Background(), lk, k)
 	if err != nil {
 		t.Fatalf("%s: %v", k, err)
 	}
 	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = fmt.Sprintf("%+v", r)
+	for i := range rows {
+		zero(&rows[i])
+		out[i] = fmt.Sprintf("%+v", rows[i])
 	}
 	return out
 }
@@ -86,7 +106,7 @@ func render[T any](t *testing.T, lk *lake.Lake, k lake.PartitionKey) []string {
 func TestRunResumesAfterSIGKILL(t *testing.T) {
 	ctx := context.Background()
 	opts := fixture.Small()
-	opts.Steps = 16
+	opts.Steps = 20
 	newLake := func() string {
 		dir := t.TempDir()
 		lk, err := lake.Open(ctx, dir)
@@ -111,27 +131,7 @@ func TestRunResumesAfterSIGKILL(t *testing.T) {
 	}
 
 	crashed := newLake()
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("kill schedule seed %d; the uninterrupted run's stages took %v", seed, work)
-	rng := rand.New(rand.NewPCG(seed, 0))
-	kills, finished := 0, false
-	for attempt := 0; attempt < 100 && kills < 12 && !finished; attempt++ {
-		// Kill at a random moment after the child has started working (a kill during process start
-		// tests nothing), within the first eighth of the work so that most attempts are cut short.
-		delay := time.Duration(rng.Int64N(int64(work/8) + 1))
-		killed, err := killAfterStart(t, spadeCmd(t, args(crashed)...), delay)
-		switch {
-		case err != nil:
-			t.Fatalf("attempt %d: %v", attempt, err)
-		case killed:
-			kills++
-		default:
-			finished = true
-		}
-	}
-	if kills < 10 {
-		t.Fatalf("only %d SIGKILLs landed while spade run was working (want >= 10)", kills)
-	}
+	kills := killAndResume(t, args(crashed), work, 12)
 	lk, err := lake.Open(ctx, crashed)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestRunResumesAfterSIGKILL(t *testing.T) {
 	if !strings.Contains(string(out), "regret") || !strings.Contains(string(out), "total s") {
 		t.Fatalf("no time table:\n%s", out)
 	}
-	want, got := dumpTables(t, reference), dumpTables(t, crashed)
+	want, got := dumpTables(t, reference, scoredTables), dumpTables(t, crashed, scoredTables)
 	for _, table := range scoredTables {
 		if want[table] == "" {
 			t.Fatalf("%s: the reference run wrote nothing", table)
@@ -154,6 +154,34 @@ func TestRunResumesAfterSIGKILL(t *testing.T) {
 			t.Errorf("%s differs after %d kills and resumes", table, kills)
 		}
 	}
+}
+
+// killAndResume runs `spade args...` again and again, each time SIGKILLing it at a random moment after
+// it has started working (within the first work/slices, so most attempts are cut short and the kills
+// spread over the whole run as it advances), until a run finishes on its own or 80 attempts were made.
+// It fails the test when fewer than 10 kills landed.
+func killAndResume(t *testing.T, args []string, work time.Duration, slices int) int {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("kill schedule seed %d; the uninterrupted run's stages took %v", seed, work)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	kills, finished := 0, false
+	for attempt := 0; attempt < 80 && !finished; attempt++ {
+		delay := time.Duration(rng.Int64N(int64(work)/int64(slices) + 1))
+		killed, err := killAfterStart(t, spadeCmd(t, args...), delay)
+		switch {
+		case err != nil:
+			t.Fatalf("attempt %d: %v", attempt, err)
+		case killed:
+			kills++
+		default:
+			finished = true
+		}
+	}
+	if kills < 10 {
+		t.Fatalf("only %d SIGKILLs landed while spade run was working (want >= 10)", kills)
+	}
+	return kills
 }
 
 // timeWork runs cmd to completion and returns the time from its first stage to its exit.
