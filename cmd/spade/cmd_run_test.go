@@ -32,6 +32,11 @@ var scoredTables = []string{schemas.DesignerRewardsSpec.Name, schemas.EMAStateSp
 // dumpTables renders every committed partition of the tables of run r, row by row, with the columns
 // that measure time zeroed (they differ between two executions of the same work).
 func dumpTables(t *testing.T, dir string, tables []string) map[string]string {
+	return dumpRun(t, dir, "r", tables)
+}
+
+// dumpRun is dumpTables for any run of the lake.
+func dumpRun(t *testing.T, dir, run string, tables []string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	lk, err := lake.Open(ctx, dir)
@@ -40,13 +45,13 @@ func dumpTables(t *testing.T, dir string, tables []string) map[string]string {
 	}
 	out := map[string]string{}
 	for _, table := range tables {
-		steps, err := lk.Steps(ctx, "r", table)
+		steps, err := lk.Steps(ctx, run, table)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var b strings.Builder
 		for _, step := range steps {
-			k := lake.PartitionKey{Run: "r", Table: table, Step: step}
+			k := lake.PartitionKey{Run: run, Table: table, Step: step}
 			fmt.Fprintf(&b, "step %d\n", step)
 			var rows []string
 			switch table {
