@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/llm"
 	"github.com/spade-rl/spade/schemas"
 	"github.com/spade-rl/spade/stages/gate"
 	"github.com/spade-rl/spade/stages/generate"
@@ -32,28 +33,31 @@ type Deps struct {
 
 // Stages returns the real stages of a step in order, wired to each other: generate, the gate's
 // regenerations and rollout call the newest trained weights (the weights_version of the newest
-// train_metrics before the step), and the gate regenerates failed slots through generate's Generator.
+// train_metrics before the step) through one LLM client per weights version, shared by the stages
+// (a replay client loads its recorded run once, not once per stage and step), and the gate regenerates
+// failed slots through generate's Generator.
 func Stages(d Deps) []Stage {
+	clients := &clientCache{deps: d, byVersion: map[string]*llm.Client{}}
 	return []Stage{
 		{Name: Sample, Refresh: true, Marker: schemas.SamplesSpec.Name, Run: func(ctx context.Context, step int64) error {
 			_, err := sample.Run(ctx, d.Lake, d.Run, step, sample.Options{Log: d.Log})
 			return err
 		}},
 		{Name: Generate, Refresh: true, Marker: schemas.CandidatesSpec.Name, Run: func(ctx context.Context, step int64) error {
-			weights, err := WeightsVersion(ctx, d.Lake, d.Run, step)
+			weights, client, err := clients.get(ctx, step)
 			if err != nil {
 				return err
 			}
-			_, err = generate.Run(ctx, d.Lake, d.Run, step, generate.Options{WeightsVersion: weights, Log: d.Log})
+			_, err = generate.Run(ctx, d.Lake, d.Run, step, generate.Options{WeightsVersion: weights, Client: client, Log: d.Log})
 			return err
 		}},
 		{Name: Gate, Refresh: true, Marker: schemas.EnvsSpec.Name, Run: func(ctx context.Context, step int64) error {
-			weights, err := WeightsVersion(ctx, d.Lake, d.Run, step)
+			weights, client, err := clients.get(ctx, step)
 			if err != nil {
 				return err
 			}
 			// The gate asks the Designer again for a failed slot, through generate's Generator.
-			regen, err := generate.NewGenerator(ctx, d.Lake, d.Run, generate.Options{WeightsVersion: weights, Log: d.Log})
+			regen, err := generate.NewGenerator(ctx, d.Lake, d.Run, generate.Options{WeightsVersion: weights, Client: client, Log: d.Log})
 			if err != nil {
 				return err
 			}
@@ -61,11 +65,11 @@ func Stages(d Deps) []Stage {
 			return err
 		}},
 		{Name: Rollout, Marker: schemas.EpisodesSpec.Name, Run: func(ctx context.Context, step int64) error {
-			weights, err := WeightsVersion(ctx, d.Lake, d.Run, step)
+			weights, client, err := clients.get(ctx, step)
 			if err != nil {
 				return err
 			}
-			_, err = rollout.Run(ctx, d.Lake, d.Run, step, rollout.Options{WeightsVersion: weights, Log: d.Log, Progress: d.Progress})
+			_, err = rollout.Run(ctx, d.Lake, d.Run, step, rollout.Options{WeightsVersion: weights, Client: client, Log: d.Log, Progress: d.Progress})
 			return err
 		}},
 		{Name: Regret, Marker: schemas.DesignerRewardsSpec.Name, Run: func(ctx context.Context, step int64) error {
@@ -101,4 +105,33 @@ func WeightsVersion(ctx context.Context, lk *lake.Lake, run string, step int64) 
 		}
 	}
 	return "", nil
+}
+
+// clientCache builds one LLM client per weights version, on first use (a run of only regret and grpo
+// never needs one). Stages run one at a time and each commits the calls it made (TakeCalls) before it
+// returns, so sharing the client never mixes two stages' calls.
+type clientCache struct {
+	deps      Deps
+	byVersion map[string]*llm.Client
+}
+
+// get returns the weights version of step and the client that calls it.
+func (c *clientCache) get(ctx context.Context, step int64) (string, *llm.Client, error) {
+	weights, err := WeightsVersion(ctx, c.deps.Lake, c.deps.Run, step)
+	if err != nil {
+		return "", nil, err
+	}
+	if client, ok := c.byVersion[weights]; ok {
+		return weights, client, nil
+	}
+	cfg, err := c.deps.Lake.RunConfig(ctx, c.deps.Run)
+	if err != nil {
+		return "", nil, err
+	}
+	client, err := llm.NewFromConfig(ctx, cfg, c.deps.Lake, weights, llm.RoleDesigner, llm.RoleAgent)
+	if err != nil {
+		return "", nil, err
+	}
+	c.byVersion[weights] = client
+	return weights, client, nil
 }
