@@ -264,6 +264,11 @@ func testCommitOnce(t *testing.T, newLake newLakeFunc) {
 	if got, err := lake.ReadRows[schemas.TurnRow](ctx, lk, empty); err != nil || len(got) != 0 {
 		t.Fatalf("empty partition read %d rows, %v", len(got), err)
 	}
+	// Rows of another table's type are refused.
+	wrong := lake.PartitionKey{Run: "r1", Table: "episodes", Step: 3}
+	if _, err := lake.WriteRows(ctx, lk, wrong, rows[:2], lake.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "table episodes holds") {
+		t.Fatalf("turns rows written as episodes: got %v, want a refusal", err)
+	}
 	// Invalid rows commit nothing.
 	bad := turnRows(3, 1, "")
 	bad[2].EpisodeID = ""

@@ -63,6 +63,9 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 	if opts.Shard < 0 || opts.Shard >= shards {
 		return WriteResult{}, fmt.Errorf("lake: shard %d out of range 0..%d", opts.Shard, shards-1)
 	}
+	if err := checkRowType(spec, rows); err != nil {
+		return WriteResult{}, fmt.Errorf("lake: %s: %w", key, err)
+	}
 	if opts.Force && shards > 1 {
 		return WriteResult{}, fmt.Errorf("lake: --force replaces a whole partition and needs --shards 1")
 	}
@@ -102,6 +105,24 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 	committed, err := commit(ctx, lk, key, spec, generation, marker, opts.Force && generation > 0)
 	res.Committed = committed
 	return res, err
+}
+
+// checkRowType refuses rows of another table's type (a programming error that would otherwise commit
+// the wrong columns under the table's name).
+func checkRowType[T schemas.Row](spec schemas.Spec, rows []T) error {
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Interface {
+		if t != spec.RowType() {
+			return fmt.Errorf("table %s holds %v rows, not %v", spec.Name, spec.RowType(), t)
+		}
+		return nil
+	}
+	for i, r := range rows {
+		if got := reflect.TypeOf(r); got != spec.RowType() {
+			return fmt.Errorf("table %s holds %v rows, row %d is %v", spec.Name, spec.RowType(), i, got)
+		}
+	}
+	return nil
 }
 
 func newWriterID() string {
