@@ -58,7 +58,8 @@ func Binary() (string, error) {
 // Start starts versitygw on a free loopback port with a fresh data directory, creates a bucket, points
 // the AWS SDK at it through the environment (AWS_ENDPOINT_URL, credentials, region us-east-1) and stops
 // the server when the test ends. It returns the endpoint URL ("http://127.0.0.1:PORT") and the bucket.
-// A server that cannot start fails the test.
+// A server that cannot start fails the test. The environment is set with t.Setenv, so the calling test
+// cannot be parallel; child processes it starts inherit the settings.
 func Start(t testing.TB) (endpoint, bucket string) {
 	t.Helper()
 	bin, err := Binary()
