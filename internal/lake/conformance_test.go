@@ -264,6 +264,10 @@ func testCommitOnce(t *testing.T, newLake newLakeFunc) {
 	if got, err := lake.ReadRows[schemas.TurnRow](ctx, lk, empty); err != nil || len(got) != 0 {
 		t.Fatalf("empty partition read %d rows, %v", len(got), err)
 	}
+	// Keys without a valid run are refused.
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Table: "turns", Step: 1}, rows[:2], lake.WriteOptions{}); err == nil {
+		t.Fatal("a turns partition without a run was accepted")
+	}
 	// Rows of another table's type are refused.
 	wrong := lake.PartitionKey{Run: "r1", Table: "episodes", Step: 3}
 	if _, err := lake.WriteRows(ctx, lk, wrong, rows[:2], lake.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "table episodes holds") {

@@ -59,6 +59,18 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 	if !ok {
 		return WriteResult{}, fmt.Errorf("lake: unknown table %q", key.Table)
 	}
+	switch {
+	case spec.PerRun && key.Corpus == "":
+		if err := ValidName(key.Run); err != nil {
+			return WriteResult{}, fmt.Errorf("lake: run: %w", err)
+		}
+	case !spec.PerRun && key.Run == "":
+		if err := ValidName(key.Corpus); err != nil {
+			return WriteResult{}, fmt.Errorf("lake: corpus: %w", err)
+		}
+	default:
+		return WriteResult{}, fmt.Errorf("lake: key %+v: table %s is per run: %v (set Run, or Corpus for the corpus table)", key, key.Table, spec.PerRun)
+	}
 	shards := max(opts.Shards, 1)
 	if opts.Shard < 0 || opts.Shard >= shards {
 		return WriteResult{}, fmt.Errorf("lake: shard %d out of range 0..%d", opts.Shard, shards-1)
