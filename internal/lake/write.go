@@ -68,8 +68,10 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 		if err := ValidName(key.Corpus); err != nil {
 			return WriteResult{}, fmt.Errorf("lake: corpus: %w", err)
 		}
+	case spec.PerRun:
+		return WriteResult{}, fmt.Errorf("lake: table %s belongs to a run: set the key's Run, not Corpus", key.Table)
 	default:
-		return WriteResult{}, fmt.Errorf("lake: key %+v: table %s is per run: %v (set Run, or Corpus for the corpus table)", key, key.Table, spec.PerRun)
+		return WriteResult{}, fmt.Errorf("lake: table %s belongs to a corpus: set the key's Corpus, not Run", key.Table)
 	}
 	shards := max(opts.Shards, 1)
 	if opts.Shard < 0 || opts.Shard >= shards {
