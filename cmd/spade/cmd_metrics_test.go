@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAnalyticsCommands drives synth, metrics, ablate and report through the binary: outputs, formats
+// and the exit codes of wrong input.
+func TestAnalyticsCommands(t *testing.T) {
+	env := localEnv(t)
+	for _, args := range [][]string{
+		{"--run", "full", "synth", "--steps", "16"},
+		{"--run", "nocorpus", "synth", "--steps", "16", "--variant", "no_corpus"},
+	} {
+		must(t, env, args...)
+	}
+	table := must(t, env, "--run", "full", "metrics")
+	for _, want := range []string{"dashboard per 8-step window", "band_share", "quality audit", "early", "late", "longest runs"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("metrics table lacks %q:\n%s", want, table)
+		}
+	}
+	rows := analyticsCSV(t, must(t, env, "--run", "full", "metrics", "--format", "csv"))
+	if len(rows) != 3 || rows[0][1] != "window_index" || rows[2][0] != "full" {
+		t.Errorf("metrics csv: %v", rows)
+	}
+	band := analyticsCSV(t, must(t, env, "--run", "full", "metrics", "--format", "csv", "--model", "learnable_band"))
+	if band[0][7] != "band_share" || band[1][4] != "12" { // quota: 6 envs × 2 pools per 8-step window
+		t.Errorf("learnable_band csv: %v", band)
+	}
+	// The same model by hand: --sql-params, then the file, through spade query.
+	params := must(t, env, "--run", "full", "metrics", "--sql-params")
+	sqlText, err := os.ReadFile(repoFile("sql/learnable_band.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := spade(t, env, params+string(sqlText), "--run", "full", "query", "--format", "csv")
+	if r.code != 0 || len(analyticsCSV(t, r.stdout)) != len(band) || analyticsCSV(t, r.stdout)[1][7] != band[1][7] {
+		t.Errorf("by hand: exit %d %q %s (want %v)", r.code, r.stdout, r.stderr, band)
+	}
+	// Vendi in any spade query session.
+	v := must(t, env, "--run", "full", "query", "--format", "csv",
+		"select count(*) > 0 as ok, vendi(list(vector)) >= 1 as vendi_ok from embeddings")
+	if v != "ok,vendi_ok\ntrue,true\n" {
+		t.Errorf("vendi in spade query: %q", v)
+	}
+	cmp := analyticsCSV(t, must(t, env, "--run", "full", "--run", "nocorpus", "ablate", "--format", "csv", "--draws", "3"))
+	if len(cmp) != 3 || cmp[0][3] != "vendi_per_n" || cmp[1][0] != "full" || cmp[2][0] != "nocorpus" {
+		t.Errorf("ablate csv: %v", cmp)
+	}
+	rescore := analyticsCSV(t, must(t, env, "--run", "full", "ablate", "--rescore", "--format", "csv"))
+	if len(rescore) != 5 || rescore[1][0] != "regret_anchor" || rescore[1][2] != "1" {
+		t.Errorf("rescore csv: %v", rescore)
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	must(t, env, "--run", "full", "report", "--out", out)
+	page, err := os.ReadFile(out)
+	if err != nil || strings.Count(string(page), `class="chart"`) != 8 {
+		t.Errorf("report: %v, %d charts", err, strings.Count(string(page), `class="chart"`))
+	}
+	for _, bad := range [][]string{
+		{"--run", "full", "metrics", "--format", "xml"},
+		{"--run", "full", "metrics", "--model", "nope"},
+		{"--run", "missing", "metrics"},
+		{"--run", "full", "metrics", "--embedder", "word2vec"},
+		{"--run", "full", "metrics", "--embedder", "openai"},
+		{"--run", "x", "synth", "--size", "huge"},
+		{"ablate"},
+	} {
+		if r := spade(t, env, "", bad...); r.code != 2 {
+			t.Errorf("spade %v: exit %d, want 2 (%s)", bad, r.code, r.stderr)
+		}
+	}
+}
+
+func analyticsCSV(t *testing.T, text string) [][]string {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil {
+		t.Fatalf("csv %q: %v", text, err)
+	}
+	return rows
+}
