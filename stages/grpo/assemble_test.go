@@ -99,7 +99,9 @@ func goldenLake(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) 
 		}
 	}
 	n := 0
-	for step, episodes := range goldenEpisodes(t) {
+	byStep := goldenEpisodes(t)
+	for step := int64(0); step < int64(len(byStep)); step++ { // in step order: call n's tokens depend on it
+		episodes := byStep[step]
 		var turns []schemas.TurnRow
 		var calls []schemas.LLMCallRow
 		for _, e := range episodes {

@@ -22,8 +22,7 @@ func fakeStages(lk *lake.Lake, run string, calls *[]string, fail map[string]erro
 			if err := fail[id]; err != nil {
 				return err
 			}
-			_, err := lake.WriteRows[schemas.SampleRow](ctx, lk, lake.PartitionKey{Run: run, Table: marker, Step: step}, nil, lake.WriteOptions{})
-			return err
+			return writeEmpty(ctx, lk, lake.PartitionKey{Run: run, Table: marker, Step: step})
 		}}
 	}
 	return []Stage{
@@ -31,6 +30,28 @@ func fakeStages(lk *lake.Lake, run string, calls *[]string, fail map[string]erro
 		mk(Gate, true, schemas.EnvsSpec.Name), mk(Rollout, false, schemas.EpisodesSpec.Name),
 		mk(Regret, false, schemas.DesignerRewardsSpec.Name), mk(GRPO, false, schemas.TrainMetricsSpec.Name),
 	}
+}
+
+// writeEmpty commits an empty partition of the key's table, with the table's row type.
+func writeEmpty(ctx context.Context, lk *lake.Lake, k lake.PartitionKey) error {
+	var err error
+	switch k.Table {
+	case schemas.SamplesSpec.Name:
+		_, err = lake.WriteRows[schemas.SampleRow](ctx, lk, k, nil, lake.WriteOptions{})
+	case schemas.CandidatesSpec.Name:
+		_, err = lake.WriteRows[schemas.CandidateRow](ctx, lk, k, nil, lake.WriteOptions{})
+	case schemas.EnvsSpec.Name:
+		_, err = lake.WriteRows[schemas.EnvRow](ctx, lk, k, nil, lake.WriteOptions{})
+	case schemas.EpisodesSpec.Name:
+		_, err = lake.WriteRows[schemas.EpisodeRow](ctx, lk, k, nil, lake.WriteOptions{})
+	case schemas.DesignerRewardsSpec.Name:
+		_, err = lake.WriteRows[schemas.DesignerRewardRow](ctx, lk, k, nil, lake.WriteOptions{})
+	case schemas.TrainMetricsSpec.Name:
+		_, err = lake.WriteRows[schemas.TrainMetricsRow](ctx, lk, k, nil, lake.WriteOptions{})
+	default:
+		err = fmt.Errorf("writeEmpty: no row type for %s", k.Table)
+	}
+	return err
 }
 
 func newLake(t *testing.T) (*lake.Lake, string) {
