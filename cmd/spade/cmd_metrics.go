@@ -24,21 +24,18 @@ func embedderSpec(c *cli.Context) analytics.EmbedderSpec {
 		Model: c.String("embed-model"), APIKeyEnv: "OPENAI_API_KEY"}
 }
 
-// ensureEmbeddings embeds the run's envs unless --no-embed, and returns the embedder's stored name.
-func ensureEmbeddings(c *cli.Context, run string) (string, error) {
+// openAnalytics opens the analytics session of a run with the embedder flags, computing missing
+// embeddings unless --no-embed.
+func openAnalytics(c *cli.Context, run string) (*analytics.Session, error) {
 	spec := embedderSpec(c)
 	if _, err := spec.Embedder(); err != nil {
-		return "", asUsage(err)
-	}
-	if c.Bool("no-embed") {
-		e, _ := spec.Embedder()
-		return e.Name(), nil
+		return nil, asUsage(err)
 	}
 	lk, err := openLake(c)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return analytics.EnsureEmbeddings(c.Context, lk, run, spec)
+	return analytics.OpenEmbedded(c.Context, lk, run, spec, !c.Bool("no-embed"))
 }
 
 func init() {
@@ -68,7 +65,7 @@ func init() {
 					return asUsage(err)
 				}
 			}
-			lk, run, cfg, err := openRun(c)
+			_, run, cfg, err := openRun(c)
 			if err != nil {
 				return err
 			}
@@ -80,11 +77,7 @@ func init() {
 				fmt.Fprintln(c.App.Writer, analytics.ParamsSQL(cfg, e.Name()))
 				return nil
 			}
-			embedder, err := ensureEmbeddings(c, run)
-			if err != nil {
-				return err
-			}
-			s, err := analytics.Open(c.Context, lk, run, embedder)
+			s, err := openAnalytics(c, run)
 			if err != nil {
 				return err
 			}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/internal/analytics"
 	"github.com/spade-rl/spade/internal/report"
 )
 
@@ -23,15 +22,11 @@ func init() {
 			&cli.StringFlag{Name: "out", Value: "report.html", Usage: "the HTML file to write"},
 		}, embedderFlags...),
 		Action: func(c *cli.Context) error {
-			lk, run, _, err := openRun(c)
+			_, run, _, err := openRun(c)
 			if err != nil {
 				return err
 			}
-			embedder, err := ensureEmbeddings(c, run)
-			if err != nil {
-				return err
-			}
-			s, err := analytics.Open(c.Context, lk, run, embedder)
+			s, err := openAnalytics(c, run)
 			if err != nil {
 				return err
 			}

@@ -56,3 +56,27 @@ func EnsureEmbeddings(ctx context.Context, lk *lake.Lake, run string, spec Embed
 	}
 	return e.Name(), nil
 }
+
+// OpenEmbedded opens a session over one run whose diversity models read the spec's embedder, first making
+// that embedder's embeddings current when ensure is set. The freshness check runs in the session itself,
+// so the common case (embeddings already stored) opens DuckDB once.
+func OpenEmbedded(ctx context.Context, lk *lake.Lake, run string, spec EmbedderSpec, ensure bool) (*Session, error) {
+	e, err := spec.Embedder()
+	if err != nil {
+		return nil, err
+	}
+	s, err := Open(ctx, lk, run, e.Name())
+	if err != nil || !ensure {
+		return s, err
+	}
+	res, err := embed.EmbedRun(ctx, lk, s.DB, run, e, false)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if !res.Written {
+		return s, nil
+	}
+	s.Close() // the embeddings view was bound to the files before the write
+	return Open(ctx, lk, run, e.Name())
+}
