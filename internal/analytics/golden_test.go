@@ -3,9 +3,14 @@ package analytics
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"flag"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/spade-rl/spade/internal/duck"
@@ -52,9 +57,39 @@ func TestModelsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (run with -update to create it)", err)
 			}
-			if !bytes.Equal(out.Bytes(), want) {
-				t.Errorf("%s differs from %s\n--- got\n%s\n--- want\n%s", name, path, out.String(), want)
+			if diff := csvDiff(out.String(), string(want)); diff != "" {
+				t.Errorf("%s differs from %s: %s\n--- got\n%s\n--- want\n%s", name, path, diff, out.String(), want)
 			}
 		})
 	}
+}
+
+// csvDiff compares two CSV texts cell by cell: numbers within 1e-12 relative (BLAS kernels and summation
+// order differ in the last bits between machines), everything else exactly. It returns "" when equal.
+func csvDiff(got, want string) string {
+	g, err1 := csv.NewReader(strings.NewReader(got)).ReadAll()
+	w, err2 := csv.NewReader(strings.NewReader(want)).ReadAll()
+	if err1 != nil || err2 != nil {
+		return fmt.Sprintf("unparsable CSV: %v %v", err1, err2)
+	}
+	if len(g) != len(w) {
+		return fmt.Sprintf("%d rows, want %d", len(g), len(w))
+	}
+	for i := range g {
+		if len(g[i]) != len(w[i]) {
+			return fmt.Sprintf("row %d: %d cells, want %d", i, len(g[i]), len(w[i]))
+		}
+		for j := range g[i] {
+			if g[i][j] == w[i][j] {
+				continue
+			}
+			a, errA := strconv.ParseFloat(g[i][j], 64)
+			b, errB := strconv.ParseFloat(w[i][j], 64)
+			if errA != nil || errB != nil || math.Abs(a-b) > 1e-12*math.Max(math.Max(math.Abs(a), math.Abs(b)), 1e-300) &&
+				math.Abs(a-b) > 1e-15 {
+				return fmt.Sprintf("row %d column %d: %q, want %q", i, j, g[i][j], w[i][j])
+			}
+		}
+	}
+	return ""
 }
