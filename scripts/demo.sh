@@ -1,17 +1,90 @@
 #!/usr/bin/env bash
-# The demo: a fresh local lake, the testdata corpus, and a look at it through `spade query`.
-# Later stages extend it to the whole SPADE loop replayed offline.
+# The demo (`make demo`): the whole SPADE loop, replayed offline on a fresh local lake.
+#
+#   1. the testdata corpus is imported;
+#   2. the recorded run in $SAMPLE_RUN (default testdata/sample-run: a lake directory holding one run
+#      under runs/<name>/, recorded against a model) is copied into the lake;
+#   3. the demo run is created with the recording's configuration and both roles answered by the replay
+#      backend (`replay:<name>`, same seed, so every request finds its recorded answer), and `spade run`
+#      replays every stage: sample, generate, gate in the real sandbox, rollout in the real sandbox,
+#      regret and the memory, GRPO batches (grpo.trainer as recorded, normally none);
+#   4. a summary through `spade query`: accepted envs per skill, solve rates with and without the hint,
+#      regret, the learnable-band share, the memory and the batches.
+#
+# Without a recording it stops after the corpus and the first pool's slots (`spade sample`).
 set -euo pipefail
 lake=${1:-./lake}
 run=${2:-demo}
+recording=${SAMPLE_RUN:-testdata/sample-run}
 spade=./bin/spade
 export SPADE_LAKE=$lake
+mkdir -p "$lake"
+log="$lake/demo-$run.log"
+q() { $spade --run "$run" query "$1"; echo; }
+
 rm -rf "$lake/runs/$run"
-$spade --run "$run" init --preset qwen3-30b-a3b-games --set sample.corpus=testdata
-$spade corpus import --name testdata testdata/corpus/corpus.parquet testdata/corpus/corpus.jsonl
+if [ ! -d "$recording/runs" ]; then
+  $spade --run "$run" init --preset qwen3-30b-a3b-games --set sample.corpus=testdata
+  $spade corpus import --name testdata testdata/corpus/corpus.parquet testdata/corpus/corpus.jsonl
+  echo
+  echo "== corpus by domain =="
+  q "select domain, count(*) as documents, round(avg(length(text))) as avg_chars from corpus group by all order by domain"
+  $spade --run "$run" sample --step 0 2>>"$log"
+  echo "== the first pool's slots (3 of 6 skills, one fresh document each) =="
+  q "select skill, count(*) as slots, count(distinct doc_id) as documents from samples group by skill order by skill"
+  echo "(no recorded run in $recording: set SAMPLE_RUN=DIR to replay one through every stage)"
+  exit 0
+fi
+
+recorded=$(ls "$recording/runs")
+if [ "$(echo "$recorded" | wc -l)" -ne 1 ]; then
+  echo "demo: $recording/runs must hold exactly one recorded run, found: $recorded" >&2
+  exit 1
+fi
+config="$recording/runs/$recorded/run.json"
+corpus=$(grep -o '"corpus": *"[^"]*"' "$config" | head -n1 | sed 's/.*"\([^"]*\)"$/\1/')
+quota=$(grep -o '"envs_per_step": *[0-9]*' "$config" | head -n1 | grep -o '[0-9]*$')
+last=$(ls "$recording/runs/$recorded/episodes" | sed -E 's/^step=0*([0-9])/\1/' | sort -n | tail -n1)
+
+echo "== replaying $recorded (steps 0-$last) as run $run in $lake; stage logs in $log =="
+$spade corpus import --name "$corpus" testdata/corpus/corpus.parquet testdata/corpus/corpus.jsonl
+rm -rf "$lake/runs/$recorded"
+mkdir -p "$lake/runs"
+cp -R "$recording/runs/$recorded" "$lake/runs/"
+$spade --run "$run" init --config "$config" --set "llm.designer.base_url=replay:$recorded" \
+  --set "llm.agent.base_url=replay:$recorded" --set "llm.screen.base_url=replay:$recorded"
+$spade --run "$run" run --steps "0-$last" 2>"$log"
 echo
-echo "== corpus by domain =="
-$spade --run "$run" query "select domain, count(*) as documents, round(avg(length(text))) as avg_chars from corpus group by all order by domain"
-echo
-echo "== lake =="
-$spade lake ls
+
+echo "== accepted envs per skill (gate: candidates checked, regenerations) =="
+q "with accepted as (select skill, count(*) as envs from envs group by skill),
+     tried as (select skill, count(*) as candidates, count(*) filter (where attempt > 1) as regenerated from candidates group by skill)
+select skill, envs as accepted_envs, candidates, regenerated from accepted join tried using (skill) order by skill"
+echo "== solve rates and returns per skill, without and with the hint (env errors excluded) =="
+q "select skill, count(*) filter (where not hinted) as episodes,
+       round(avg(success::int) filter (where not hinted), 3) as solve_rate,
+       round(avg(success::int) filter (where hinted), 3) as solve_rate_hint,
+       round(avg(return) filter (where not hinted), 3) as mean_return,
+       round(avg(return) filter (where hinted), 3) as mean_return_hint
+from episodes where ended_by <> 'env_error' group by skill order by skill"
+echo "== Designer rewards at each pool end (regret_anchor, final over the pool's window) =="
+q "select pool_step, count(*) filter (where excluded = '') as envs, count(*) filter (where excluded <> '') as excluded,
+       round(avg(regret) filter (where excluded = ''), 3) as mean_regret,
+       count(*) filter (where regret > 0) as positive_regret,
+       round(avg(anchor) filter (where excluded = ''), 3) as mean_anchor,
+       round(avg(reward) filter (where excluded = ''), 3) as mean_reward
+from designer_rewards where final and variant = 'regret_anchor' group by pool_step order by pool_step"
+echo "== learnable-band share (no-hint solve rate in [0.2, 0.8]) per 16-step window, over the full quota of $quota envs per step =="
+q "with per_step as (
+  select step, count(*) filter (where excluded = '' and solve_rate between 0.2 and 0.8) as in_band
+  from designer_rewards where not final and variant = 'regret_anchor' group by step)
+select (step // 16) * 16 as window_start, count(*) as steps, sum(in_band) as envs_in_band,
+       round(sum(in_band) / (count(*) * $quota), 3) as band_share
+from per_step group by all order by window_start"
+echo "== memory after the last pool end, by label =="
+q "select label, count(*) as envs, round(avg(regret), 3) as mean_regret, round(avg(solve_rate), 3) as mean_solve_rate
+from memory where step = (select max(step) from memory) group by label order by label"
+echo "== GRPO batches =="
+q "select role, count(distinct step) as steps, count(*) as samples, count(distinct step || '/' || batch) as batches,
+       sum(len(response_ids)) as response_tokens, round(stddev(advantage), 3) as advantage_std
+from grpo_batches group by role order by role"
