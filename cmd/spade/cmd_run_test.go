@@ -314,3 +314,32 @@ func TestRunInterruptExits130(t *testing.T) {
 		t.Fatalf("the run finished before the interrupt; nothing was tested")
 	}
 }
+
+// TestStageFlagsAreCheckedAsUsage: a bad step range, shard pair or stage name exits 2 with a message
+// that names the flag, before any work.
+func TestStageFlagsAreCheckedAsUsage(t *testing.T) {
+	env := localEnv(t)
+	must(t, env, "--run", "u", "init")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--run", "u", "run", "--steps", "7-0"}, "--steps"},
+		{[]string{"--run", "u", "run", "--steps", "0-1", "--only", "train"}, "--only"},
+		{[]string{"--run", "u", "regret", "--step", "0", "--shard", "3", "--shards", "2"}, "--shard"},
+		{[]string{"--run", "u", "grpo", "--step", "0", "--shards", "2", "--force"}, "--force"},
+		{[]string{"--run", "u", "regret", "--step", "-1"}, "--step"},
+		{[]string{"--run", "nope", "regret", "--step", "0"}, "no such run"},
+	}
+	for _, c := range cases {
+		r := spade(t, env, "", c.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("spade %v: exit %d, stderr %q; want exit %d naming %s", c.args, r.code, r.stderr, exitUsage, c.want)
+		}
+	}
+	// A stage whose input is missing is a failure (exit 1) that names the stage to run first.
+	r := spade(t, env, "", "--run", "u", "regret", "--step", "0")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "spade rollout --step 0") {
+		t.Errorf("regret without episodes: exit %d, %q", r.code, r.stderr)
+	}
+}
