@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 )
 
@@ -113,9 +114,29 @@ func normalizeRows(x []float64, n, d int) ([]float64, error) {
 }
 
 // normalizeInto writes x with every row scaled to unit norm into unit (len n*d): one pass for the norm,
-// one multiply by its reciprocal.
+// one multiply by its reciprocal. Large inputs are split between GOMAXPROCS goroutines.
 func normalizeInto(unit, x []float64, n, d int) error {
-	for i := 0; i < n; i++ {
+	workers := runtime.GOMAXPROCS(0)
+	if n*d < 1<<18 || workers < 2 {
+		return normalizeRange(unit, x, 0, n, d)
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			errs[w] = normalizeRange(unit, x, lo, hi, d)
+		}(w)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// normalizeRange normalises rows lo..hi-1.
+func normalizeRange(unit, x []float64, lo, hi, d int) error {
+	for i := lo; i < hi; i++ {
 		row := x[i*d : (i+1)*d : (i+1)*d]
 		sum := 0.0
 		for _, v := range row {
