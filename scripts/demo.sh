@@ -16,7 +16,7 @@ set -euo pipefail
 lake=${1:-./lake}
 run=${2:-demo}
 recording=${SAMPLE_RUN:-testdata/sample-run}
-spade=./bin/spade
+spade=${SPADE:-./bin/spade}
 export SPADE_LAKE=$lake
 mkdir -p "$lake"
 log="$lake/demo-$run.log"

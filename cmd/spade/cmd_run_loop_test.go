@@ -54,8 +54,7 @@ func loopScript(t *testing.T) llmtest.Script {
 // killing the replay with SIGKILL at random moments until it finishes (at least ten kills), and checks
 // that every table of the replayed run equals the recorded one (timing columns aside).
 func TestWholeLoopResumesAfterSIGKILL(t *testing.T) {
-	srv := llmtest.Start(t, loopScript(t), "designer-model", "agent-model")
-	srv.KeepRequests(false)
+	srv := startLoopServer(t)
 	t.Setenv("SPADE_CACHE", t.TempDir())
 	if os.Getenv("SPADE_PYTHON") == "" {
 		t.Setenv("SPADE_PYTHON", "/usr/bin/python3")
@@ -68,11 +67,7 @@ func TestWholeLoopResumesAfterSIGKILL(t *testing.T) {
 		}
 	}
 	initRun := func(run, designerURL, agentURL string) {
-		spadeOK("--run", run, "init", "--preset", "qwen3-4b-games",
-			"--set", "llm.designer.base_url="+designerURL, "--set", "llm.designer.model=designer-model",
-			"--set", "llm.agent.base_url="+agentURL, "--set", "llm.agent.model=agent-model",
-			"--set", "sample.corpus=testdata", "--set", "sample.envs_per_step=3",
-			"--set", "rollout.group_size=2", "--set", "rollout.max_turns=3", "--set", "gate.max_attempts=2")
+		spadeOK(append([]string{"--run", run, "init"}, loopSettings(designerURL, agentURL)...)...)
 	}
 	spadeOK("corpus", "import", "--name", "testdata", repoFile("testdata/corpus/corpus.jsonl"))
 	initRun("ref", srv.URL, srv.URL)
@@ -100,6 +95,23 @@ func TestWholeLoopResumesAfterSIGKILL(t *testing.T) {
 	if strings.Count(want[schemas.MemorySpec.Name], "step ") != 2 {
 		t.Errorf("want memory snapshots at the two pool ends:\n%.300s", want[schemas.MemorySpec.Name])
 	}
+}
+
+// startLoopServer starts the scripted model of the whole-loop tests.
+func startLoopServer(t *testing.T) *llmtest.Server {
+	srv := llmtest.Start(t, loopScript(t), "designer-model", "agent-model")
+	srv.KeepRequests(false)
+	return srv
+}
+
+// loopSettings are the init flags of a small whole-loop run (3 envs per pool, 2×2 episodes of at most 3
+// turns) whose roles call the given base URLs.
+func loopSettings(designerURL, agentURL string) []string {
+	return []string{"--preset", "qwen3-4b-games",
+		"--set", "llm.designer.base_url=" + designerURL, "--set", "llm.designer.model=designer-model",
+		"--set", "llm.agent.base_url=" + agentURL, "--set", "llm.agent.model=agent-model",
+		"--set", "sample.corpus=testdata", "--set", "sample.envs_per_step=3",
+		"--set", "rollout.group_size=2", "--set", "rollout.max_turns=3", "--set", "gate.max_attempts=2"}
 }
 
 func tail(s string, lines int) string {
