@@ -3,7 +3,7 @@
 -- the acceptance and Vendi/n that Table 8 and the audit discuss, and the cost per window).
 --
 -- Reads the other models as views (like dbt's ref()): learnable_band, acceptance, solve_rates,
--- regret_curve, vendi_by_window and cost. `spade metrics` creates them; by hand, create each view from its
+-- regret_curve and vendi_by_window. `spade metrics` creates them; by hand, create each view from its
 -- file first. Parameter: metrics_window (default 16).
 with
 
@@ -46,10 +46,12 @@ diversity as (
 ),
 
 spend as (
-    select c.run, c.step // p.window_steps as window_index,
-        sum(c.designer_tokens + c.agent_tokens + c.screen_tokens) as tokens,
-        sum(c.env_cpu_seconds) as env_cpu_seconds
-    from cost c
+    -- the agent's tokens (episodes.tokens sums the episode's agent calls) and env CPU: 300k episode rows
+    -- rather than millions of llm_calls rows; the Designer's and screen's tokens are in cost.sql
+    select e.run, e.step // p.window_steps as window_index,
+        sum(e.tokens) as agent_tokens,
+        sum(e.env_cpu_seconds) as env_cpu_seconds
+    from episodes e
     cross join params p
     group by all
 ),
@@ -69,7 +71,7 @@ final as (
         s.solve_rate_hint,
         r.regret,
         d.vendi_per_n,
-        c.tokens,
+        c.agent_tokens,
         c.env_cpu_seconds
     from band b
     left join gate g using (run, window_index)

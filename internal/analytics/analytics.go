@@ -40,6 +40,17 @@ func (s *Session) EmbedderName() string { return s.embedder }
 // Open opens a session over one run: a view per table (duck.OpenRuns), the run's parameters as DuckDB
 // variables (SetParams), and a view per model of sql/ named after its file (CreateModelViews).
 func Open(ctx context.Context, lk *lake.Lake, run, embedder string) (*Session, error) {
+	return open(ctx, lk, run, embedder, false)
+}
+
+// OpenCached is Open with the run's episodes read once into a temporary table that shadows the view:
+// a dashboard reads episodes in five models, and each read of the view opens every step's file again.
+// Worth it when several models run in one session (spade metrics, report); the cost moves to the open.
+func OpenCached(ctx context.Context, lk *lake.Lake, run, embedder string) (*Session, error) {
+	return open(ctx, lk, run, embedder, true)
+}
+
+func open(ctx context.Context, lk *lake.Lake, run, embedder string, cache bool) (*Session, error) {
 	cfg, err := lk.RunConfig(ctx, run)
 	if err != nil {
 		return nil, err
@@ -52,6 +63,13 @@ func Open(ctx context.Context, lk *lake.Lake, run, embedder string) (*Session, e
 		embedder = DefaultEmbedder
 	}
 	s := &Session{Session: ds, Run: run, Config: cfg, embedder: embedder}
+	if cache {
+		// Temp objects come first in DuckDB's search path, so the models bind to the table.
+		if _, err := ds.DB.ExecContext(ctx, "create temp table episodes as select * from main.episodes"); err != nil {
+			ds.Close()
+			return nil, fmt.Errorf("analytics: cache episodes: %w", err)
+		}
+	}
 	if err := SetParams(ctx, ds.DB, cfg, embedder); err != nil {
 		ds.Close()
 		return nil, err

@@ -1,8 +1,10 @@
 package analytics
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -71,5 +73,27 @@ func BenchmarkModels(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkMetricsCommand times `spade metrics` end to end on the paper-sized run (embeddings already
+// stored): process start, views, parameters, every dashboard model, the audit and the repeated-env table.
+// Target: under 3 s on 2 cores.
+func BenchmarkMetricsCommand(b *testing.B) {
+	benchLake(b)
+	bin := filepath.Join(b.TempDir(), "spade")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/spade-rl/spade/cmd/spade").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := filepath.Join(os.TempDir(), "spade-bench-paper-v2")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out, err := exec.Command(bin, "--lake", dir, "--run", "full", "metrics").CombinedOutput()
+		if err != nil {
+			b.Fatalf("spade metrics: %v\n%s", err, out)
+		}
+		if !bytes.Contains(out, []byte("quality audit")) {
+			b.Fatalf("unexpected output:\n%s", out)
+		}
 	}
 }

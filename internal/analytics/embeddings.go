@@ -57,7 +57,7 @@ func EnsureEmbeddings(ctx context.Context, lk *lake.Lake, run string, spec Embed
 	return e.Name(), nil
 }
 
-// OpenEmbedded opens a session over one run whose diversity models read the spec's embedder, first making
+// OpenEmbedded opens a session over one run (OpenCached) whose diversity models read the spec's embedder, first making
 // that embedder's embeddings current when ensure is set. The freshness check runs in the session itself,
 // so the common case (embeddings already stored) opens DuckDB once.
 func OpenEmbedded(ctx context.Context, lk *lake.Lake, run string, spec EmbedderSpec, ensure bool) (*Session, error) {
@@ -65,7 +65,7 @@ func OpenEmbedded(ctx context.Context, lk *lake.Lake, run string, spec EmbedderS
 	if err != nil {
 		return nil, err
 	}
-	s, err := Open(ctx, lk, run, e.Name())
+	s, err := OpenCached(ctx, lk, run, e.Name())
 	if err != nil || !ensure {
 		return s, err
 	}
@@ -78,5 +78,5 @@ func OpenEmbedded(ctx context.Context, lk *lake.Lake, run string, spec EmbedderS
 		return s, nil
 	}
 	s.Close() // the embeddings view was bound to the files before the write
-	return Open(ctx, lk, run, e.Name())
+	return OpenCached(ctx, lk, run, e.Name())
 }

@@ -433,11 +433,12 @@ func (g *generator) playStep(step int, envs []*env) ([]episode, []schemas.TurnRo
 					}
 					ret += tr.Reward
 					turns = append(turns, tr)
-					calls = append(calls, schemas.LLMCallRow{Step: int64(step), CallID: callID, Role: schemas.RoleAgent,
+					call := schemas.LLMCallRow{Step: int64(step), CallID: callID, Role: schemas.RoleAgent,
 						Request: "{}", ResponseText: "<action>move</action>", FinishReason: "stop",
 						PromptTokens: int64(800 + 300*t), CompletionTokens: int64(50 + r.IntN(400)),
-						LatencyMS: 300 + 900*r.Float64(), Model: "synthetic", WeightsVersion: fmt.Sprintf("v%d", step)})
-					ep.Tokens += int64(850 + 300*t)
+						LatencyMS: 300 + 900*r.Float64(), Model: "synthetic", WeightsVersion: fmt.Sprintf("v%d", step)}
+					calls = append(calls, call)
+					ep.Tokens += call.PromptTokens + call.CompletionTokens
 				}
 				ep.Turns = int32(n)
 				ep.Success = success
