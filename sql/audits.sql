@@ -54,50 +54,34 @@ episode_facts as (
     group by run, env_id
 ),
 
-openings as (
-    select distinct run, env_id, observation
-    from turns
-    where turn = 0
-),
-
-disclosure as (
+turn_groups as (
+    -- one pass over the (millions of) turns: distinct (env, reward) pairs, carrying the opening
+    -- observations and whether every done turn in the group has a boolean info.success
     select
         run,
         env_id,
-        bool_or(
-            regexp_matches(observation, '\\frac|\\sqrt|\^\{|\$[^$]+\$|\\\(')
-            or regexp_matches(observation, '[A-Za-z_][A-Za-z0-9_]*\s*=\s*[^=,;]*[A-Za-z0-9_)]\s*[-+*/^]\s*[A-Za-z0-9_(]')
-            or regexp_matches(lower(observation), 'formula|equation|is given by|proportional to')
-        ) as formula_disclosed
-    from openings
-    group by run, env_id
-),
-
-reward_values as (
-    -- distinct (env, reward) pairs first: cheaper than count(distinct) over millions of turns
-    select run, env_id, reward
-    from turns
-    group by run, env_id, reward
-),
-
-reward_levels as (
-    select
-        run,
-        env_id,
-        count(*) as reward_levels,
-        count(*) filter (where reward > 0 and reward < 1) as partial_levels
-    from reward_values
-    group by run, env_id
-),
-
-terminal_answers as (
-    select
-        run,
-        env_id,
-        bool_and(coalesce(case when json_valid(info) then json_type(info, '$.success') = 'BOOLEAN' end, false))
+        reward,
+        case when turn = 0 then observation end as opening,
+        bool_and(case when done then coalesce(
+            case when json_valid(info) then json_type(info, '$.success') = 'BOOLEAN' end, false) end)
             as defined_success
     from turns
-    where done
+    group by all
+),
+
+turn_facts as (
+    select
+        run,
+        env_id,
+        count(distinct reward) as reward_levels,
+        count(distinct reward) filter (where reward > 0 and reward < 1) as partial_levels,
+        bool_and(defined_success) as defined_success,
+        bool_or(
+            regexp_matches(opening, '\\frac|\\sqrt|\^\{|\$[^$]+\$|\\\(')
+            or regexp_matches(opening, '[A-Za-z_][A-Za-z0-9_]*\s*=\s*[^=,;]*[A-Za-z0-9_)]\s*[-+*/^]\s*[A-Za-z0-9_(]')
+            or regexp_matches(lower(opening), 'formula|equation|is given by|proportional to')
+        ) as formula_disclosed
+    from turn_groups
     group by run, env_id
 ),
 
@@ -108,19 +92,17 @@ per_env as (
         case when e.pool_step < (s.first_step + s.last_step + 1) / 2.0 then 'early' else 'late' end as phase,
         coalesce(g.all_passed, false)
             and coalesce(f.env_failures, 0) = 0 as well_defined,
-        coalesce(f.done_episodes, 0) > 0 and coalesce(a.defined_success, false) as verifiable,
-        coalesce(x.formula_disclosed, false) as formula_disclosed,
-        coalesce(r.reward_levels, 0) as reward_levels,
-        coalesce(r.partial_levels, 0) as partial_levels,
+        coalesce(f.done_episodes, 0) > 0 and coalesce(t.defined_success, false) as verifiable,
+        coalesce(t.formula_disclosed, false) as formula_disclosed,
+        coalesce(t.reward_levels, 0) as reward_levels,
+        coalesce(t.partial_levels, 0) as partial_levels,
         coalesce(f.solve_rate between p.band_lo and p.band_hi, false) as in_band
     from accepted_envs e
     cross join params p
     join run_spans s using (run)
     left join gate_ok g using (run, env_id)
     left join episode_facts f using (run, env_id)
-    left join disclosure x using (run, env_id)
-    left join terminal_answers a using (run, env_id)
-    left join reward_levels r using (run, env_id)
+    left join turn_facts t using (run, env_id)
 ),
 
 final as (
