@@ -8,6 +8,8 @@ package vendi
 // libopenblas-dev (whose libopenblas.so exports both CBLAS and LAPACK symbols).
 void cblas_dsyrk(int order, int uplo, int trans, int n, int k, double alpha, const double *a, int lda,
                  double beta, double *c, int ldc);
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_procs(void);
 void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
              double *work, const int *lwork, int *iwork, const int *liwork, int *info);
 */
@@ -15,6 +17,7 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 )
 
@@ -28,10 +31,31 @@ const (
 	cblasTrans    = 112
 )
 
+// OpenBLAS threads: one by default, all cores for one large problem at a time. DuckDB calls the vendi UDF
+// from several of its threads at once, and OpenBLAS's idle workers spin after each call, starving those
+// threads (25 window-sized calls took 0.6–5 s with two OpenBLAS threads, 60 ms with one).
+var (
+	blasThreads sync.Mutex
+	blasProcs   = int(C.openblas_get_num_procs())
+)
+
+func init() { C.openblas_set_num_threads(1) }
+
+// largeFlops is the size (n·d·min(n, d)) above which a problem gets every core.
+const largeFlops = 2e7
+
 // symmetricGramEigenvalues returns the eigenvalues of scale·X̂ᵀX̂ (n > d) or scale·X̂X̂ᵀ (n ≤ d) with
 // cblas_dsyrk (upper triangle, row-major) and dsyevd (eigenvalues only; the row-major upper triangle is
 // LAPACK's column-major lower triangle).
 func symmetricGramEigenvalues(x []float64, n, d int, scale float64) []float64 {
+	if float64(n)*float64(d)*float64(min(n, d)) > largeFlops && blasProcs > 1 {
+		blasThreads.Lock()
+		C.openblas_set_num_threads(C.int(blasProcs))
+		defer func() {
+			C.openblas_set_num_threads(1)
+			blasThreads.Unlock()
+		}()
+	}
 	m, k, trans := d, n, cblasTrans
 	if n <= d {
 		m, k, trans = n, d, cblasNoTrans
