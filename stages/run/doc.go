@@ -5,7 +5,8 @@
 // Resume: a stage is done at a step when its marker partition is committed (the partition it writes
 // last), and the runner skips it without starting it, so after a crash, a Ctrl-C or a reboot the same
 // command continues at the first stage whose output is missing. Every stage commits its partitions
-// atomically, so a killed run leaves nothing partial for a reader or for the resume.
+// atomically, so a killed run leaves nothing partial for a reader, and an unfinished stage is redone with
+// --force semantics, so a partition it committed before it was killed is replaced, not reused.
 //
 // Interrupt: when ctx is cancelled (SIGINT), the stage in progress stops its work, a lake write that has
 // started completes, nothing partial is committed, and Run returns an error wrapping context.Canceled

@@ -39,7 +39,9 @@ type Stage struct {
 	// Marker is the table whose partition at the step the stage commits last: once it is committed the
 	// stage is done at that step.
 	Marker string
-	// Run runs the stage at a step. It must be idempotent (a committed partition is left alone).
+	// Run runs the stage at a step. The runner calls it only while Marker is not committed, and Run redoes
+	// the whole stage then: partitions that an interrupted attempt committed before the marker are
+	// replaced, not kept (see Stages).
 	Run func(ctx context.Context, step int64) error
 }
 
@@ -174,7 +176,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, from, to int64, opts Op
 			}
 			log.Info("run: stage", "step", step, "stage", s.Name)
 			began := time.Now()
-			err = s.Run(ctx, step)
+			err = runStage(ctx, s, step, log)
 			t.Total += time.Since(began)
 			t.Ran++
 			ranAny = true
@@ -192,6 +194,20 @@ func Run(ctx context.Context, lk *lake.Lake, run string, from, to int64, opts Op
 		}
 	}
 	return finish(nil)
+}
+
+// runStage runs one stage, again (at most twice more) when it lost a partition commit to another writer.
+// The runner is the step's only writer, so that writer is an earlier attempt killed between claiming a
+// forced commit and writing its manifest, which the lake rolls forward on the next forced write of the
+// partition (lake.ErrConcurrentWriter to that writer); the retry replaces it with the re-run's rows.
+func runStage(ctx context.Context, s Stage, step int64, log *slog.Logger) error {
+	for attempt := 0; ; attempt++ {
+		err := s.Run(ctx, step)
+		if err == nil || attempt == 2 || ctx.Err() != nil || !errors.Is(err, lake.ErrConcurrentWriter) {
+			return err
+		}
+		log.Warn("run: a killed attempt's commit was rolled forward; running the stage again", "step", step, "stage", s.Name, "error", err)
+	}
 }
 
 // PrintTable writes the per-stage time table: runs, skips (already committed), total and mean seconds.

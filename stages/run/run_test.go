@@ -171,3 +171,31 @@ func TestWeightsVersionIsTheNewestBeforeTheStep(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentWriterLossIsRetried(t *testing.T) {
+	lk, run := newLake(t)
+	var calls []string
+	stages := fakeStages(lk, run, &calls, nil)
+	inner := stages[4].Run // regret
+	lost := 0
+	stages[4].Run = func(ctx context.Context, step int64) error {
+		if lost < 2 {
+			lost++
+			return fmt.Errorf("regret: write: %w", lake.ErrConcurrentWriter)
+		}
+		return inner(ctx, step)
+	}
+	if _, err := Run(context.Background(), lk, run, 0, 0, Options{Stages: stages}); err != nil {
+		t.Fatalf("a rolled-forward commit must be retried: %v", err)
+	}
+	if got := strings.Count(strings.Join(calls, " "), "regret@0"); got != 1 || lost != 2 {
+		t.Fatalf("regret ran %d times to completion after %d losses", got, lost)
+	}
+	// Other errors are not retried.
+	calls = nil
+	boom := errors.New("boom")
+	stages = fakeStages(lk, run, &calls, map[string]error{"rollout@1": boom})
+	if _, err := Run(context.Background(), lk, run, 1, 1, Options{Stages: stages}); !errors.Is(err, boom) || strings.Count(strings.Join(calls, " "), "rollout@1") != 1 {
+		t.Fatalf("got %v after %v", err, calls)
+	}
+}

@@ -36,11 +36,16 @@ type Deps struct {
 // train_metrics before the step) through one LLM client per weights version, shared by the stages
 // (a replay client loads its recorded run once, not once per stage and step), and the gate regenerates
 // failed slots through generate's Generator.
+//
+// The runner starts a stage only when its marker is not committed, so every stage here runs with Force:
+// partitions an interrupted attempt committed before its marker (a rollout's turns before its episodes,
+// the gate's results before its envs) are replaced by the re-run's, never kept beside rows they do not
+// belong with.
 func Stages(d Deps) []Stage {
 	clients := &clientCache{deps: d, byVersion: map[string]*llm.Client{}}
 	return []Stage{
 		{Name: Sample, Refresh: true, Marker: schemas.SamplesSpec.Name, Run: func(ctx context.Context, step int64) error {
-			_, err := sample.Run(ctx, d.Lake, d.Run, step, sample.Options{Log: d.Log})
+			_, err := sample.Run(ctx, d.Lake, d.Run, step, sample.Options{Force: true, Log: d.Log})
 			return err
 		}},
 		{Name: Generate, Refresh: true, Marker: schemas.CandidatesSpec.Name, Run: func(ctx context.Context, step int64) error {
@@ -48,7 +53,7 @@ func Stages(d Deps) []Stage {
 			if err != nil {
 				return err
 			}
-			_, err = generate.Run(ctx, d.Lake, d.Run, step, generate.Options{WeightsVersion: weights, Client: client, Log: d.Log})
+			_, err = generate.Run(ctx, d.Lake, d.Run, step, generate.Options{Force: true, WeightsVersion: weights, Client: client, Log: d.Log})
 			return err
 		}},
 		{Name: Gate, Refresh: true, Marker: schemas.EnvsSpec.Name, Run: func(ctx context.Context, step int64) error {
@@ -61,7 +66,7 @@ func Stages(d Deps) []Stage {
 			if err != nil {
 				return err
 			}
-			_, err = gate.Run(ctx, d.Lake, d.Run, step, gate.Options{Regenerator: regen, Log: d.Log})
+			_, err = gate.Run(ctx, d.Lake, d.Run, step, gate.Options{Force: true, Regenerator: regen, Log: d.Log})
 			return err
 		}},
 		{Name: Rollout, Marker: schemas.EpisodesSpec.Name, Run: func(ctx context.Context, step int64) error {
@@ -69,15 +74,15 @@ func Stages(d Deps) []Stage {
 			if err != nil {
 				return err
 			}
-			_, err = rollout.Run(ctx, d.Lake, d.Run, step, rollout.Options{WeightsVersion: weights, Client: client, Log: d.Log, Progress: d.Progress})
+			_, err = rollout.Run(ctx, d.Lake, d.Run, step, rollout.Options{Force: true, WeightsVersion: weights, Client: client, Log: d.Log, Progress: d.Progress})
 			return err
 		}},
 		{Name: Regret, Marker: schemas.DesignerRewardsSpec.Name, Run: func(ctx context.Context, step int64) error {
-			_, err := regret.Run(ctx, d.Lake, d.Run, step, regret.Options{Log: d.Log})
+			_, err := regret.Run(ctx, d.Lake, d.Run, step, regret.Options{Force: true, Log: d.Log})
 			return err
 		}},
 		{Name: GRPO, Marker: schemas.TrainMetricsSpec.Name, Run: func(ctx context.Context, step int64) error {
-			_, err := grpo.Run(ctx, d.Lake, d.Run, step, grpo.Options{Log: d.Log, TrainerLog: d.TrainerLog, WorkDir: d.TrainerDir})
+			_, err := grpo.Run(ctx, d.Lake, d.Run, step, grpo.Options{Force: true, Log: d.Log, TrainerLog: d.TrainerLog, WorkDir: d.TrainerDir})
 			return err
 		}},
 	}
