@@ -245,8 +245,18 @@ func (r *runner) playAll(ctx context.Context, envs []schemas.EnvRow) ([]schemas.
 	var mu sync.Mutex
 	var outs []episodeOut
 	var wg sync.WaitGroup
+	// At most one program per sandbox worker at a time: a program holds its worker until it closes, and
+	// handing each Load a worker that is free (rather than queueing more Loads than workers inside the
+	// pool) keeps the envs flowing in waves of sandbox.workers.
+	programs := make(chan struct{}, max(1, r.pool.Options().Workers))
 	for _, env := range envs {
 		wg.Go(func() {
+			select {
+			case programs <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-programs }()
 			got, err := r.playEnv(ctx, env)
 			if err != nil {
 				cancel(err)

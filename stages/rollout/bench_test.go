@@ -1,0 +1,80 @@
+package rollout_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/llm"
+	"github.com/spade-rl/spade/internal/llm/llmtest"
+	"github.com/spade-rl/spade/schemas"
+	"github.com/spade-rl/spade/stages/rollout"
+)
+
+// BenchmarkRolloutPaperScale plays one paper-scale step: 24 envs × (16 + 16) episodes × 25 turns =
+// 19,200 turns against the scripted server answering instantly (a wrong guess every turn, so every
+// episode runs all 25 turns), through the real sandbox (sandbox.workers default: 8 programs at once)
+// and a local lake. Target: ≤ 20 s on 2 cores. Reported: wall seconds, turns/s, the lake's wall
+// seconds, and the LLM and sandbox busy time summed over concurrent episodes (episode-seconds).
+func BenchmarkRolloutPaperScale(b *testing.B) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(func(*llm.ChatRequestBody) llmtest.Reply {
+		return llmtest.Reply{Text: "Let me try this one.\n<action>0</action>"}
+	}, agentModel)
+	defer srv.Close()
+	srv.KeepRequests(false)
+	cfg, err := config.Preset("qwen3-30b-a3b-games")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.LLM.Agent.BaseURL, cfg.LLM.Agent.Model = srv.URL, agentModel
+	lk, err := lake.Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := lk.CreateRun(ctx, "bench", cfg); err != nil {
+		b.Fatal(err)
+	}
+	var envs []schemas.EnvRow
+	for i := range 24 {
+		// 24 distinct programs (a comment makes each its own env), as in a real pool.
+		envs = append(envs, envRow(0, i, fmt.Sprintf("# env %d\n%s", i, guessEnv), "bisect", schemas.Skills[i%6], "games"))
+	}
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "bench", Table: "envs", Step: 0}, envs, lake.WriteOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	client, err := llm.New(ctx, llm.SettingsFromConfig(cfg, ""), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool := testPool(b, 8)
+	b.ResetTimer()
+	var total rollout.Timing
+	var turns int
+	start := time.Now()
+	for i := range b.N {
+		res, err := rollout.Run(ctx, lk, "bench", int64(i), rollout.Options{Client: client, Pool: pool})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Turns != 19200 {
+			b.Fatalf("played %d turns, want 19,200 (ended by %v)", res.Turns, res.EndedBy)
+		}
+		turns += res.Turns
+		total.Episodes += res.Timing.Episodes
+		total.LLM += res.Timing.LLM
+		total.Sandbox += res.Timing.Sandbox
+		total.Lake += res.Timing.Lake
+	}
+	wall := time.Since(start)
+	n := float64(b.N)
+	b.ReportMetric(wall.Seconds()/n, "s/step")
+	b.ReportMetric(float64(turns)/wall.Seconds(), "turns/s")
+	b.ReportMetric(total.Episodes.Seconds()/n, "episodes_wall_s")
+	b.ReportMetric(total.Lake.Seconds()/n, "lake_wall_s")
+	b.ReportMetric(total.LLM.Seconds()/n, "llm_busy_s")
+	b.ReportMetric(total.Sandbox.Seconds()/n, "sandbox_busy_s")
+}
