@@ -43,12 +43,17 @@ func Open(ctx context.Context, lk *lake.Lake, run, embedder string) (*Session, e
 	return open(ctx, lk, run, embedder, false)
 }
 
-// OpenCached is Open with the run's episodes read once into a temporary table that shadows the view:
-// a dashboard reads episodes in five models, and each read of the view opens every step's file again.
+// OpenCached is Open with the run's episodes (the columns the models read) loaded once into a temporary
+// table that shadows the view: a dashboard reads episodes in five models, and each read of the view opens
+// every step's file again.
 // Worth it when several models run in one session (spade metrics, report); the cost moves to the open.
 func OpenCached(ctx context.Context, lk *lake.Lake, run, embedder string) (*Session, error) {
 	return open(ctx, lk, run, embedder, true)
 }
+
+// cachedEpisodes keeps the episodes columns the models read (not the long text ones: episode_id, error).
+const cachedEpisodes = `create temp table episodes as select run, step, pool_step, env_id, skill, hinted, "index",
+	seed, success, "return", turns, ended_by, tokens, env_cpu_seconds from main.episodes`
 
 func open(ctx context.Context, lk *lake.Lake, run, embedder string, cache bool) (*Session, error) {
 	cfg, err := lk.RunConfig(ctx, run)
@@ -65,7 +70,7 @@ func open(ctx context.Context, lk *lake.Lake, run, embedder string, cache bool) 
 	s := &Session{Session: ds, Run: run, Config: cfg, embedder: embedder}
 	if cache {
 		// Temp objects come first in DuckDB's search path, so the models bind to the table.
-		if _, err := ds.DB.ExecContext(ctx, "create temp table episodes as select * from main.episodes"); err != nil {
+		if _, err := ds.DB.ExecContext(ctx, cachedEpisodes); err != nil {
 			ds.Close()
 			return nil, fmt.Errorf("analytics: cache episodes: %w", err)
 		}
