@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spade-rl/spade/internal/config"
@@ -70,9 +71,17 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, lk *lake.Lake, weigh
 	return c, nil
 }
 
-// LakeReplayLoader loads every llm_calls row of a run from lk for replay.
+// LakeReplayLoader loads every llm_calls row of a run for replay: "replay:<run>" reads the run from lk,
+// "replay:<run>@<lake URI>" from another lake (a directory such as testdata/sample-run, or s3://…).
 func LakeReplayLoader(lk *lake.Lake) ReplayLoader {
 	return func(ctx context.Context, run string) ([]Call, error) {
+		if name, uri, ok := strings.Cut(run, "@"); ok {
+			other, err := lake.Open(ctx, uri)
+			if err != nil {
+				return nil, err
+			}
+			lk, run = other, name
+		}
 		if _, err := lk.RunConfig(ctx, run); err != nil {
 			return nil, err
 		}

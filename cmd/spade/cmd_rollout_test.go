@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spade-rl/spade/internal/config"
+	"github.com/spade-rl/spade/internal/corpus"
+	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spade-rl/spade/internal/llm"
+	"github.com/spade-rl/spade/internal/llm/llmtest"
+	"github.com/spade-rl/spade/internal/sandbox"
+	"github.com/spade-rl/spade/schemas"
+	"github.com/spade-rl/spade/stages/gate"
+	"github.com/spade-rl/spade/stages/generate"
+	"github.com/spade-rl/spade/stages/regret"
+	"github.com/spade-rl/spade/stages/rollout"
+	"github.com/spade-rl/spade/stages/sample"
+)
+
+// recordSampleRun rewrites testdata/sample-run: go test ./cmd/spade -run TestSampleRun -record-sample-run
+var recordSampleRun = flag.Bool("record-sample-run", false, "re-record testdata/sample-run through the scripted server")
+
+const (
+	sampleRunDir  = "../../testdata/sample-run"
+	sampleRunName = "sample"
+	scriptedModel = "Qwen/Qwen3-4B-Instruct-2507"
+)
+
+// llmLoopTables are the tables the LLM half of the loop writes (plus the pool and the regret's outputs,
+// which depend on them); a replay must reproduce each byte for byte.
+var llmLoopTables = []string{"samples", "candidates", "llm_calls", "envs", "episodes", "turns", "designer_rewards", "memory"}
+
+// sampleRunConfig is the small config of the sample run: two refresh windows (steps 0-1 and 2-3) of 6
+// envs, group_size 4, 8 turns.
+func sampleRunConfig(t testing.TB, baseURL string) *config.Config {
+	t.Helper()
+	cfg, err := config.Preset("qwen3-4b-games")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Sample.EnvsPerStep, cfg.Sample.RefreshEvery = 6, 2
+	cfg.Rollout.GroupSize, cfg.Rollout.MaxTurns = 4, 8
+	cfg.Seed = 20260829
+	cfg.LLM.Designer.BaseURL, cfg.LLM.Designer.Model = baseURL, scriptedModel
+	cfg.LLM.Agent.BaseURL, cfg.LLM.Agent.Model = baseURL, scriptedModel
+	return cfg
+}
+
+// llmScriptedServer answers the Designer from testdata/envs (every fourth first attempt broken, so the
+// gate regenerates) and the Agent with llmtest.AgentScript.
+func llmScriptedServer(t testing.TB) *llmtest.Server {
+	t.Helper()
+	programs, err := llmtest.LoadPrograms("../../testdata/envs", "games")
+	if err != nil {
+		t.Fatal(err)
+	}
+	designer, agent := llmtest.DesignerScript(programs, 4), llmtest.AgentScript()
+	return llmtest.Start(t, func(req *llm.ChatRequestBody) llmtest.Reply {
+		if strings.Contains(req.Messages[0].Content, "Environment Designer") {
+			return designer(req)
+		}
+		return agent(req)
+	}, scriptedModel)
+}
+
+// newLLMLoopLake opens a lake in dir with the testdata corpus imported as "default".
+func newLLMLoopLake(t testing.TB, dir string) *lake.Lake {
+	t.Helper()
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := corpus.Import(ctx, lk, "default", []string{"../../testdata/corpus/corpus.jsonl"}); err != nil {
+		t.Fatal(err)
+	}
+	return lk
+}
+
+// runLLMLoop runs sample → generate → gate (regenerating through generate) → rollout → regret for steps
+// 0..3 of a run, the way the step runner composes them.
+func runLLMLoop(t testing.TB, lk *lake.Lake, run string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := sandbox.NewPool(ctx, sandbox.Options{Python: os.Getenv(sandbox.PythonEnv), Workers: 6})
+	if err != nil {
+		t.Fatalf("sandbox: %v", err)
+	}
+	defer pool.Close()
+	for step := int64(0); step < 4; step++ {
+		if step%int64(cfg.Sample.RefreshEvery) == 0 {
+			if _, err := sample.Run(ctx, lk, run, step, sample.Options{}); err != nil {
+				t.Fatalf("sample %d: %v", step, err)
+			}
+			if _, err := generate.Run(ctx, lk, run, step, generate.Options{}); err != nil {
+				t.Fatalf("generate %d: %v", step, err)
+			}
+			regen, err := generate.NewGenerator(ctx, lk, run, generate.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := gate.Run(ctx, lk, run, step, gate.Options{Pool: pool, Regenerator: regen})
+			if err != nil {
+				t.Fatalf("gate %d: %v", step, err)
+			}
+			if res.Accepted == 0 {
+				t.Fatalf("gate %d accepted nothing: %+v", step, res)
+			}
+		}
+		if _, err := rollout.Run(ctx, lk, run, step, rollout.Options{Pool: pool}); err != nil {
+			t.Fatalf("rollout %d: %v", step, err)
+		}
+		if _, err := regret.Run(ctx, lk, run, step, regret.Options{}); err != nil {
+			t.Fatalf("regret %d: %v", step, err)
+		}
+	}
+}
+
+// llmPartitionHashes maps "table/step/n" to the sha256 of each committed part file of the run's tables.
+func llmPartitionHashes(t testing.TB, lk *lake.Lake, run string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, table := range llmLoopTables {
+		parts, err := lk.Partitions(context.Background(), run, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range parts {
+			for i, f := range p.Manifest.Files {
+				out[fmt.Sprintf("%s/step=%d/%d", table, p.Key.Step, i)] = f.SHA256
+			}
+			out[fmt.Sprintf("%s/step=%d/rows", table, p.Key.Step)] = fmt.Sprint(p.Manifest.Rows)
+		}
+	}
+	return out
+}
+
+// replayLLMRun creates run "replay" in lk answering every call from `from` ("run" or "run@lake") and runs
+// the loop again.
+func replayLLMRun(t testing.TB, lk *lake.Lake, from string) {
+	t.Helper()
+	cfg := sampleRunConfig(t, llm.ReplayPrefix+from)
+	if err := lk.CreateRun(context.Background(), "replay", cfg); err != nil {
+		t.Fatal(err)
+	}
+	runLLMLoop(t, lk, "replay")
+}
+
+func compareLLMRuns(t testing.TB, a map[string]string, b map[string]string) {
+	t.Helper()
+	if len(a) == 0 {
+		t.Fatal("nothing recorded")
+	}
+	for k, v := range a {
+		if b[k] != v {
+			t.Errorf("%s differs after replay: %s vs %s", k, v, b[k])
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			t.Errorf("%s only in the replay", k)
+		}
+	}
+}
+
+// The full LLM half of a step on a small config: sample → generate → gate → rollout (and regret, whose
+// memory the second window's prompts show), then a replay of the run that must write identical tables.
+func TestLoopRecordsAndReplaysByteIdentical(t *testing.T) {
+	ctx := context.Background()
+	srv := llmScriptedServer(t)
+	lk := newLLMLoopLake(t, t.TempDir())
+	if err := lk.CreateRun(ctx, "orig", sampleRunConfig(t, srv.URL)); err != nil {
+		t.Fatal(err)
+	}
+	runLLMLoop(t, lk, "orig")
+	checkLLMLoop(t, lk, "orig")
+	calls := srv.Count()
+	replayLLMRun(t, lk, "orig")
+	if srv.Count() != calls {
+		t.Fatalf("the replay called the server %d times", srv.Count()-calls)
+	}
+	compareLLMRuns(t, llmPartitionHashes(t, lk, "orig"), llmPartitionHashes(t, lk, "replay"))
+}
+
+// checkLLMLoop asserts what the recorded run must show: regenerations, memory in the second window's
+// prompts, hinted episodes succeeding more often, token ids for every agent turn.
+func checkLLMLoop(t testing.TB, lk *lake.Lake, run string) {
+	t.Helper()
+	ctx := context.Background()
+	cands, err := lake.ReadTable[schemas.CandidateRow](ctx, lk, run, "candidates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	regenerated := 0
+	for _, c := range cands {
+		if c.Attempt > 1 {
+			regenerated++
+		}
+	}
+	if regenerated == 0 {
+		t.Error("no slot was regenerated (the script breaks every fourth first attempt)")
+	}
+	calls, err := lake.ReadTable[schemas.LLMCallRow](ctx, lk, run, "llm_calls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	memoryPrompts := 0
+	for _, c := range calls {
+		if c.Role == "designer" && c.Step == 2 && strings.Contains(c.Request, "Memory of past environments") {
+			memoryPrompts++
+		}
+		if c.Role == "agent" && c.Error == "" && (len(c.CompletionTokenIDs) == 0 || len(c.CompletionLogprobs) != len(c.CompletionTokenIDs)) {
+			t.Fatalf("agent call %s without token ids/logprobs", c.CallID)
+		}
+	}
+	if memoryPrompts == 0 {
+		t.Error("the second window's Designer prompts show no memory")
+	}
+	episodes, err := lake.ReadTable[schemas.EpisodeRow](ctx, lk, run, "episodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var success, count [2]int
+	for _, e := range episodes {
+		h := 0
+		if e.Hinted {
+			h = 1
+		}
+		count[h]++
+		if e.Success {
+			success[h]++
+		}
+	}
+	if count[0] != count[1] || success[1] <= success[0] {
+		t.Errorf("episodes plain %d/%d hinted %d/%d: hinted should succeed more often", success[0], count[0], success[1], count[1])
+	}
+}
+
+// testdata/sample-run replays offline into a fresh lake with identical tables (the demo's path).
+func TestSampleRunReplays(t *testing.T) {
+	ctx := context.Background()
+	if *recordSampleRun {
+		srv := llmScriptedServer(t)
+		if err := os.RemoveAll(sampleRunDir); err != nil {
+			t.Fatal(err)
+		}
+		lk, err := lake.Open(ctx, sampleRunDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := corpus.Import(ctx, lk, "default", []string{"../../testdata/corpus/corpus.jsonl"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := lk.CreateRun(ctx, sampleRunName, sampleRunConfig(t, srv.URL)); err != nil {
+			t.Fatal(err)
+		}
+		runLLMLoop(t, lk, sampleRunName)
+		checkLLMLoop(t, lk, sampleRunName)
+		if err := os.RemoveAll(filepath.Join(sampleRunDir, "corpora")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recorded, err := lake.Open(ctx, sampleRunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := llmPartitionHashes(t, recorded, sampleRunName)
+	lk := newLLMLoopLake(t, t.TempDir())
+	abs, err := filepath.Abs(sampleRunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayLLMRun(t, lk, sampleRunName+"@"+abs)
+	compareLLMRuns(t, want, llmPartitionHashes(t, lk, "replay"))
+}
