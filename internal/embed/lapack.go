@@ -1,3 +1,5 @@
+//go:build !noopenblas
+
 package embed
 
 /*
