@@ -63,7 +63,11 @@ func ticks(lo, hi float64, n int) []float64 {
 		}
 	}
 	var out []float64
-	for t := math.Ceil(lo/step) * step; t <= hi+step*1e-9; t += step {
+	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9; k++ {
+		t := k * step // multiples of step, so 0 is exactly 0 (no "-0" label from accumulated rounding)
+		if t == 0 {
+			t = 0 // normalise -0
+		}
 		out = append(out, t)
 	}
 	return out
