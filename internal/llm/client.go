@@ -101,16 +101,24 @@ func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("llm: role %s is not configured", req.Role)
 	}
 	body := ChatRequestBody{
-		Model:          rs.Model,
-		Messages:       req.Messages,
-		Tools:          req.Tools,
-		MaxTokens:      rs.MaxTokens,
-		Temperature:    rs.Temperature,
-		TopP:           rs.TopP,
-		Seed:           RequestSeed(c.settings.Seed, req.Role, req.Step, req.Key),
-		Logprobs:       true,
-		TopLogprobs:    0,
-		ReturnTokenIDs: true,
+		Model:    rs.Model,
+		Messages: req.Messages,
+		Tools:    req.Tools,
+		Seed:     RequestSeed(c.settings.Seed, req.Role, req.Step, req.Key),
+	}
+	if rs.Plain {
+		body.MaxCompletionTokens = rs.MaxTokens
+		if rs.Temperature != 1 {
+			body.Temperature = &rs.Temperature
+		}
+		if rs.TopP != 1 {
+			body.TopP = &rs.TopP
+		}
+	} else {
+		yes, zero := true, 0
+		body.MaxTokens = rs.MaxTokens
+		body.Temperature, body.TopP = &rs.Temperature, &rs.TopP
+		body.Logprobs, body.TopLogprobs, body.ReturnTokenIDs = &yes, &zero, &yes
 	}
 	if len(req.Tools) > 0 {
 		body.ToolChoice = "auto"

@@ -17,7 +17,8 @@ import (
 // SettingsFromConfig builds client settings from a run config. weightsVersion, when not empty, is the
 // name under which the current trained weights are served (a LoRA adapter published by the trainer): the
 // Agent always calls it, and so does the Designer (both roles share θ) unless ablation.frozen_designer
-// pins the Designer to llm.designer.model. The screen role falls back to the Agent's endpoint and model.
+// pins the Designer to llm.designer.model; a frozen Designer is never trained, so its requests are Plain
+// (portable to hosted APIs). The screen role falls back to the Agent's endpoint and model.
 func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 	role := func(r config.Role, trained bool) RoleSettings {
 		rs := RoleSettings{BaseURL: r.BaseURL, Model: r.Model, APIKeyEnv: r.APIKeyEnv, MaxTokens: r.MaxTokens,
@@ -27,9 +28,11 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 		}
 		return rs
 	}
+	designer := role(cfg.LLM.Designer, !cfg.Ablation.FrozenDesigner)
+	designer.Plain = cfg.Ablation.FrozenDesigner
 	s := Settings{
 		Roles: map[Role]RoleSettings{
-			RoleDesigner: role(cfg.LLM.Designer, !cfg.Ablation.FrozenDesigner),
+			RoleDesigner: designer,
 			RoleAgent:    role(cfg.LLM.Agent, true),
 		},
 		MaxInFlight: cfg.LLM.MaxInFlight,

@@ -440,3 +440,25 @@ func TestEmbedder(t *testing.T) {
 		t.Fatalf("missing model: %v", err)
 	}
 }
+
+// A Plain role (a hosted frozen Designer) sends only portable fields.
+func TestPlainRoleSendsPortableRequest(t *testing.T) {
+	srv := llmtest.Start(t, echo, model)
+	s := settings(srv.URL)
+	rs := s.Roles[llm.RoleDesigner]
+	rs.Plain, rs.TopP = true, 1
+	s.Roles[llm.RoleDesigner] = rs
+	c := newClient(t, s)
+	if _, err := c.Chat(context.Background(), ask(llm.RoleDesigner, "k", "design")); err != nil {
+		t.Fatal(err)
+	}
+	body := c.TakeCalls()[0].RequestJSON
+	for _, absent := range []string{"logprobs", "return_token_ids", `"max_tokens"`, "top_p"} {
+		if strings.Contains(body, absent) {
+			t.Errorf("plain request has %s: %s", absent, body)
+		}
+	}
+	if !strings.Contains(body, `"max_completion_tokens":128`) {
+		t.Errorf("plain request lacks max_completion_tokens: %s", body)
+	}
+}

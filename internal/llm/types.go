@@ -39,6 +39,10 @@ type RoleSettings struct {
 	TopP float64
 	// WeightsVersion names the weights that answer (a LoRA adapter name); recorded with every call.
 	WeightsVersion string
+	// Plain sends only the portable OpenAI fields: no logprobs, top_logprobs or return_token_ids,
+	// max_completion_tokens instead of max_tokens, and temperature and top_p only when not 1. For a
+	// hosted model serving a frozen Designer, whose calls are never trained (token columns stay null).
+	Plain bool
 }
 
 // Settings configures a Client.

@@ -6,20 +6,24 @@ import (
 )
 
 // ChatRequestBody is the JSON body of POST /chat/completions as this client sends it. Field order is
-// fixed, so equal requests encode to equal bytes (the replay key).
+// fixed, so equal requests encode to equal bytes (the replay key). Pointer fields are always set except
+// for a Plain role (see RoleSettings.Plain), where they are left out.
 type ChatRequestBody struct {
-	Model       string            `json:"model"`
-	Messages    []Message         `json:"messages"`
-	Tools       []json.RawMessage `json:"tools,omitempty"`
-	ToolChoice  string            `json:"tool_choice,omitempty"`
-	MaxTokens   int               `json:"max_tokens"`
-	Temperature float64           `json:"temperature"`
-	TopP        float64           `json:"top_p"`
-	Seed        int64             `json:"seed"`
-	Logprobs    bool              `json:"logprobs"`
-	TopLogprobs int               `json:"top_logprobs"`
+	Model      string            `json:"model"`
+	Messages   []Message         `json:"messages"`
+	Tools      []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice string            `json:"tool_choice,omitempty"`
+	MaxTokens  int               `json:"max_tokens,omitempty"`
+	// MaxCompletionTokens replaces max_tokens for a Plain role (hosted APIs reject max_tokens for
+	// reasoning models).
+	MaxCompletionTokens int      `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64 `json:"temperature,omitempty"`
+	TopP                *float64 `json:"top_p,omitempty"`
+	Seed                int64    `json:"seed"`
+	Logprobs            *bool    `json:"logprobs,omitempty"`
+	TopLogprobs         *int     `json:"top_logprobs,omitempty"`
 	// ReturnTokenIDs is vLLM's extension returning prompt_token_ids and choices[].token_ids.
-	ReturnTokenIDs bool `json:"return_token_ids"`
+	ReturnTokenIDs *bool `json:"return_token_ids,omitempty"`
 }
 
 // ChatResponseBody is the part of a Chat Completions response this client reads, in vLLM's shape.

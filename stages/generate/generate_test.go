@@ -193,6 +193,9 @@ func TestAblationsChangeThePrompts(t *testing.T) {
 		if !strings.Contains(p, `"model":"`+designerModel+`"`) {
 			t.Fatal("frozen designer is not served by llm.designer.model")
 		}
+		if strings.Contains(p, "return_token_ids") || strings.Contains(p, "logprobs") {
+			t.Fatal("frozen designer requests ask for token ids a hosted model would reject")
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package rollout_test
 
 import (
 	"context"
+	"fmt"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -273,5 +274,61 @@ func TestNoPoolIsAClearError(t *testing.T) {
 	_, err := rollout.Run(context.Background(), f.lk, f.run, 2, rollout.Options{Client: f.client, Pool: f.pool})
 	if err == nil || !strings.Contains(err.Error(), "no envs pool") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Bad input: a wrong endpoint or an unknown model is one clear error before any episode.
+func TestRolloutChecksTheEndpointFirst(t *testing.T) {
+	f := newFixture(t, "games", []schemas.EnvRow{envRow(0, 0, guessEnv, "b", schemas.SkillMath, "games")}, nil)
+	ctx := context.Background()
+	for name, mutate := range map[string]func(*config.Config){
+		"unknown model": func(c *config.Config) { c.LLM.Agent.Model = "no-such-model" },
+		"dead endpoint": func(c *config.Config) { c.LLM.Agent.BaseURL = "http://127.0.0.1:1/v1" },
+	} {
+		cfg := *f.cfg
+		mutate(&cfg)
+		run := strings.ReplaceAll(name, " ", "-")
+		if err := f.lk.CreateRun(ctx, run, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lake.WriteRows(ctx, f.lk, lake.PartitionKey{Run: run, Table: "envs", Step: 0}, []schemas.EnvRow{envRow(0, 0, guessEnv, "b", schemas.SkillMath, "games")}, lake.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		before := f.srv.Count()
+		_, err := rollout.Run(ctx, f.lk, run, 0, rollout.Options{Pool: f.pool})
+		if err == nil || !strings.Contains(err.Error(), "agent") || f.srv.Count() != before {
+			t.Errorf("%s: err %v, %d chat calls made", name, err, f.srv.Count()-before)
+		}
+		if done, _ := f.lk.Committed(ctx, lake.PartitionKey{Run: run, Table: "episodes", Step: 0}); done {
+			t.Errorf("%s: episodes committed", name)
+		}
+	}
+}
+
+// Two shards of a step play disjoint envs and together commit the same episodes as one process.
+func TestRolloutShardsCommitTogether(t *testing.T) {
+	var envs []schemas.EnvRow
+	for i := range 4 {
+		envs = append(envs, envRow(0, i, fmt.Sprintf("# %d\n%s", i, guessEnv), "bisect", schemas.SkillMath, "games"))
+	}
+	f := newFixture(t, "games", envs, func(c *config.Config) { c.Rollout.GroupSize = 2 })
+	ctx := context.Background()
+	total := 0
+	for s := range 2 {
+		res, err := rollout.Run(ctx, f.lk, f.run, 0, rollout.Options{Client: f.client, Pool: f.pool, Shard: s, Shards: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += res.Envs
+	}
+	if total != 4 {
+		t.Fatalf("shards played %d envs, want 4", total)
+	}
+	if got := len(readStep[schemas.EpisodeRow](t, f, "episodes", 0)); got != 16 {
+		t.Fatalf("%d episodes committed, want 16", got)
+	}
+	turns := len(readStep[schemas.TurnRow](t, f, "turns", 0))
+	if calls := len(readStep[schemas.LLMCallRow](t, f, "llm_calls", 0)); calls != turns {
+		t.Fatalf("%d llm_calls for %d turns: a shard's calls were lost in the merge", calls, turns)
 	}
 }
