@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spade-rl/spade/internal/config"
@@ -116,16 +118,35 @@ func CommitCalls(ctx context.Context, lk *lake.Lake, run string, step int64, cal
 	return MergePartition(ctx, lk, key, rows, func(r schemas.LLMCallRow) string { return r.CallID })
 }
 
+// mergeLocks serializes merges of one partition within the process.
+var mergeLocks sync.Map // partition key string → *sync.Mutex
+
 // MergePartition commits rows into a partition that may already hold rows: rows whose id matches a
-// committed row replace it, the result is sorted by id, and the partition is replaced atomically. It
-// retries up to five times when another writer commits first.
+// committed row replace it, the result is sorted by id, and the partition is replaced atomically.
+// Merges of one partition are serialized within the process. Between processes the lake's forced
+// replace is last-writer-wins: after each write the partition is read back and, when another writer's
+// replace dropped some of these rows, merged again after a random pause (up to eight attempts); a
+// writer that replaces the partition later from a stale read can still drop rows, so concurrent
+// processes merging into one partition (shards of one step) need a lake append to be safe.
 func MergePartition[T schemas.Row](ctx context.Context, lk *lake.Lake, key lake.PartitionKey, rows []T, id func(T) string) error {
+	lock, _ := mergeLocks.LoadOrStore(lk.URI()+"|"+key.String(), &sync.Mutex{})
+	lock.(*sync.Mutex).Lock()
+	defer lock.(*sync.Mutex).Unlock()
 	var lastErr error
-	for range 5 {
+	for attempt := range 8 {
+		if attempt > 0 {
+			pause := time.Duration(10+rand.IntN(40*attempt)) * time.Millisecond
+			select {
+			case <-time.After(pause):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		existing, err := lake.ReadRows[T](ctx, lk, key)
 		committed := err == nil
 		if err != nil && !errors.Is(err, lake.ErrNotCommitted) {
-			return err
+			lastErr = err
+			continue
 		}
 		byID := make(map[string]T, len(existing)+len(rows))
 		for _, r := range existing {
@@ -139,14 +160,32 @@ func MergePartition[T schemas.Row](ctx context.Context, lk *lake.Lake, key lake.
 			merged = append(merged, r)
 		}
 		sort.Slice(merged, func(i, j int) bool { return id(merged[i]) < id(merged[j]) })
-		_, err = lake.WriteRows(ctx, lk, key, merged, lake.WriteOptions{Force: committed})
-		if err == nil {
+		if _, err = lake.WriteRows(ctx, lk, key, merged, lake.WriteOptions{Force: committed}); err != nil {
+			if !errors.Is(err, lake.ErrConcurrentWriter) && !errors.Is(err, lake.ErrCommitted) {
+				return err
+			}
+			lastErr = err
+			continue
+		}
+		back, err := lake.ReadRows[T](ctx, lk, key)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		present := make(map[string]bool, len(back))
+		for _, r := range back {
+			present[id(r)] = true
+		}
+		missing := 0
+		for _, r := range rows {
+			if !present[id(r)] {
+				missing++
+			}
+		}
+		if missing == 0 {
 			return nil
 		}
-		if !errors.Is(err, lake.ErrConcurrentWriter) && !errors.Is(err, lake.ErrCommitted) {
-			return err
-		}
-		lastErr = err
+		lastErr = fmt.Errorf("%s: %d rows replaced by a concurrent writer", key, missing)
 	}
-	return lastErr
+	return fmt.Errorf("llm: merge into %s: %w", key, lastErr)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"strings"
@@ -12,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spade-rl/spade/internal/lake"
 	"github.com/spade-rl/spade/internal/llm"
 	"github.com/spade-rl/spade/internal/llm/llmtest"
+	"github.com/spade-rl/spade/schemas"
 )
 
 const model = "qwen3-test"
@@ -460,5 +463,35 @@ func TestPlainRoleSendsPortableRequest(t *testing.T) {
 	}
 	if !strings.Contains(body, `"max_completion_tokens":128`) {
 		t.Errorf("plain request lacks max_completion_tokens: %s", body)
+	}
+}
+
+// Concurrent writers of one process merging into one llm_calls partition lose no row.
+func TestCommitCallsConcurrentWritersKeepEveryRow(t *testing.T) {
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			var calls []llm.Call
+			for i := range 5 {
+				key := fmt.Sprintf("w%d/%d", w, i)
+				calls = append(calls, llm.Call{CallID: llm.CallID(llm.RoleAgent, 1, key), Role: llm.RoleAgent, Step: 1, RequestJSON: "{}", Outcome: llm.Outcome{Text: key}})
+			}
+			if err := llm.CommitCalls(ctx, lk, "r", 1, calls); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	rows, err := lake.ReadRows[schemas.LLMCallRow](ctx, lk, lake.PartitionKey{Run: "r", Table: "llm_calls", Step: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 20 {
+		t.Fatalf("%d rows after 4 concurrent writers of 5, want 20", len(rows))
 	}
 }
