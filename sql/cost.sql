@@ -5,7 +5,9 @@
 -- Tokens are prompt + completion tokens of llm_calls rows of the step (designer calls belong to the pool
 -- step); the p95 latency is the nearest-rank quantile (quantile_disc). envs_played counts distinct envs
 -- with episodes at the step; tokens_per_env divides every token of the step by it. gate_attempts counts
--- Designer candidates of the step (non-zero at refresh steps only).
+-- Designer candidates of the step (non-zero at refresh steps only); at refresh steps,
+-- generation_tokens_per_accepted_env is the Designer's and screen's tokens per env the gate accepted
+-- (what one usable environment cost to write).
 with
 
 role_calls as (
@@ -47,6 +49,10 @@ gate as (
     select run, step, count(*) as gate_attempts from candidates group by run, step
 ),
 
+accepted as (
+    select run, pool_step as step, count(*) as accepted_envs from envs group by run, pool_step
+),
+
 final as (
     select
         coalesce(c.run, p.run) as run,
@@ -60,12 +66,16 @@ final as (
         c.designer_latency_ms,
         coalesce(p.env_cpu_seconds, 0) as env_cpu_seconds,
         coalesce(g.gate_attempts, 0) as gate_attempts,
+        a.accepted_envs,
+        (coalesce(c.designer_tokens, 0) + coalesce(c.screen_tokens, 0)) / nullif(a.accepted_envs, 0)::double
+            as generation_tokens_per_accepted_env,
         coalesce(p.envs_played, 0) as envs_played,
         (coalesce(c.designer_tokens, 0) + coalesce(c.agent_tokens, 0) + coalesce(c.screen_tokens, 0))
             / nullif(p.envs_played, 0)::double as tokens_per_env
     from calls c
     full join plays p using (run, step)
     left join gate g on g.run = coalesce(c.run, p.run) and g.step = coalesce(c.step, p.step)
+    left join accepted a on a.run = coalesce(c.run, p.run) and a.step = coalesce(c.step, p.step)
 )
 
 select * from final
