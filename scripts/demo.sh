@@ -1,13 +1,12 @@
-#!/usr/bin/env bash
 # The demo (`make demo`): the whole SPADE loop, replayed offline on a fresh local lake.
 #
-#   1. the testdata corpus is imported;
-#   2. the recorded run in $SAMPLE_RUN (default testdata/sample-run: a lake directory holding one run
-#      under runs/<name>/, recorded against a model) is copied into the lake;
-#   3. the demo run is created with the recording's configuration and both roles answered by the replay
-#      backend (`replay:<name>`, same seed, so every request finds its recorded answer), and `spade run`
-#      replays every stage: sample, generate, gate in the real sandbox, rollout in the real sandbox,
-#      regret and the memory, GRPO batches (grpo.trainer as recorded, normally none);
+#   1. the testdata corpus is imported (under the name the recording's config uses);
+#   2. the demo run is created from $SAMPLE_RUN/replay.json (default testdata/sample-run: a small run
+#      recorded against the scripted model, kept as a lake), whose base URLs point both roles at the
+#      replay backend (`replay:<run>@<lake>`, same seed, so every request finds its recorded answer);
+#   3. `spade run` replays every stage: sample, generate, the gate in the real sandbox (regenerating
+#      broken candidates through the Designer), rollout in the real sandbox, regret and the memory, GRPO
+#      batches (trainer none);
 #   4. a summary through `spade query`: accepted envs per skill, solve rates with and without the hint,
 #      regret, the learnable-band share, the memory and the batches.
 #
@@ -23,7 +22,7 @@ log="$lake/demo-$run.log"
 q() { $spade --run "$run" query "$1"; echo; }
 
 rm -rf "$lake/runs/$run"
-if [ ! -d "$recording/runs" ]; then
+if [ ! -f "$recording/replay.json" ]; then
   $spade --run "$run" init --preset qwen3-30b-a3b-games --set sample.corpus=testdata
   $spade corpus import --name testdata testdata/corpus/corpus.parquet testdata/corpus/corpus.jsonl
   echo
@@ -32,27 +31,20 @@ if [ ! -d "$recording/runs" ]; then
   $spade --run "$run" sample --step 0 2>>"$log"
   echo "== the first pool's slots (3 of 6 skills, one fresh document each) =="
   q "select skill, count(*) as slots, count(distinct doc_id) as documents from samples group by skill order by skill"
-  echo "(no recorded run in $recording: set SAMPLE_RUN=DIR to replay one through every stage)"
+  echo "(no recording in $recording: set SAMPLE_RUN=DIR to a directory with replay.json and runs/<run>/)"
   exit 0
 fi
 
-recorded=$(ls "$recording/runs")
-if [ "$(echo "$recorded" | wc -l)" -ne 1 ]; then
-  echo "demo: $recording/runs must hold exactly one recorded run, found: $recorded" >&2
-  exit 1
-fi
-config="$recording/runs/$recorded/run.json"
-corpus=$(grep -o '"corpus": *"[^"]*"' "$config" | head -n1 | sed 's/.*"\([^"]*\)"$/\1/')
-quota=$(grep -o '"envs_per_step": *[0-9]*' "$config" | head -n1 | grep -o '[0-9]*$')
+config="$recording/replay.json"
+key() { grep -o "\"$1\": *[^,}]*" "$config" | head -n1 | sed -E 's/^[^:]*: *//; s/^"//; s/"$//'; }
+corpus=$(key sample.corpus)
+quota=$(key sample.envs_per_step)
+recorded=$(ls "$recording/runs" | head -n1)
 last=$(ls "$recording/runs/$recorded/episodes" | sed -E 's/^step=0*([0-9])/\1/' | sort -n | tail -n1)
 
-echo "== replaying $recorded (steps 0-$last) as run $run in $lake; stage logs in $log =="
-$spade corpus import --name "$corpus" testdata/corpus/corpus.parquet testdata/corpus/corpus.jsonl
-rm -rf "$lake/runs/$recorded"
-mkdir -p "$lake/runs"
-cp -R "$recording/runs/$recorded" "$lake/runs/"
-$spade --run "$run" init --config "$config" --set "llm.designer.base_url=replay:$recorded" \
-  --set "llm.agent.base_url=replay:$recorded" --set "llm.screen.base_url=replay:$recorded"
+echo "== replaying $recording (run $recorded, steps 0-$last) as run $run in $lake; stage logs in $log =="
+$spade corpus import --name "${corpus:-default}" testdata/corpus/corpus.jsonl
+$spade --run "$run" init --preset qwen3-4b-games --config "$config"
 $spade --run "$run" run --steps "0-$last" 2>"$log"
 echo
 
@@ -74,12 +66,12 @@ q "select pool_step, count(*) filter (where excluded = '') as envs, count(*) fil
        round(avg(anchor) filter (where excluded = ''), 3) as mean_anchor,
        round(avg(reward) filter (where excluded = ''), 3) as mean_reward
 from designer_rewards where final and variant = 'regret_anchor' group by pool_step order by pool_step"
-echo "== learnable-band share (no-hint solve rate in [0.2, 0.8]) per 16-step window, over the full quota of $quota envs per step =="
+echo "== learnable-band share (no-hint solve rate in [0.2, 0.8]) per 16-step window, over the full quota of ${quota:-24} envs per step =="
 q "with per_step as (
   select step, count(*) filter (where excluded = '' and solve_rate between 0.2 and 0.8) as in_band
   from designer_rewards where not final and variant = 'regret_anchor' group by step)
 select (step // 16) * 16 as window_start, count(*) as steps, sum(in_band) as envs_in_band,
-       round(sum(in_band) / (count(*) * $quota), 3) as band_share
+       round(sum(in_band) / (count(*) * ${quota:-24}), 3) as band_share
 from per_step group by all order by window_start"
 echo "== memory after the last pool end, by label =="
 q "select label, count(*) as envs, round(avg(regret), 3) as mean_regret, round(avg(solve_rate), 3) as mean_solve_rate
