@@ -9,7 +9,7 @@ package vendi
 void cblas_dsyrk(int order, int uplo, int trans, int n, int k, double alpha, const double *a, int lda,
                  double beta, double *c, int ldc);
 void openblas_set_num_threads(int num_threads);
-int openblas_get_num_procs(void);
+int openblas_get_num_threads(void);
 void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
              double *work, const int *lwork, int *iwork, const int *liwork, int *info);
 */
@@ -36,7 +36,7 @@ const (
 // threads (25 window-sized calls took 0.6–5 s with two OpenBLAS threads, 60 ms with one).
 var (
 	blasThreads sync.Mutex
-	blasProcs   = int(C.openblas_get_num_procs())
+	blasProcs   = int(C.openblas_get_num_threads()) // the pool size OpenBLAS chose (OPENBLAS_NUM_THREADS, else the cores)
 )
 
 func init() { C.openblas_set_num_threads(1) }
