@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/csv"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -55,6 +57,29 @@ func TestAnalyticsCommands(t *testing.T) {
 	rescore := analyticsCSV(t, must(t, env, "--run", "full", "ablate", "--rescore", "--format", "csv"))
 	if len(rescore) != 5 || rescore[1][0] != "regret_anchor" || rescore[1][2] != "1" {
 		t.Errorf("rescore csv: %v", rescore)
+	}
+	// The deployed variant's rescored reward of each pool's top env is the stored final reward.
+	picks := analyticsCSV(t, must(t, env, "--run", "full", "ablate", "--rescore", "--picks", "--format", "csv"))
+	stored := analyticsCSV(t, must(t, env, "--run", "full", "query", "--format", "csv",
+		"select env_id, reward from designer_rewards where final and variant = 'regret_anchor'"))
+	storedReward := map[string]string{}
+	for _, r := range stored[1:] {
+		storedReward[r[0]] = r[1]
+	}
+	checked := 0
+	for _, r := range picks[1:] {
+		if r[1] != "regret_anchor" {
+			continue
+		}
+		checked++
+		got, _ := strconv.ParseFloat(r[6], 64)
+		want, err := strconv.ParseFloat(storedReward[r[2]], 64)
+		if err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("pool %s top env %s: rescored %v, stored %q", r[0], r[2], got, storedReward[r[2]])
+		}
+	}
+	if checked != 4 {
+		t.Errorf("checked %d pools, want 4", checked)
 	}
 	out := filepath.Join(t.TempDir(), "r.html")
 	must(t, env, "--run", "full", "report", "--out", out)
