@@ -77,7 +77,7 @@ func TestWholeLoopResumesAfterSIGKILL(t *testing.T) {
 	}
 	initRun("r", "replay:ref", "replay:ref")
 	args := []string{"--lake", dir, "--run", "r", "run", "--steps", "0-7"}
-	kills := killAndResume(t, args, work, 6)
+	kills := killAndResume(t, args, work, 10)
 	out, err := spadeCmd(t, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("resumed run: %v\n%s", err, out)
