@@ -199,3 +199,23 @@ func TestConcurrentWriterLossIsRetried(t *testing.T) {
 		t.Fatalf("got %v after %v", err, calls)
 	}
 }
+
+func TestWeightsVersionWithoutPublishing(t *testing.T) {
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.GRPO.Publish = "none"
+	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
+		t.Fatal(err)
+	}
+	rows := []schemas.TrainMetricsRow{{Step: 0, Role: schemas.RoleAgent, WeightsVersion: "r-step000000"}}
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.TrainMetricsSpec.Name, Step: 0}, rows, lake.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := WeightsVersion(ctx, lk, "r", 1); err != nil || got != "" {
+		t.Fatalf("grpo.publish = none: WeightsVersion = %q, %v; want the base model", got, err)
+	}
+}

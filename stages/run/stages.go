@@ -90,7 +90,16 @@ func Stages(d Deps) []Stage {
 
 // WeightsVersion returns the name the newest trained weights before step were published under (the
 // weights_version of the newest non-empty train_metrics row at a lower step), or "" for the base model.
+// With grpo.publish = none the trainer only saves its weights, the server keeps serving the base model,
+// and the answer is always "".
 func WeightsVersion(ctx context.Context, lk *lake.Lake, run string, step int64) (string, error) {
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		return "", err
+	}
+	if cfg.GRPO.Publish == "none" {
+		return "", nil
+	}
 	steps, err := lk.Steps(ctx, run, schemas.TrainMetricsSpec.Name)
 	if err != nil {
 		return "", fmt.Errorf("run: weights version: %w", err)
