@@ -21,9 +21,10 @@ import (
 // Program.Close), so a program that attacks its own worker harms only its own episodes.
 // A Pool is safe for concurrent use.
 type Pool struct {
-	opts  Options
-	iso   Isolation
-	slots chan struct{} // one token per live-or-startable worker
+	opts    Options
+	iso     Isolation
+	live    int           // workers alive or starting (idle + held), at most opts.Workers
+	changed chan struct{} // closed (and replaced) whenever a worker goes idle or a slot frees
 
 	mu     sync.Mutex
 	idle   []*worker
@@ -44,7 +45,7 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 		}
 		opts.PythonExe = py
 	}
-	p := &Pool{opts: opts, slots: make(chan struct{}, opts.Workers)}
+	p := &Pool{opts: opts, changed: make(chan struct{})}
 	switch opts.Isolation {
 	case IsolationNone:
 		if !opts.AllowUnsafe {
@@ -78,9 +79,7 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 	default:
 		return nil, fmt.Errorf("sandbox: unknown isolation %q (want auto, bwrap, namespaces, landlock or none)", opts.Isolation)
 	}
-	if len(p.idle) > 0 {
-		p.slots <- struct{}{}
-	}
+	p.live = len(p.idle)
 	return p, nil
 }
 
@@ -93,47 +92,51 @@ func (p *Pool) Python() *Python { return p.opts.PythonExe }
 // Options returns the pool's options with defaults filled in.
 func (p *Pool) Options() Options { return p.opts }
 
-// acquire returns an idle worker or starts one, waiting while Workers are busy.
+// acquire returns an idle worker or starts one, waiting while Workers are busy. A waiter wakes both when
+// a worker is released to the idle list and when a dead worker frees its slot.
 func (p *Pool) acquire(ctx context.Context) (*worker, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, ErrClosed
-	}
-	for len(p.idle) > 0 {
-		w := p.idle[len(p.idle)-1]
-		p.idle = p.idle[:len(p.idle)-1]
-		if !w.isDead() {
+	for {
+		p.mu.Lock()
+		if p.closed {
 			p.mu.Unlock()
+			return nil, ErrClosed
+		}
+		for len(p.idle) > 0 {
+			w := p.idle[len(p.idle)-1]
+			p.idle = p.idle[:len(p.idle)-1]
+			if !w.isDead() {
+				p.mu.Unlock()
+				return w, nil
+			}
+			p.live-- // a worker that died while idle frees its slot
+		}
+		if p.live < p.opts.Workers {
+			p.live++
+			p.mu.Unlock()
+			w, err := startWorker(ctx, &p.opts, p.iso)
+			if err != nil {
+				p.mu.Lock()
+				p.live--
+				p.broadcast()
+				p.mu.Unlock()
+				return nil, err
+			}
 			return w, nil
 		}
-		<-p.slots
-	}
-	p.mu.Unlock()
-	select {
-	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	// a worker may have been released while we waited for a slot
-	p.mu.Lock()
-	if len(p.idle) > 0 {
-		w := p.idle[len(p.idle)-1]
-		p.idle = p.idle[:len(p.idle)-1]
+		wait := p.changed
 		p.mu.Unlock()
-		<-p.slots
-		if !w.isDead() {
-			return w, nil
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		return p.acquire(ctx)
 	}
-	p.mu.Unlock()
-	w, err := startWorker(ctx, &p.opts, p.iso)
-	if err != nil {
-		<-p.slots
-		return nil, err
-	}
-	return w, nil
+}
+
+// broadcast wakes every acquire waiting for a worker; the caller holds p.mu.
+func (p *Pool) broadcast() {
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // release returns a worker to the idle list, or kills it (and frees its slot) when it is
@@ -141,9 +144,10 @@ func (p *Pool) acquire(ctx context.Context) (*worker, error) {
 func (p *Pool) release(w *worker) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.broadcast()
 	if p.closed || w.tainted.Load() || w.isDead() {
 		w.markDead(&Error{Kind: KindCrash, Op: "worker", Msg: "worker recycled"})
-		<-p.slots
+		p.live--
 		return
 	}
 	p.idle = append(p.idle, w)
@@ -154,6 +158,7 @@ func (p *Pool) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
+	p.broadcast()
 	for _, w := range p.idle {
 		w.markDead(&Error{Kind: KindCrash, Op: "worker", Msg: "pool closed"})
 		<-w.waited

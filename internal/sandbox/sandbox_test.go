@@ -352,3 +352,42 @@ func TestSetsidDaemonDies(t *testing.T) {
 		})
 	}
 }
+
+// TestMoreLoadsThanWorkers loads more programs at once than the pool has workers: every Load must
+// complete once earlier programs close (a released worker wakes a waiting Load), and the pool must never
+// hold more live workers than its limit.
+func TestMoreLoadsThanWorkers(t *testing.T) {
+	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.Workers = 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const loads = 7
+	errs := make(chan error, loads)
+	for i := 0; i < loads; i++ {
+		go func() {
+			prog, err := p.Load(ctx, counterEnv)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer prog.Close()
+			p.mu.Lock()
+			live := p.live
+			p.mu.Unlock()
+			if live > 2 {
+				errs <- fmt.Errorf("%d live workers, limit 2", live)
+				return
+			}
+			env, err := prog.NewEnv(ctx)
+			if err == nil {
+				_, err = env.Reset(ctx, 1)
+				env.Close()
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < loads; i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("load %d: %v", i, err)
+		}
+	}
+}
