@@ -44,6 +44,15 @@ func TestAnalyticsCommands(t *testing.T) {
 	if r.code != 0 || len(analyticsCSV(t, r.stdout)) != len(band) || analyticsCSV(t, r.stdout)[1][7] != band[1][7] {
 		t.Errorf("by hand: exit %d %q %s (want %v)", r.code, r.stdout, r.stderr, band)
 	}
+	// The models are views of every spade query session, with the run's parameters (8-step windows here).
+	plain := analyticsCSV(t, must(t, env, "--run", "full", "query", "--format", "csv", "select * from learnable_band"))
+	if len(plain) != len(band) || plain[1][4] != "12" || plain[1][7] != band[1][7] {
+		t.Errorf("spade query from learnable_band: %v (want %v)", plain, band)
+	}
+	if v := must(t, env, "--run", "full", "query", "--format", "csv",
+		"select getvariable('metrics_window') as w, count(*) > 0 as ok from dashboard"); v != "w,ok\n8,true\n" {
+		t.Errorf("spade query from dashboard: %q", v)
+	}
 	// Vendi in any spade query session.
 	v := must(t, env, "--run", "full", "query", "--format", "csv",
 		"select count(*) > 0 as ok, vendi(list(vector)) >= 1 as vendi_ok from embeddings")

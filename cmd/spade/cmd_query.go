@@ -20,7 +20,8 @@ func init() {
 		ArgsUsage: "[SQL]",
 		Description: "Every table of the chosen runs is a view (`from episodes`), with a leading `run` column; several\n" +
 			"--run flags union the runs. `corpus` is the run's corpus. SQL comes from the argument, -f FILE, or stdin.\n" +
-			"With no --run, every run of the lake is included.\n\n" +
+			"With no --run, every run of the lake is included. The models of sql/ are views too (`from learnable_band`,\n" +
+			"`from dashboard`, ...), with the first run's metrics.* and sample.* settings as their parameters.\n\n" +
 			"Example: spade --run r1 query \"select hinted, avg(return) from episodes group by all\"",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the SQL from FILE"},

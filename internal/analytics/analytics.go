@@ -37,8 +37,29 @@ type Session struct {
 // EmbedderName is the embedder whose vectors the session's diversity models read.
 func (s *Session) EmbedderName() string { return s.embedder }
 
+func init() { duck.OnViews(modelViews) }
+
+// modelViews is the duck.OnViews hook that gives every session over runs (plain `spade query` ones too)
+// the models of sql/ as views, with the first run's parameters set as DuckDB variables (default
+// embedder): `spade --run r1 query "select * from learnable_band"` computes what `spade metrics` shows.
+// With several runs, each model still computes per run, but with the first run's parameters (window,
+// band, quota); with none, the models' defaults (the paper's settings) apply.
+func modelViews(ctx context.Context, lk *lake.Lake, s *duck.Session) error {
+	if len(s.Runs) > 0 {
+		cfg, err := lk.RunConfig(ctx, s.Runs[0])
+		if err != nil {
+			return err
+		}
+		if err := SetParams(ctx, s.DB, cfg, ""); err != nil {
+			return err
+		}
+	}
+	return CreateModelViews(ctx, s.DB)
+}
+
 // Open opens a session over one run: a view per table (duck.OpenRuns), the run's parameters as DuckDB
-// variables (SetParams), and a view per model of sql/ named after its file (CreateModelViews).
+// variables (SetParams), and a view per model of sql/ named after its file (CreateModelViews, through the
+// modelViews hook of duck.OpenRuns).
 func Open(ctx context.Context, lk *lake.Lake, run, embedder string) (*Session, error) {
 	return open(ctx, lk, run, embedder, false)
 }
@@ -75,11 +96,8 @@ func open(ctx context.Context, lk *lake.Lake, run, embedder string, cache bool) 
 			return nil, fmt.Errorf("analytics: cache episodes: %w", err)
 		}
 	}
+	// The modelViews hook created the model views and set the parameters with the default embedder.
 	if err := SetParams(ctx, ds.DB, cfg, embedder); err != nil {
-		ds.Close()
-		return nil, err
-	}
-	if err := CreateModelViews(ctx, ds.DB); err != nil {
 		ds.Close()
 		return nil, err
 	}

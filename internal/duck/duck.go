@@ -41,6 +41,17 @@ var openHooks []func(*sql.DB) error
 // such as vendi). It must be called from an init function.
 func OnOpen(hook func(*sql.DB) error) { openHooks = append(openHooks, hook) }
 
+// viewHooks run on every session OpenRuns returns, after its table views exist.
+var viewHooks []func(context.Context, *lake.Lake, *Session) error
+
+// OnViews registers a function run on every session OpenRuns returns, after the session's table views
+// (and `corpus`) are created: for example to set a run's parameters as DuckDB variables and create views
+// that read the tables (the analytics models). A hook's error fails OpenRuns. It must be called from an
+// init function.
+func OnViews(hook func(ctx context.Context, lk *lake.Lake, s *Session) error) {
+	viewHooks = append(viewHooks, hook)
+}
+
 // Session is a DuckDB session with views over one or more runs of a lake.
 type Session struct {
 	DB   *sql.DB
@@ -59,6 +70,12 @@ func OpenRuns(ctx context.Context, lk *lake.Lake, runs ...string) (*Session, err
 	if err := s.createViews(ctx, lk); err != nil {
 		db.Close()
 		return nil, err
+	}
+	for _, hook := range viewHooks {
+		if err := hook(ctx, lk, s); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
