@@ -32,10 +32,6 @@ accepted_envs as (
     select run, env_id, pool_step, attempt from envs
 ),
 
-run_spans as (
-    select run, min(step) as first_step, max(step) as last_step from episodes group by run
-),
-
 gate_ok as (
     select g.run, g.env_id, bool_and(g.passed or g.skipped) and count(*) filter (where g.passed) > 0 as all_passed
     from gate_results g
@@ -44,9 +40,12 @@ gate_ok as (
 ),
 
 episode_facts as (
+    -- the one pass over episodes; the run's span of played steps is derived from it below
     select
         run,
         env_id,
+        min(step) as first_step,
+        max(step) as last_step,
         count(*) filter (where ended_by in ('env_error', 'timeout')) as env_failures,
         count(*) filter (where ended_by = 'done') as done_episodes,
         avg(success::double) filter (where not hinted and ended_by not in ('env_error', 'timeout')) as solve_rate
@@ -54,19 +53,25 @@ episode_facts as (
     group by run, env_id
 ),
 
+run_spans as (
+    select run, min(first_step) as first_step, max(last_step) as last_step from episode_facts group by run
+),
+
 turn_groups as (
-    -- one pass over the (millions of) turns: distinct (env, reward) pairs, carrying the opening
-    -- observations and whether every done turn in the group has a boolean info.success
+    -- one pass over the (millions of) turns, grouped by (env, reward, opening): the key holds a hash of the
+    -- opening observation rather than its text (the text is kept once per group), and the JSON of info
+    -- is parsed on done turns only; the disclosure regexes then run once per distinct opening
     select
         run,
         env_id,
         reward,
-        case when turn = 0 then observation end as opening,
+        case when turn = 0 then hash(observation) end as opening_hash,
+        any_value(case when turn = 0 then observation end) as opening,
         bool_and(case when done then coalesce(
             case when json_valid(info) then json_type(info, '$.success') = 'BOOLEAN' end, false) end)
             as defined_success
     from turns
-    group by all
+    group by run, env_id, reward, opening_hash
 ),
 
 turn_facts as (

@@ -22,21 +22,28 @@ params as (
         coalesce(getvariable('sample_refresh_every'), 4)::bigint as refresh_every
 ),
 
-nohint_episodes as (
-    select run, env_id, pool_step, success
+env_episodes as (
+    -- the one pass over episodes: per env its no-hint solve rate (and pool step), and its last played
+    -- step, from which the run's span is taken below
+    select
+        run,
+        env_id,
+        min(pool_step) filter (where not hinted and ended_by not in ('env_error', 'timeout')) as pool_step,
+        avg(success::double) filter (where not hinted and ended_by not in ('env_error', 'timeout')) as solve_rate,
+        max(step) as last_step
     from episodes
-    where not hinted and ended_by not in ('env_error', 'timeout')
-),
-
-env_solve_rates as (
-    select run, env_id, min(pool_step) as pool_step, avg(success::double) as solve_rate
-    from nohint_episodes
     group by run, env_id
 ),
 
+env_solve_rates as (
+    select run, env_id, pool_step, solve_rate
+    from env_episodes
+    where solve_rate is not null
+),
+
 run_spans as (
-    select run, max(step) as last_step
-    from episodes
+    select run, max(last_step) as last_step
+    from env_episodes
     group by run
 ),
 
