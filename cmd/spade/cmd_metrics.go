@@ -83,23 +83,39 @@ func init() {
 			}
 			defer s.Close()
 			w := c.App.Writer
-			if model != "" {
-				return duck.Render(c.Context, s.DB, "select * from "+model, format, "", w)
-			}
 			if format != "table" {
-				return duck.Render(c.Context, s.DB, "select * from dashboard", format, "", w)
+				query := "select * from dashboard"
+				if model != "" {
+					query = "select * from " + model
+				}
+				return duck.Render(c.Context, s.DB, query, format, "", w)
+			}
+			// The table is for reading: 4 significant digits (analytics.TableValue), "(none)" for an empty one.
+			show := func(query string) error {
+				t, err := analytics.Query(c.Context, s.DB, query)
+				if err != nil {
+					return err
+				}
+				if len(t.Rows) == 0 {
+					fmt.Fprintln(w, "(none)")
+					return nil
+				}
+				return t.Render(w, "table")
+			}
+			if model != "" {
+				return show("select * from " + model)
 			}
 			fmt.Fprintf(w, "run %s: dashboard per %d-step window (band [%g, %g], quota %d envs per pool)\n", run,
 				s.Config.Metrics.Window, s.Config.Metrics.BandLo, s.Config.Metrics.BandHi, s.Config.Sample.EnvsPerStep)
-			if err := duck.Render(c.Context, s.DB, "select * exclude (run) from dashboard", format, "", w); err != nil {
+			if err := show("select * exclude (run) from dashboard"); err != nil {
 				return err
 			}
 			fmt.Fprintln(w, "\nquality audit, early vs late half of the run")
-			if err := duck.Render(c.Context, s.DB, "select * exclude (run) from audits", format, "", w); err != nil {
+			if err := show("select * exclude (run) from audits"); err != nil {
 				return err
 			}
 			fmt.Fprintln(w, "\nlongest runs of repeated environments (same class name or code in consecutive generations)")
-			return duck.Render(c.Context, s.DB, "select * exclude (run) from repeated_envs limit 5", format, "", w)
+			return show("select * exclude (run) from repeated_envs limit 5")
 		},
 	})
 }

@@ -26,7 +26,8 @@ const (
 )
 
 // axes returns the SVG of the frame, ticks and labels for the given ranges, plus the x and y mappings.
-func axes(title, xLabel, yLabel string, x0, x1, y0, y1 float64) (string, func(float64) float64, func(float64) float64) {
+// With intX (steps, windows) only whole x values get a tick: no "step 1.5".
+func axes(title, xLabel, yLabel string, x0, x1, y0, y1 float64, intX bool) (string, func(float64) float64, func(float64) float64) {
 	if x1 <= x0 {
 		x1 = x0 + 1
 	}
@@ -44,6 +45,9 @@ func axes(title, xLabel, yLabel string, x0, x1, y0, y1 float64) (string, func(fl
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" class="tick" text-anchor="end">%s</text>`, marginL-6, sy(t)+4, fmtTick(t))
 	}
 	for _, t := range ticks(x0, x1, 8) {
+		if intX && t != math.Trunc(t) {
+			continue
+		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="middle">%s</text>`, sx(t), float64(marginT)+plotH+16, fmtTick(t))
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%d" class="label" text-anchor="middle">%s</text>`, float64(marginL)+plotW/2, chartH-6, html.EscapeString(xLabel))
@@ -120,7 +124,16 @@ func LineChart(id, title, xLabel, yLabel string, series []Series, yMin, yMax flo
 	if !math.IsNaN(yMax) {
 		y1 = math.Max(yMax, y1)
 	}
-	frame, sx, sy := axes(title, xLabel, yLabel, x0, x1, y0, y1)
+	intX := true
+	for _, s := range series {
+		for _, x := range s.X {
+			intX = intX && x == math.Trunc(x)
+		}
+	}
+	if x1 == x0 { // one x value (a run shorter than one window): centre it rather than pin it to the frame
+		x0, x1 = x0-0.5, x1+0.5
+	}
+	frame, sx, sy := axes(title, xLabel, yLabel, x0, x1, y0, y1, intX)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg id="%s" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="%s">%s`,
 		id, chartW, chartH, html.EscapeString(title), frame)
@@ -133,6 +146,7 @@ func LineChart(id, title, xLabel, yLabel string, series []Series, yMin, yMax flo
 		colour := palette[k%len(palette)]
 		var path strings.Builder
 		pen := "M"
+		points := 0
 		for i := range s.X {
 			if math.IsNaN(s.Y[i]) {
 				pen = "M"
@@ -140,6 +154,15 @@ func LineChart(id, title, xLabel, yLabel string, series []Series, yMin, yMax flo
 			}
 			fmt.Fprintf(&path, "%s%.1f %.1f ", pen, sx(s.X[i]), sy(s.Y[i]))
 			pen = "L"
+			points++
+		}
+		if points == 1 { // a lone point draws no line: mark it with a short level dash
+			for i := range s.X {
+				if !math.IsNaN(s.Y[i]) {
+					path.Reset()
+					fmt.Fprintf(&path, "M%.1f %.1f L%.1f %.1f", sx(s.X[i])-12, sy(s.Y[i]), sx(s.X[i])+12, sy(s.Y[i]))
+				}
+			}
 		}
 		dash := ""
 		if s.Dashed {
@@ -173,7 +196,7 @@ func BarChart(id, title, yLabel string, categories, seriesNames []string, values
 	if y1 == 0 {
 		y1 = 1
 	}
-	frame, _, sy := axes(title, "", yLabel, 0, 1, 0, y1*1.05)
+	frame, _, sy := axes(title, "", yLabel, 0, 1, 0, y1*1.05, false)
 	// The x ticks of axes are meaningless for categories: draw the frame without them.
 	frame = stripXTicks(frame)
 	plotW := float64(chartW - marginL - marginR)

@@ -38,3 +38,16 @@ func TestChartsDrawEveryPoint(t *testing.T) {
 		t.Errorf("bar chart: %s", bars)
 	}
 }
+
+// A run shorter than one window has one x value: the point is centred, drawn as a visible dash (a lone
+// "M x y" path has an empty box, which the report's own check counts as an undrawn chart), and an integer
+// x axis gets no fractional ticks.
+func TestLineChartOnePoint(t *testing.T) {
+	svg := LineChart("c", "t", "window", "y", []Series{{Name: "a", X: []float64{0}, Y: []float64{0.25}}}, 0, 1)
+	if !strings.Contains(svg, `d="M332.0 201.0 L356.0 201.0"`) {
+		t.Errorf("lone point not a centred dash: %s", svg)
+	}
+	if n := strings.Count(svg, `class="tick" text-anchor="middle"`); n != 1 || !strings.Contains(svg, `text-anchor="middle">0</text>`) {
+		t.Errorf("x ticks: want only 0, got %d: %s", n, svg)
+	}
+}
