@@ -1,5 +1,6 @@
 // Package notebooks holds the Jupyter notebooks that redraw SPADE's Figures 6, 7, 8 and 12 from a lake;
-// this test executes them the way CI does (jupyter nbconvert --execute) against a small synthetic lake.
+// these tests execute them the way CI does (jupyter nbconvert --execute) against the demo's lake (what
+// scripts/demo.sh leaves) and against a small synthetic lake of two runs.
 package notebooks
 
 import (
@@ -36,15 +37,82 @@ func requireTools(t *testing.T) (nbconvert, python string) {
 	return nb, python
 }
 
-func TestNotebooksExecute(t *testing.T) {
-	nbconvert, _ := requireTools(t)
-	ctx := context.Background()
-	dir := t.TempDir()
+// notebooks are the figures CI executes, each saving <name>.png.
+var notebooks = []string{"figure6_learnable_band", "figure7_tsne", "figure8_audit", "figure12_regret"}
+
+// buildSpade builds the spade binary into dir.
+func buildSpade(t *testing.T, dir string) string {
+	t.Helper()
 	bin := filepath.Join(dir, "spade")
 	build := exec.Command("go", "build", "-o", bin, "github.com/spade-rl/spade/cmd/spade")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// executeAll runs every notebook with jupyter nbconvert --execute against a lake and checks that each
+// saved its figure.
+func executeAll(t *testing.T, nbconvert, bin, lakeDir, runs string) {
+	t.Helper()
+	sqlDir, err := filepath.Abs(filepath.Join("..", "sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	figures := filepath.Join(dir, "figures")
+	for _, name := range notebooks {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, nbconvert, "--to", "notebook", "--execute",
+				"--ExecutePreprocessor.timeout=180", "--output-dir", filepath.Join(dir, "executed"), name+".ipynb")
+			cmd.Env = append(os.Environ(), "SPADE_BIN="+bin, "SPADE_LAKE="+lakeDir, "SPADE_RUNS="+runs,
+				"SPADE_OUT="+figures, "SQL_DIR="+sqlDir, "PYDEVD_DISABLE_FILE_VALIDATION=1", "MPLBACKEND=Agg")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("nbconvert --execute %s: %v\n%s", name, err, out)
+			}
+			st, err := os.Stat(filepath.Join(figures, name+".png"))
+			if err != nil || st.Size() < 5000 {
+				t.Fatalf("figure %s.png not written (or tiny): %v", name, err)
+			}
+		})
+	}
+}
+
+// TestNotebooksOnTheDemoLake executes the notebooks the way CI does, against the lake `make demo` leaves:
+// scripts/demo.sh replays testdata/sample-run through every stage into a fresh lake (a short real run:
+// one window, a dozen envs, no embeddings stored yet).
+func TestNotebooksOnTheDemoLake(t *testing.T) {
+	nbconvert, python := requireTools(t)
+	dir := t.TempDir()
+	bin := buildSpade(t, dir)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "testdata", "sample-run", "replay.json")); err != nil {
+		t.Fatalf("the demo's recording is missing: %v", err)
+	}
+	lakeDir := filepath.Join(dir, "lake")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	demo := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "demo.sh"), lakeDir, "demo")
+	demo.Dir = root
+	demo.Env = append(os.Environ(), "SPADE="+bin, "SPADE_CACHE="+filepath.Join(dir, "cache"), "SPADE_PYTHON="+python)
+	if out, err := demo.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/demo.sh: %v\n%s", err, out)
+	}
+	executeAll(t, nbconvert, bin, lakeDir, "demo")
+}
+
+// TestNotebooksExecute executes the notebooks against a synthetic lake of two runs and two windows each
+// (several runs side by side, more than one window).
+func TestNotebooksExecute(t *testing.T) {
+	nbconvert, _ := requireTools(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	bin := buildSpade(t, dir)
 	lakeDir := filepath.Join(dir, "lake")
 	lk, err := lake.Open(ctx, lakeDir)
 	if err != nil {
@@ -57,26 +125,5 @@ func TestNotebooksExecute(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sqlDir, err := filepath.Abs(filepath.Join("..", "sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	figures := filepath.Join(dir, "figures")
-	for _, name := range []string{"figure6_learnable_band", "figure7_tsne", "figure8_audit", "figure12_regret"} {
-		t.Run(name, func(t *testing.T) {
-			cctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(cctx, nbconvert, "--to", "notebook", "--execute",
-				"--ExecutePreprocessor.timeout=180", "--output-dir", filepath.Join(dir, "executed"), name+".ipynb")
-			cmd.Env = append(os.Environ(), "SPADE_BIN="+bin, "SPADE_LAKE="+lakeDir, "SPADE_RUNS=full,no_corpus",
-				"SPADE_OUT="+figures, "SQL_DIR="+sqlDir, "PYDEVD_DISABLE_FILE_VALIDATION=1", "MPLBACKEND=Agg")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("nbconvert --execute %s: %v\n%s", name, err, out)
-			}
-			st, err := os.Stat(filepath.Join(figures, name+".png"))
-			if err != nil || st.Size() < 5000 {
-				t.Fatalf("figure %s.png not written (or tiny): %v", name, err)
-			}
-		})
-	}
+	executeAll(t, nbconvert, bin, lakeDir, "full,no_corpus")
 }
