@@ -73,6 +73,8 @@ func runConformance(t *testing.T, newLake newLakeFunc) {
 	t.Run("ForceRollsForward", func(t *testing.T) { testForceRollsForward(t, newLake) })
 	t.Run("ShardsInGoroutines", func(t *testing.T) { testShardsInGoroutines(t, newLake) })
 	t.Run("ShardsInProcesses", func(t *testing.T) { testShardsInProcesses(t, newLake) })
+	t.Run("Fragments", func(t *testing.T) { testFragments(t, newLake) })
+	t.Run("ShardedFragmentReplaceShard", func(t *testing.T) { testShardedFragmentReplaceShard(t, newLake) })
 }
 
 func testGetPutDelete(t *testing.T, newLake newLakeFunc) {
@@ -584,5 +586,140 @@ func testShardsInProcesses(t *testing.T, newLake newLakeFunc) {
 	}
 	if !reflect.DeepEqual(sortTurns(got), sortTurns(turnRows(1600, 5, ""))) {
 		t.Fatalf("partition written by shard processes has %d rows, not the 1600 written", len(got))
+	}
+}
+
+// testFragments: fragments of one step commit independently (each with its own manifest, ErrCommitted
+// and Force), ReadStep and Partitions/LocalFiles see the plain partition and every fragment, Steps lists
+// the step once, and Drop removes one fragment without touching the others.
+func testFragments(t *testing.T, newLake newLakeFunc) {
+	ctx := context.Background()
+	lk, _ := newLake(t)
+	plain := lake.PartitionKey{Run: "r1", Table: "turns", Step: 4}
+	gen, roll := plain, plain
+	gen.Fragment, roll.Fragment = "generate", "rollout"
+	if _, err := lake.ReadStep[schemas.TurnRow](ctx, lk, "r1", "turns", 4); !errors.Is(err, lake.ErrNotCommitted) {
+		t.Fatalf("ReadStep of an empty step: got %v, want ErrNotCommitted", err)
+	}
+	a, b, c := turnRows(30, 1, "a"), turnRows(40, 2, "b"), turnRows(50, 3, "c")
+	for _, w := range []struct {
+		key  lake.PartitionKey
+		rows []schemas.TurnRow
+	}{{roll, c}, {gen, b}, {plain, a}} {
+		if res, err := lake.WriteRows(ctx, lk, w.key, w.rows, lake.WriteOptions{}); err != nil || !res.Committed {
+			t.Fatalf("write %s: %+v, %v", w.key, res, err)
+		}
+	}
+	if got := gen.ManifestKey(); got != "runs/r1/turns/step=000004/fragment=generate/_manifest.json" {
+		t.Errorf("fragment manifest key %q", got)
+	}
+	if _, err := lake.WriteRows(ctx, lk, gen, b, lake.WriteOptions{}); !errors.Is(err, lake.ErrCommitted) {
+		t.Fatalf("re-write of a committed fragment: got %v, want ErrCommitted", err)
+	}
+	only, err := lake.ReadRows[schemas.TurnRow](ctx, lk, plain)
+	if err != nil || len(only) != len(a) {
+		t.Fatalf("ReadRows of the plain partition: %d rows, %v; want only its own %d", len(only), err, len(a))
+	}
+	want := append(append(append([]schemas.TurnRow{}, a...), b...), c...)
+	got, err := lake.ReadStep[schemas.TurnRow](ctx, lk, "r1", "turns", 4)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ReadStep: %d rows, %v; want plain, generate, rollout (%d rows)", len(got), err, len(want))
+	}
+	parts, err := lk.Partitions(ctx, "r1", "turns")
+	if err != nil || len(parts) != 3 || parts[0].Key != plain || parts[1].Key != gen || parts[2].Key != roll {
+		t.Fatalf("Partitions: %+v, %v", parts, err)
+	}
+	files, err := lk.LocalFiles(ctx, "r1", "turns")
+	if err != nil || len(files) != 3 {
+		t.Fatalf("LocalFiles: %v, %v; want one file per partition", files, err)
+	}
+	if steps, err := lk.Steps(ctx, "r1", "turns"); err != nil || !reflect.DeepEqual(steps, []int64{4}) {
+		t.Fatalf("Steps: %v, %v", steps, err)
+	}
+	// A fragment without a plain partition is a committed step too.
+	lone := lake.PartitionKey{Run: "r1", Table: "turns", Step: 5, Fragment: "rollout"}
+	if _, err := lake.WriteRows(ctx, lk, lone, a, lake.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := lake.ReadStep[schemas.TurnRow](ctx, lk, "r1", "turns", 5); err != nil || len(rows) != len(a) {
+		t.Fatalf("ReadStep of a step with only a fragment: %d rows, %v", len(rows), err)
+	}
+	// Force replaces one fragment; the others stay.
+	if res, err := lake.WriteRows(ctx, lk, gen, a[:5], lake.WriteOptions{Force: true}); err != nil || res.Generation != 1 {
+		t.Fatalf("forced fragment: %+v, %v", res, err)
+	}
+	got, err = lake.ReadStep[schemas.TurnRow](ctx, lk, "r1", "turns", 4)
+	if err != nil || len(got) != len(a)+5+len(c) {
+		t.Fatalf("after a forced fragment: %d rows, %v", len(got), err)
+	}
+	// Dropping the plain partition leaves the fragments; dropping a fragment leaves the rest.
+	if err := lk.Drop(ctx, plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.Drop(ctx, roll); err != nil {
+		t.Fatal(err)
+	}
+	got, err = lake.ReadStep[schemas.TurnRow](ctx, lk, "r1", "turns", 4)
+	if err != nil || !reflect.DeepEqual(got, a[:5]) {
+		t.Fatalf("after dropping the plain partition and a fragment: %d rows, %v", len(got), err)
+	}
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r1", Table: "turns", Step: 4, Fragment: "a/b"}, a, lake.WriteOptions{}); err == nil {
+		t.Fatal("a fragment name with a slash was accepted")
+	}
+}
+
+// testShardedFragmentReplaceShard: a fragment written by shard processes commits once when all are in;
+// a shard re-run with ReplaceShard after the commit replaces only its own rows (a killed shard retried),
+// and ReplaceShard before the commit replaces the shard's earlier marker.
+func testShardedFragmentReplaceShard(t *testing.T, newLake newLakeFunc) {
+	ctx := context.Background()
+	lk, _ := newLake(t)
+	key := lake.PartitionKey{Run: "r1", Table: "turns", Step: 7, Fragment: "rollout"}
+	const shards = 3
+	all := turnRows(600, 5, "")
+	opts := func(i int) lake.WriteOptions {
+		return lake.WriteOptions{Shard: i, Shards: shards, ReplaceShard: true, ChunkRows: 100}
+	}
+	// Shard 1 is written twice before the commit (the first writer was killed): its second rows count.
+	if _, err := lake.WriteRows(ctx, lk, key, turnRows(10, 99, "stale"), opts(1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1, 2} {
+		if _, err := lake.WriteRows(ctx, lk, key, shardRows(all, i, shards), opts(i)); err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+	}
+	got, err := lake.ReadStep[schemas.TurnRow](ctx, lk, "r1", "turns", 7)
+	if err != nil || !reflect.DeepEqual(sortTurns(got), sortTurns(all)) {
+		t.Fatalf("sharded fragment: %d rows, %v; want the %d written", len(got), err, len(all))
+	}
+	// Shard 2 re-run after the commit, with new rows: shards 0 and 1 keep theirs.
+	again := turnRows(70, 6, "again")
+	res, err := lake.WriteRows(ctx, lk, key, again, opts(2))
+	if err != nil || !res.Committed || res.Generation != 1 {
+		t.Fatalf("replacing shard 2 of a committed fragment: %+v, %v", res, err)
+	}
+	want := append(append(shardRows(all, 0, shards), shardRows(all, 1, shards)...), again...)
+	got, err = lake.ReadRows[schemas.TurnRow](ctx, lk, key)
+	if err != nil || !reflect.DeepEqual(sortTurns(got), sortTurns(want)) {
+		t.Fatalf("after replacing shard 2: %d rows, %v; want %d", len(got), err, len(want))
+	}
+	// Concurrent replacements of different shards both land.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for j, i := range []int{0, 1} {
+		wg.Go(func() { _, errs[j] = lake.WriteRows(ctx, lk, key, shardRows(all, i, shards)[:3], opts(i)) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	got, err = lake.ReadRows[schemas.TurnRow](ctx, lk, key)
+	if err != nil || len(got) != 3+3+len(again) {
+		t.Fatalf("after concurrent replacements: %d rows, %v; want %d", len(got), err, 6+len(again))
+	}
+	// A different shard count cannot replace a shard.
+	if _, err := lake.WriteRows(ctx, lk, key, again, lake.WriteOptions{Shard: 0, Shards: 2, ReplaceShard: true}); err == nil {
+		t.Fatal("ReplaceShard with another shard count was accepted")
 	}
 }

@@ -7,6 +7,7 @@
 //	<lake>/runs/<run>/<table>/step=NNNNNN/part-gGGGGGG-SSSS-<writer>-KK.parquet
 //	<lake>/runs/<run>/<table>/step=NNNNNN/_shards/gGGGGGG/shard-SSSS-of-NNNN.json
 //	<lake>/runs/<run>/<table>/step=NNNNNN/_manifest.json
+//	<lake>/runs/<run>/<table>/step=NNNNNN/fragment=<name>/...   (same layout, one fragment)
 //	<lake>/corpora/<name>/corpus/step=000000/...
 //
 // Commit protocol: a writer uploads its part files first, then a shard marker listing them (name, rows,
@@ -19,6 +20,16 @@
 // the new partition, never a mix (ReadRows re-reads the manifest when the old parts vanish under it).
 // After a commit, the committer deletes part files of its generation or older that the manifest does not
 // list (the leftovers of killed writers and replaced generations).
+//
+// Fragments: a step may have named fragments besides its plain partition, each a partition of its own
+// (its manifest, shards, generations, ErrCommitted and Force), so independent writers of one step (the
+// llm_calls of generate, the gate and each rollout shard) never replace each other's rows, which a
+// merge through a forced rewrite would (last writer wins across processes). ReadStep reads a step's
+// plain partition and every fragment; Partitions and LocalFiles list them all.
+//
+// ReplaceShard: a shard writer re-run after its partition committed (killed between two commits of a
+// stage) commits a new generation listing its new parts and the other shards' committed parts, claimed
+// like a forced write, so it replaces its own rows and nothing else.
 //
 // ReadRows verifies every file's sha256 against the manifest. For S3, files are fetched into a
 // content-addressed local cache keyed by that sha256, only after their checksum matched (a corrupt

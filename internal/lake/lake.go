@@ -147,50 +147,93 @@ type Partition struct {
 	Manifest *Manifest
 }
 
-// Partitions lists the committed partitions of a run (every table when table is empty), sorted by
-// table then step.
+// Partitions lists the committed partitions of a run (every table when table is empty), fragments
+// included, sorted by table, step, then fragment (the plain partition of a step first).
 func (l *Lake) Partitions(ctx context.Context, run, table string) ([]Partition, error) {
 	prefix := runsPrefix + run + "/"
 	if table != "" {
 		prefix += table + "/"
 	}
+	return l.partitionsUnder(ctx, run, prefix)
+}
+
+// StepPartitions lists the committed partitions of one step of a run's table: the plain partition (when
+// committed) and every committed fragment, sorted by fragment name (the plain partition first).
+func (l *Lake) StepPartitions(ctx context.Context, run, table string, step int64) ([]Partition, error) {
+	return l.partitionsUnder(ctx, run, stepPrefix(run, table, step))
+}
+
+// partitionsUnder lists the committed partitions whose manifests lie under prefix, a prefix inside run.
+func (l *Lake) partitionsUnder(ctx context.Context, run, prefix string) ([]Partition, error) {
 	objs, err := l.store.List(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
 	var out []Partition
 	for _, o := range objs {
-		t, step, ok := parseManifestKey(strings.TrimPrefix(o.Key, runsPrefix+run+"/"))
+		t, step, fragment, ok := parseManifestKey(strings.TrimPrefix(o.Key, runsPrefix+run+"/"))
 		if !ok {
 			continue
 		}
-		key := PartitionKey{Run: run, Table: t, Step: step}
+		key := PartitionKey{Run: run, Table: t, Step: step, Fragment: fragment}
 		m, err := l.Manifest(ctx, key)
+		if errors.Is(err, ErrNotCommitted) {
+			continue // dropped between the listing and the read
+		}
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, Partition{Key: key, Manifest: m})
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Key.Table != out[j].Key.Table {
-			return out[i].Key.Table < out[j].Key.Table
+		a, b := out[i].Key, out[j].Key
+		if a.Table != b.Table {
+			return a.Table < b.Table
 		}
-		return out[i].Key.Step < out[j].Key.Step
+		if a.Step != b.Step {
+			return a.Step < b.Step
+		}
+		return a.Fragment < b.Fragment
 	})
 	return out, nil
 }
 
-// Steps lists the committed steps of one table of a run, ascending.
+// Steps lists the committed steps of one table of a run, ascending: the steps with a committed plain
+// partition or at least one committed fragment.
 func (l *Lake) Steps(ctx context.Context, run, table string) ([]int64, error) {
 	parts, err := l.Partitions(ctx, run, table)
 	if err != nil {
 		return nil, err
 	}
-	steps := make([]int64, len(parts))
-	for i, p := range parts {
-		steps[i] = p.Key.Step
+	var steps []int64
+	for _, p := range parts {
+		if n := len(steps); n == 0 || steps[n-1] != p.Key.Step {
+			steps = append(steps, p.Key.Step)
+		}
 	}
 	return steps, nil
+}
+
+// Drop removes a partition (or a fragment): first its manifest, so no reader sees it from then on,
+// then its files and shard markers. Dropping a plain partition leaves the step's fragments alone.
+// Dropping a partition that is not committed removes what writers left of it.
+func (l *Lake) Drop(ctx context.Context, key PartitionKey) error {
+	if err := l.store.Delete(ctx, key.ManifestKey()); err != nil {
+		return err
+	}
+	objs, err := l.store.List(ctx, key.Dir()+"/")
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if key.Fragment == "" && strings.HasPrefix(o.Key, key.Dir()+"/"+fragmentPrefix) {
+			continue
+		}
+		if err := l.store.Delete(ctx, o.Key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Manifest reads a partition's manifest; ErrNotCommitted if it has none.

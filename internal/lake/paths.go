@@ -30,12 +30,20 @@ type PartitionKey struct {
 	Table string
 	// Step is the partition's step (0 for the corpus).
 	Step int64
+	// Fragment, when set, names one fragment of the step: a partition of its own below the step's
+	// directory, committed with the same protocol, so several writers (stages, or a stage's shard
+	// processes) add rows to one step without replacing each other's. Readers of a step that has
+	// fragments use ReadStep; Partitions and LocalFiles list every fragment.
+	Fragment string
 }
 
 // String formats the key for messages.
 func (k PartitionKey) String() string {
 	if k.Corpus != "" {
 		return fmt.Sprintf("corpus %s", k.Corpus)
+	}
+	if k.Fragment != "" {
+		return fmt.Sprintf("%s/%s/step=%06d/fragment=%s", k.Run, k.Table, k.Step, k.Fragment)
 	}
 	return fmt.Sprintf("%s/%s/step=%06d", k.Run, k.Table, k.Step)
 }
@@ -48,8 +56,28 @@ func (k PartitionKey) tableDir() string {
 	return "runs/" + k.Run + "/" + k.Table
 }
 
-// Dir is the partition's directory key (without a trailing slash).
-func (k PartitionKey) Dir() string { return fmt.Sprintf("%s/step=%06d", k.tableDir(), k.Step) }
+// stepDir is the directory of the key's step (its plain partition), without a trailing slash.
+func (k PartitionKey) stepDir() string { return fmt.Sprintf("%s/step=%06d", k.tableDir(), k.Step) }
+
+// Dir is the partition's directory key (without a trailing slash): the step's directory, or
+// step=NNNNNN/fragment=<name> below it for a fragment.
+func (k PartitionKey) Dir() string {
+	if k.Fragment != "" {
+		return k.stepDir() + "/" + fragmentPrefix + k.Fragment
+	}
+	return k.stepDir()
+}
+
+// fragmentPrefix starts the directory name of a fragment below its step's directory.
+const fragmentPrefix = "fragment="
+
+// ValidFragment reports whether s may name a fragment: the rules of ValidName.
+func ValidFragment(s string) error {
+	if !nameRE.MatchString(s) {
+		return fmt.Errorf("invalid fragment name %q: use letters, digits, '.', '_' and '-' (starting with a letter or digit)", s)
+	}
+	return nil
+}
 
 // ManifestKey is the key of the partition's manifest.
 func (k PartitionKey) ManifestKey() string { return k.Dir() + "/_manifest.json" }
@@ -60,6 +88,17 @@ func (k PartitionKey) ManifestKey() string { return k.Dir() + "/_manifest.json" 
 // is in the file's content, so a re-run writes byte-identical files.
 func (k PartitionKey) partKey(generation, shard int, writer string, chunk int) string {
 	return fmt.Sprintf("%s/part-g%06d-%04d-%s-%02d.parquet", k.Dir(), generation, shard, writer, chunk)
+}
+
+// partShard extracts the shard from a part file's name; ok is false for names that are not part files.
+func partShard(name string) (shard int, ok bool) {
+	name = name[strings.LastIndex(name, "/")+1:]
+	rest, found := strings.CutPrefix(name, "part-g")
+	if !found || len(rest) < 12 || rest[6] != '-' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest[7:11])
+	return n, err == nil
 }
 
 // partGeneration extracts the generation from a part file's name; ok is false for names that are not
@@ -102,17 +141,32 @@ const runsPrefix = "runs/"
 // corporaPrefix is the prefix under which every corpus lives.
 const corporaPrefix = "corpora/"
 
-// parseManifestKey extracts the table and step from a manifest key below tableParent ("runs/<run>/").
-func parseManifestKey(rel string) (table string, step int64, ok bool) {
+// parseManifestKey extracts the table, step and fragment ("" for the plain partition) from a manifest
+// key below the run ("runs/<run>/"): <table>/step=NNNNNN/_manifest.json or
+// <table>/step=NNNNNN/fragment=<name>/_manifest.json.
+func parseManifestKey(rel string) (table string, step int64, fragment string, ok bool) {
 	parts := strings.Split(rel, "/")
-	if len(parts) != 3 || parts[2] != "_manifest.json" || !strings.HasPrefix(parts[1], "step=") {
-		return "", 0, false
+	if len(parts) < 3 || len(parts) > 4 || parts[len(parts)-1] != "_manifest.json" || !strings.HasPrefix(parts[1], "step=") {
+		return "", 0, "", false
+	}
+	if len(parts) == 4 {
+		name, found := strings.CutPrefix(parts[2], fragmentPrefix)
+		if !found || ValidFragment(name) != nil {
+			return "", 0, "", false
+		}
+		fragment = name
 	}
 	n, err := strconv.ParseInt(strings.TrimPrefix(parts[1], "step="), 10, 64)
 	if err != nil {
-		return "", 0, false
+		return "", 0, "", false
 	}
-	return parts[0], n, true
+	return parts[0], n, fragment, true
+}
+
+// stepPrefix is the prefix of every object of one step of a run's table: its plain partition and its
+// fragments.
+func stepPrefix(run, table string, step int64) string {
+	return PartitionKey{Run: run, Table: table, Step: step}.stepDir() + "/"
 }
 
 // cachePath is a cached file's path below the cache root, keyed by content.

@@ -48,7 +48,28 @@ func readManifest[T any](ctx context.Context, lk *Lake, key PartitionKey, m *Man
 	return rows, nil
 }
 
-// ReadTable reads every committed partition of a run's table, in step order.
+// ReadStep reads every row of one step of a run's table: its plain partition and every committed
+// fragment, in that order (fragments by name). It returns ErrNotCommitted when the step has neither.
+func ReadStep[T any](ctx context.Context, lk *Lake, run, table string, step int64) ([]T, error) {
+	parts, err := lk.StepPartitions(ctx, run, table, step)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNotCommitted, PartitionKey{Run: run, Table: table, Step: step})
+	}
+	var rows []T
+	for _, p := range parts {
+		part, err := ReadRows[T](ctx, lk, p.Key)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, part...)
+	}
+	return rows, nil
+}
+
+// ReadTable reads every committed partition of a run's table, fragments included, in step order.
 func ReadTable[T any](ctx context.Context, lk *Lake, run, table string) ([]T, error) {
 	parts, err := lk.Partitions(ctx, run, table)
 	if err != nil {

@@ -30,6 +30,13 @@ type WriteOptions struct {
 	Shard, Shards int
 	// Force replaces a committed partition atomically (only with Shards <= 1).
 	Force bool
+	// ReplaceShard makes a re-run shard writer replace its own shard of a committed partition: the new
+	// generation lists this writer's new parts and the other shards' parts of the committed generation
+	// (so a shard killed after its partition committed can be re-run without touching its siblings'
+	// rows). The partition must have been committed with the same Shards. With Shards <= 1 it is Force.
+	// On a partition that is not committed it is an ordinary shard write (which replaces the parts of an
+	// earlier, killed writer of the same shard).
+	ReplaceShard bool
 	// ChunkRows bounds the rows per part file; 0 means DefaultChunkRows. Chunks are encoded in parallel.
 	ChunkRows int
 	// SkipValidation skips per-row validation (for trusted, already validated rows in benchmarks).
@@ -73,6 +80,14 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 	default:
 		return WriteResult{}, fmt.Errorf("lake: table %s belongs to a corpus: set the key's Corpus, not Run", key.Table)
 	}
+	if key.Fragment != "" {
+		if err := ValidFragment(key.Fragment); err != nil {
+			return WriteResult{}, fmt.Errorf("lake: %w", err)
+		}
+		if key.Corpus != "" {
+			return WriteResult{}, fmt.Errorf("lake: a corpus has no fragments")
+		}
+	}
 	shards := max(opts.Shards, 1)
 	if opts.Shard < 0 || opts.Shard >= shards {
 		return WriteResult{}, fmt.Errorf("lake: shard %d out of range 0..%d", opts.Shard, shards-1)
@@ -90,7 +105,13 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 			}
 		}
 	}
+	if opts.ReplaceShard && shards <= 1 {
+		opts.Force = true
+	}
 	current, err := lk.Manifest(ctx, key)
+	if err == nil && opts.ReplaceShard && shards > 1 {
+		return replaceShard(ctx, lk, key, spec, rows, opts, current)
+	}
 	generation := 0
 	switch {
 	case err == nil && !opts.Force:
@@ -118,7 +139,72 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 	}
 	committed, err := commit(ctx, lk, key, spec, generation, marker, opts.Force && generation > 0)
 	res.Committed = committed
+	if err == nil && !committed && opts.ReplaceShard && shards > 1 {
+		// A sibling may have committed the partition from this shard's previous marker (a killed writer's)
+		// before this writer's marker landed: then this writer replaces its shard in the committed one.
+		if m, merr := lk.Manifest(ctx, key); merr == nil && !references(m, files) && len(files) > 0 {
+			return replaceShard(ctx, lk, key, spec, rows, opts, m)
+		}
+	}
 	return res, err
+}
+
+// replaceShard commits a new generation of a committed sharded partition in which this writer's shard
+// holds rows and every other shard keeps its committed parts. Of two writers replacing shards of one
+// generation one wins the claim; the other starts over from the winner's manifest (up to eight times).
+func replaceShard[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, spec schemas.Spec, rows []T, opts WriteOptions, current *Manifest) (WriteResult, error) {
+	shards := max(opts.Shards, 1)
+	var lastErr error
+	for attempt := 0; attempt < 8; attempt++ {
+		if attempt > 0 {
+			m, err := lk.Manifest(ctx, key)
+			if err != nil {
+				return WriteResult{}, err
+			}
+			current = m
+		}
+		if current.Shards != shards {
+			return WriteResult{}, fmt.Errorf("lake: %s was committed by %d shard writer(s), not %d: re-run it with --shards %d, or replace it whole with --force --shards 1",
+				key, current.Shards, shards, current.Shards)
+		}
+		generation := current.Generation + 1
+		writer := newWriterID()
+		files, err := encodeAndUpload(ctx, lk.store, key, generation, rows, opts, writer)
+		if err != nil {
+			return WriteResult{}, err
+		}
+		res := WriteResult{Generation: generation}
+		man := Manifest{Table: key.Table, Run: key.Run, Step: key.Step, SchemaVersion: spec.Version,
+			Generation: generation, Shards: shards, Files: []FileEntry{}, Writer: writerLabel(writer),
+			CommittedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+		for _, f := range current.Files {
+			if s, ok := partShard(f.Name); ok && s == opts.Shard {
+				continue
+			}
+			man.Files = append(man.Files, f)
+		}
+		for _, f := range files {
+			man.Files = append(man.Files, f)
+			res.Rows += f.Rows
+			res.Bytes += f.Bytes
+		}
+		sort.Slice(man.Files, func(i, j int) bool { return man.Files[i].Name < man.Files[j].Name })
+		for _, f := range man.Files {
+			man.Rows += f.Rows
+			man.Bytes += f.Bytes
+		}
+		body, _ := json.MarshalIndent(man, "", "  ")
+		committed, err := commitForced(ctx, lk, key, &man, body, files)
+		if err == nil {
+			res.Committed = committed
+			return res, nil
+		}
+		if !errors.Is(err, ErrConcurrentWriter) {
+			return res, err
+		}
+		lastErr = err
+	}
+	return WriteResult{}, lastErr
 }
 
 // checkRowType refuses rows of another table's type (a programming error that would otherwise commit
