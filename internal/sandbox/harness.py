@@ -196,14 +196,14 @@ def check_obs(obs) -> str:
 
 def serve_instance(sock: socket.socket, cls) -> None:
     """Serve one env instance over sock: instantiate, say hello, answer ops until EOF."""
-    reader = sock.makefile("rb")
+    reader, cpu0 = sock.makefile("rb"), time.process_time()  # replies carry CPU since here: instance_send
     signal.signal(signal.SIGXCPU, on_sigxcpu)
     try:
         env = cls()
     except BaseException as e:  # noqa: BLE001 - generated code may raise anything
-        child_send(sock, error_reply(0, e))
+        instance_send(sock, cpu0, error_reply(0, e))
         return
-    child_send(sock, {"seq": 0, "ok": True, "pid": os.getpid()})
+    instance_send(sock, cpu0, {"seq": 0, "ok": True, "pid": os.getpid()})
     while True:
         line = reader.readline(MAX_LINE)
         if not line:
@@ -213,7 +213,7 @@ def serve_instance(sock: socket.socket, cls) -> None:
         try:
             if op == "reset":
                 obs = check_obs(env.reset(int(req["seed"])))
-                child_send(sock, {"seq": seq, "ok": True, "obs": obs})
+                instance_send(sock, cpu0, {"seq": seq, "ok": True, "obs": obs})
             elif op == "step":
                 result = env.step(req["action"])
                 if not isinstance(result, tuple) or len(result) != 4:
@@ -238,24 +238,36 @@ def serve_instance(sock: socket.socket, cls) -> None:
                 if len(info_text) > INFO_CAP:
                     raise OutputTooLarge("info of %d bytes exceeds the cap of %d" % (len(info_text), INFO_CAP))
                 sys.stdout.flush()
-                sock.sendall(('{"seq":%d,"ok":true,"obs":%s,"reward":%s,"done":%s,"info":%s}\n' % (
-                    seq, _dumps(obs), repr(reward), "true" if done else "false", info_text)).encode("utf-8"))
+                sock.sendall(('{"seq":%d,"ok":true,"obs":%s,"reward":%s,"done":%s,"info":%s,"cpu":%r}\n' % (seq, _dumps(obs), repr(reward),
+                    "true" if done else "false", info_text, round(time.process_time() - cpu0, 6))).encode("utf-8"))
             elif op == "tools":
                 text = json.dumps(env.tools(), default=repr, allow_nan=False)
                 if len(text) > INFO_CAP:
                     raise OutputTooLarge("tools() of %d bytes exceeds the cap of %d" % (len(text), INFO_CAP))
-                child_send(sock, {"seq": seq, "ok": True, "tools": json.loads(text)})
+                instance_send(sock, cpu0, {"seq": seq, "ok": True, "tools": json.loads(text)})
             elif op == "eval":
                 # call a named method, used by the gate for the tools setting's success conditions
                 value = getattr(env, req["method"])(*req.get("args", []))
                 text = json.dumps(value, default=repr, allow_nan=False)
                 if len(text) > INFO_CAP:
                     raise OutputTooLarge("result of %d bytes exceeds the cap of %d" % (len(text), INFO_CAP))
-                child_send(sock, {"seq": seq, "ok": True, "value": json.loads(text)})
+                instance_send(sock, cpu0, {"seq": seq, "ok": True, "value": json.loads(text)})
             else:
-                child_send(sock, {"seq": seq, "ok": False, "kind": "env", "error": "unknown op %r" % op})
+                instance_send(sock, cpu0, {"seq": seq, "ok": False, "kind": "env", "error": "unknown op %r" % op})
         except BaseException as e:  # noqa: BLE001
-            child_send(sock, error_reply(seq, e))
+            instance_send(sock, cpu0, error_reply(seq, e))
+
+
+def instance_send(sock: socket.socket, cpu0: float, msg: dict) -> None:
+    """Send an instance's reply with "cpu": the CPU seconds (user + system) the instance process has
+    used since serve_instance started (time.process_time() at cpu0), so Go accounts each env's CPU time
+    (episodes.env_cpu_seconds); the spare's warm-up before that is not counted.
+
+    Defined after serve_instance so that the harness's line numbers in tracebacks that reach the
+    Designer's regeneration prompts (and so the recorded requests that replay matches) do not move.
+    """
+    msg["cpu"] = round(time.process_time() - cpu0, 6)
+    child_send(sock, msg)
 
 
 def serve_template(sock: socket.socket, code: str) -> None:

@@ -335,7 +335,7 @@ func (g *Program) NewEnv(ctx context.Context) (*Env, error) {
 		ch.Close()
 		return nil, g.w.explain("new", g.key, r.PID, err)
 	}
-	e := &Env{prog: g, ch: ch, pid: r.PID}
+	e := &Env{prog: g, ch: ch, pid: r.PID, cpu: r.CPU}
 	g.envs[e] = true
 	return e, nil
 }
@@ -382,6 +382,7 @@ type Env struct {
 	mu     sync.Mutex
 	closed bool
 	err    error
+	cpu    float64 // the newest CPU seconds the instance reported
 }
 
 // StepResult is what step returned.
@@ -422,6 +423,9 @@ func (e *Env) do(op string, req map[string]any, timeout time.Duration) (reply, e
 	}
 	req["op"] = op
 	r, err := e.ch.roundTrip(req, timeout, e.prog.pool.opts)
+	if r.CPU > e.cpu {
+		e.cpu = r.CPU
+	}
 	if err != nil {
 		err = e.prog.w.explain(op, e.prog.key, e.pid, err)
 		var se *Error
@@ -482,6 +486,15 @@ func (e *Env) timeout(ctx context.Context, d time.Duration) time.Duration {
 		}
 	}
 	return d
+}
+
+// CPUSeconds returns the CPU time (user + system, in seconds) the instance's process has spent since
+// it was created, as of its last reply: its __init__, reset, step, tools and eval calls. An instance
+// killed mid-call (a timeout) reports what it had used at its previous reply.
+func (e *Env) CPUSeconds() float64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cpu
 }
 
 // Close ends the instance: it exits when its socket closes (a stuck one was killed already).

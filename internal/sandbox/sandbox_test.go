@@ -391,3 +391,44 @@ func TestMoreLoadsThanWorkers(t *testing.T) {
 		}
 	}
 }
+
+// An env instance reports the CPU time of its own process: a step that burns CPU reports more than
+// the time it burned, a trivial env a small value, and the value never decreases.
+func TestEnvReportsItsCPUSeconds(t *testing.T) {
+	p := newTestPool(t, isoUnderTest(), nil)
+	ctx := context.Background()
+	burner := "import time\nclass Burn:\n    def reset(self, seed):\n        return 'start'\n" +
+		"    def step(self, action):\n        end = time.process_time() + 0.3\n        x = 0\n" +
+		"        while time.process_time() < end:\n            x += 1\n        return 'burnt', 0.0, True, {}\n"
+	cases := []struct {
+		name     string
+		code     string
+		min, max float64
+	}{
+		{"burner", burner, 0.3, 5},
+		{"trivial", counterEnv, 0, 0.1},
+	}
+	for _, c := range cases {
+		prog, err := p.Load(ctx, c.code)
+		if err != nil {
+			t.Fatalf("%s: load: %v", c.name, err)
+		}
+		env, err := prog.NewEnv(ctx)
+		if err != nil {
+			t.Fatalf("%s: new: %v", c.name, err)
+		}
+		if _, err := env.Reset(ctx, 1); err != nil {
+			t.Fatalf("%s: reset: %v", c.name, err)
+		}
+		afterReset := env.CPUSeconds()
+		if _, err := env.Step(ctx, "50"); err != nil {
+			t.Fatalf("%s: step: %v", c.name, err)
+		}
+		got := env.CPUSeconds()
+		if got < c.min || got > c.max || got < afterReset {
+			t.Errorf("%s: CPUSeconds %.4f after a step (%.4f after reset), want in [%.2f, %.2f]", c.name, got, afterReset, c.min, c.max)
+		}
+		env.Close()
+		prog.Close()
+	}
+}

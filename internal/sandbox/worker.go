@@ -58,6 +58,8 @@ type reply struct {
 	Status   string          `json:"status"`
 	Killed   bool            `json:"killed"`
 	PID      int             `json:"pid"`
+	// CPU is an env instance's CPU seconds since it was handed its socket (every instance reply).
+	CPU float64 `json:"cpu"`
 	hello
 }
 
