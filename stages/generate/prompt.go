@@ -15,13 +15,19 @@ import (
 //go:embed prompts/*.tmpl
 var promptFS embed.FS
 
-// PromptVersion names the embedded Designer templates; bump it with any change of their text, since
-// the text is part of every recorded request (and so of replay).
-const PromptVersion = "v1"
+// PromptVersions names the embedded Designer template of each setting; bump a setting's version with
+// any change of its text, since the text is part of every recorded request (and so of replay). Tools v2
+// asks for success_conditions() (the gate's tools_conditions check); games is unchanged, so recorded
+// games runs (testdata/sample-run) still replay.
+var PromptVersions = map[string]string{schemas.SettingGames: "v1", schemas.SettingTools: "v2"}
 
 // TemplateName returns the embedded template file of a setting: designer_<setting>.<version>.tmpl.
 func TemplateName(setting string) string {
-	return fmt.Sprintf("designer_%s.%s.tmpl", setting, PromptVersion)
+	version, ok := PromptVersions[setting]
+	if !ok {
+		version = "v1"
+	}
+	return fmt.Sprintf("designer_%s.%s.tmpl", setting, version)
 }
 
 // LoadTemplate returns the Designer template of a setting: the file at overridePath when it is not

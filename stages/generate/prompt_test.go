@@ -45,6 +45,10 @@ func TestTemplatesRenderEverySection(t *testing.T) {
 		if setting == "tools" && !strings.Contains(text, "3 to 5 user instructions") {
 			t.Error("tools prompt lacks the instruction contract")
 		}
+		// The gate's tools_conditions check evaluates success_conditions(): the contract must ask for it.
+		if setting == "tools" && !strings.Contains(text, "`success_conditions(self) -> list[bool]`") {
+			t.Error("tools prompt does not ask for success_conditions()")
+		}
 	}
 }
 
