@@ -16,15 +16,18 @@ func init() {
 		Description: "Reads the refresh step's samples and the newest memory snapshot, renders the Designer prompt of\n" +
 			"the run's setting (embedded, or llm.prompt_file), calls llm.designer.* and writes candidates and\n" +
 			"llm_calls. The endpoint and model are checked before any call. --weights names the served trained\n" +
-			"weights (a LoRA adapter); without it the Designer calls llm.designer.model.\n\n" +
+			"weights (a LoRA adapter); without it the Designer calls llm.designer.model. With --shard i --shards n,\n" +
+			"process i generates the slots with slot mod n = i (the gate's split).\n\n" +
 			"Example: spade --run r1 generate --step 0",
-		Flags: []cli.Flag{
-			&cli.Int64Flag{Name: "step", Required: true, Usage: "the refresh step"},
-			&cli.BoolFlag{Name: "force", Usage: "replace a committed candidates partition"},
+		Flags: append(stepFlags(),
 			&cli.StringFlag{Name: "weights", Usage: "served name of the current trained weights (default: llm.designer.model)"},
-		},
+		),
 		Action: func(c *cli.Context) error {
 			step, err := stepArg(c)
+			if err != nil {
+				return err
+			}
+			spec, err := shardSpec(c)
 			if err != nil {
 				return err
 			}
@@ -32,7 +35,8 @@ func init() {
 			if err != nil {
 				return err
 			}
-			res, err := generate.Run(c.Context, lk, run, step, generate.Options{Force: c.Bool("force"), WeightsVersion: c.String("weights"), Log: slog.Default()})
+			res, err := generate.Run(c.Context, lk, run, step, generate.Options{Force: c.Bool("force"), Shard: spec.Index, Shards: spec.Count,
+				WeightsVersion: c.String("weights"), Log: slog.Default()})
 			if err != nil {
 				return err
 			}

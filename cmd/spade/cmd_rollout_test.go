@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -126,22 +129,69 @@ func runLLMLoop(t testing.TB, lk *lake.Lake, run string) {
 	}
 }
 
-// llmPartitionHashes maps "table/step/n" to the sha256 of each committed part file of the run's tables.
+// llmPartitionHashes maps "table/step" to the sha256 of the step's rows and "table/step/rows" to their
+// count, for the run's tables. The rows are those of the step's plain partition and every fragment
+// (lake.ReadStep), each encoded as its Parquet row and sorted, so the hash does not depend on how the
+// writers split the step (one merged partition, or a fragment per writer as now). The measured column
+// episodes.env_cpu_seconds is zeroed: CPU time is measured again on every run, never replayed.
 func llmPartitionHashes(t testing.TB, lk *lake.Lake, run string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, table := range llmLoopTables {
-		parts, err := lk.Partitions(context.Background(), run, table)
+		steps, err := lk.Steps(context.Background(), run, table)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range parts {
-			for i, f := range p.Manifest.Files {
-				out[fmt.Sprintf("%s/step=%d/%d", table, p.Key.Step, i)] = f.SHA256
+		for _, step := range steps {
+			var rows []string
+			switch table {
+			case "samples":
+				rows = stepRowTexts[schemas.SampleRow](t, lk, run, table, step, nil)
+			case "candidates":
+				rows = stepRowTexts[schemas.CandidateRow](t, lk, run, table, step, nil)
+			case "llm_calls":
+				rows = stepRowTexts[schemas.LLMCallRow](t, lk, run, table, step, nil)
+			case "envs":
+				rows = stepRowTexts[schemas.EnvRow](t, lk, run, table, step, nil)
+			case "episodes":
+				rows = stepRowTexts(t, lk, run, table, step, func(r *schemas.EpisodeRow) { r.EnvCPUSeconds = 0 })
+			case "turns":
+				rows = stepRowTexts[schemas.TurnRow](t, lk, run, table, step, nil)
+			case "designer_rewards":
+				rows = stepRowTexts[schemas.DesignerRewardRow](t, lk, run, table, step, nil)
+			case "memory":
+				rows = stepRowTexts[schemas.MemoryRow](t, lk, run, table, step, nil)
+			default:
+				t.Fatalf("llmPartitionHashes: no row type for table %s", table)
 			}
-			out[fmt.Sprintf("%s/step=%d/rows", table, p.Key.Step)] = fmt.Sprint(p.Manifest.Rows)
+			sum := sha256.Sum256([]byte(strings.Join(rows, "\x00")))
+			out[fmt.Sprintf("%s/step=%d", table, step)] = hex.EncodeToString(sum[:])
+			out[fmt.Sprintf("%s/step=%d/rows", table, step)] = fmt.Sprint(len(rows))
 		}
 	}
+	return out
+}
+
+// stepRowTexts reads every row of a step (lake.ReadStep), applies normalize, encodes each row as a
+// one-row Parquet file (its exact values) and returns the encodings sorted.
+func stepRowTexts[T any](t testing.TB, lk *lake.Lake, run, table string, step int64, normalize func(*T)) []string {
+	t.Helper()
+	rows, err := lake.ReadStep[T](context.Background(), lk, run, table, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i := range rows {
+		if normalize != nil {
+			normalize(&rows[i])
+		}
+		body, err := lake.EncodeParquet(rows[i : i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = string(body)
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -92,7 +92,8 @@ func dumpRun(t *testing.T, dir, run string, tables []string) map[string]string {
 
 func render[T any](t *testing.T, lk *lake.Lake, k lake.PartitionKey, zero func(*T)) []string {
 	t.Helper()
-	rows, err := lake.ReadRows[T](context.Background(), lk, k)
+	// Every row of the step: its plain partition and its fragments (llm_calls, candidates).
+	rows, err := lake.ReadStep[T](context.Background(), lk, k.Run, k.Table, k.Step)
 	if err != nil {
 		t.Fatalf("%s: %v", k, err)
 	}

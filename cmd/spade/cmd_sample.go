@@ -16,14 +16,16 @@ func init() {
 		Usage: "draw a pool refresh's slots: the skill of each slot and a fresh corpus document",
 		Description: "At a refresh step (a multiple of sample.refresh_every) picks the active skills of the window\n" +
 			"(sample.skills_per_window of six, rotating from the run seed), spreads sample.envs_per_step slots over\n" +
-			"them and gives each slot a corpus document not used before in the run. Writes samples.\n\n" +
+			"them and gives each slot a corpus document not used before in the run. Writes samples. With\n" +
+			"--shard i --shards n, process i writes the slots with slot mod n = i (each draws the whole step).\n\n" +
 			"Example: spade --run r1 sample --step 0",
-		Flags: []cli.Flag{
-			&cli.Int64Flag{Name: "step", Required: true, Usage: "the refresh step"},
-			&cli.BoolFlag{Name: "force", Usage: "replace a committed samples partition"},
-		},
+		Flags: stepFlags(),
 		Action: func(c *cli.Context) error {
 			step, err := stepArg(c)
+			if err != nil {
+				return err
+			}
+			spec, err := shardSpec(c)
 			if err != nil {
 				return err
 			}
@@ -31,7 +33,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			res, err := sample.Run(c.Context, lk, run, step, sample.Options{Force: c.Bool("force"), Log: slog.Default()})
+			res, err := sample.Run(c.Context, lk, run, step, sample.Options{Force: c.Bool("force"), Shard: spec.Index, Shards: spec.Count, Log: slog.Default()})
 			if errors.Is(err, sample.ErrNotRefreshStep) {
 				return asUsage(err)
 			}

@@ -122,6 +122,19 @@ func TestShardedGateAndRolloutCommitTheSameRows(t *testing.T) {
 			t.Errorf("%s: sharded partition manifest %+v, %v; want 3 shards", table, m, err)
 		}
 	}
+	// The Agent's calls: every shard process commits its part of the step's "rollout" fragment of
+	// llm_calls; together they are the calls of the one process, none lost to another shard's commit.
+	a, b := shardRows(t, one, schemas.LLMCallsSpec.Name), shardRows(t, three, schemas.LLMCallsSpec.Name)
+	if turns := len(shardRows(t, one, schemas.TurnsSpec.Name)); len(a) != turns {
+		t.Errorf("the single process committed %d llm_calls for %d turns", len(a), turns)
+	}
+	if strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Errorf("llm_calls: 3 shards committed different rows than 1 process (%d vs %d rows)", len(b), len(a))
+	}
+	m, err := three.Manifest(ctx, lake.PartitionKey{Run: "r", Table: schemas.LLMCallsSpec.Name, Step: 0, Fragment: "rollout"})
+	if err != nil || m.Shards != 3 {
+		t.Errorf("llm_calls rollout fragment manifest %+v, %v; want 3 shards", m, err)
+	}
 	envs := shardRows(t, one, schemas.EnvsSpec.Name)
 	if len(envs) != 5 {
 		t.Errorf("%d envs accepted, want the 5 sample programs", len(envs))
@@ -169,6 +182,33 @@ func shardRows(t *testing.T, lk *lake.Lake, table string) []string {
 		for _, r := range rows {
 			out = append(out, fmt.Sprintf("%+v", r))
 		}
+	case schemas.LLMCallsSpec.Name:
+		rows, err := lake.ReadStep[schemas.LLMCallRow](ctx, lk, k.Run, k.Table, k.Step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			r.LatencyMS = 0
+			out = append(out, fmt.Sprintf("%+v", r))
+		}
+	case schemas.SamplesSpec.Name:
+		rows, err := lake.ReadRows[schemas.SampleRow](ctx, lk, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%+v", r))
+		}
+	case schemas.CandidatesSpec.Name:
+		rows, err := lake.ReadStep[schemas.CandidateRow](ctx, lk, k.Run, k.Table, k.Step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%+v", r))
+		}
+	default:
+		t.Fatalf("shardRows: no renderer for %s", table)
 	}
 	sort.Strings(out)
 	return out

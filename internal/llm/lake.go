@@ -2,13 +2,10 @@ package llm
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spade-rl/spade/internal/config"
@@ -107,91 +104,17 @@ func LakeReplayLoader(lk *lake.Lake) ReplayLoader {
 	}
 }
 
-// CommitCalls adds calls to the run's llm_calls partition of a step. Several stages make calls at one
-// step (generate, the gate's regenerations, rollout), and the lake commits a partition once, so this
-// merges: it reads the committed rows, replaces those with the same call_id, sorts by call_id and
-// atomically replaces the partition (retrying when another writer commits in between). The content
-// depends only on the set of calls, never on the order of writers.
-func CommitCalls(ctx context.Context, lk *lake.Lake, run string, step int64, calls []Call) error {
+// CommitCalls commits calls as the llm_calls fragment `fragment` of a step (lake.PartitionKey.Fragment):
+// every writer of a step's calls (generate, the gate's regenerations and screen, rollout and its shard
+// processes) commits its own fragment, so no writer replaces another's rows; readers take the whole step
+// with lake.ReadStep. Rows are sorted by call_id, so the content depends only on the set of calls. opts
+// carries the writer's shard, Force and ReplaceShard (see lake.WriteOptions).
+func CommitCalls(ctx context.Context, lk *lake.Lake, run string, step int64, fragment string, calls []Call, opts lake.WriteOptions) error {
 	rows := Rows(calls)
-	key := lake.PartitionKey{Run: run, Table: schemas.LLMCallsSpec.Name, Step: step}
-	return MergePartition(ctx, lk, key, rows, func(r schemas.LLMCallRow) string { return r.CallID })
-}
-
-// mergeLocks serializes merges of one partition within the process.
-var mergeLocks sync.Map // partition key string → *sync.Mutex
-
-// MergePartition commits rows into a partition that may already hold rows: rows whose id matches a
-// committed row replace it, the result is sorted by id, and the partition is replaced atomically.
-// Merges of one partition are serialized within the process. Between processes the lake's forced
-// replace is last-writer-wins: after each write the partition is read back and, when another writer's
-// replace dropped some of these rows, merged again after a random pause (up to eight attempts); a
-// writer that replaces the partition later from a stale read can still drop rows, so concurrent
-// processes merging into one partition (shards of one step) need a lake append to be safe.
-func MergePartition[T schemas.Row](ctx context.Context, lk *lake.Lake, key lake.PartitionKey, rows []T, id func(T) string) error {
-	lock, _ := mergeLocks.LoadOrStore(lk.URI()+"|"+key.String(), &sync.Mutex{})
-	lock.(*sync.Mutex).Lock()
-	defer lock.(*sync.Mutex).Unlock()
-	var lastErr error
-	for attempt := range 8 {
-		if attempt > 0 {
-			pause := time.Duration(10+rand.IntN(40*attempt)) * time.Millisecond
-			select {
-			case <-time.After(pause):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		existing, err := lake.ReadRows[T](ctx, lk, key)
-		committed := err == nil
-		if err != nil && !errors.Is(err, lake.ErrNotCommitted) {
-			lastErr = err
-			continue
-		}
-		byID := make(map[string]T, len(existing)+len(rows))
-		for _, r := range existing {
-			byID[id(r)] = r
-		}
-		for _, r := range rows {
-			byID[id(r)] = r
-		}
-		merged := make([]T, 0, len(byID))
-		for _, r := range byID {
-			merged = append(merged, r)
-		}
-		sort.Slice(merged, func(i, j int) bool { return id(merged[i]) < id(merged[j]) })
-		written, err := lake.WriteRows(ctx, lk, key, merged, lake.WriteOptions{Force: committed})
-		if err != nil {
-			if !errors.Is(err, lake.ErrConcurrentWriter) && !errors.Is(err, lake.ErrCommitted) {
-				return err
-			}
-			lastErr = err
-			continue
-		}
-		// The manifest still holds exactly what this writer wrote: no one replaced it (the cheap check;
-		// reading the rows back costs seconds on a paper-scale step).
-		if m, err := lk.Manifest(ctx, key); err == nil && m.Rows == written.Rows && m.Bytes == written.Bytes {
-			return nil
-		}
-		back, err := lake.ReadRows[T](ctx, lk, key)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		present := make(map[string]bool, len(back))
-		for _, r := range back {
-			present[id(r)] = true
-		}
-		missing := 0
-		for _, r := range rows {
-			if !present[id(r)] {
-				missing++
-			}
-		}
-		if missing == 0 {
-			return nil
-		}
-		lastErr = fmt.Errorf("%s: %d rows replaced by a concurrent writer", key, missing)
+	sort.Slice(rows, func(i, j int) bool { return rows[i].CallID < rows[j].CallID })
+	key := lake.PartitionKey{Run: run, Table: schemas.LLMCallsSpec.Name, Step: step, Fragment: fragment}
+	if _, err := lake.WriteRows(ctx, lk, key, rows, opts); err != nil {
+		return fmt.Errorf("llm: commit calls: %w", err)
 	}
-	return fmt.Errorf("llm: merge into %s: %w", key, lastErr)
+	return nil
 }

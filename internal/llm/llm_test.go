@@ -466,7 +466,8 @@ func TestPlainRoleSendsPortableRequest(t *testing.T) {
 	}
 }
 
-// Concurrent writers of one process merging into one llm_calls partition lose no row.
+// Concurrent writers of one step's llm_calls, each committing its own fragment, lose no row, and a
+// reader of the step sees them all.
 func TestCommitCallsConcurrentWritersKeepEveryRow(t *testing.T) {
 	ctx := context.Background()
 	lk, err := lake.Open(ctx, t.TempDir())
@@ -481,13 +482,13 @@ func TestCommitCallsConcurrentWritersKeepEveryRow(t *testing.T) {
 				key := fmt.Sprintf("w%d/%d", w, i)
 				calls = append(calls, llm.Call{CallID: llm.CallID(llm.RoleAgent, 1, key), Role: llm.RoleAgent, Step: 1, RequestJSON: "{}", Outcome: llm.Outcome{Text: key}})
 			}
-			if err := llm.CommitCalls(ctx, lk, "r", 1, calls); err != nil {
+			if err := llm.CommitCalls(ctx, lk, "r", 1, fmt.Sprintf("w%d", w), calls, lake.WriteOptions{}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	rows, err := lake.ReadRows[schemas.LLMCallRow](ctx, lk, lake.PartitionKey{Run: "r", Table: "llm_calls", Step: 1})
+	rows, err := lake.ReadStep[schemas.LLMCallRow](ctx, lk, "r", "llm_calls", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,11 +23,15 @@ import (
 // gate; *generate.Generator implements it, and the runner or the CLI hands it in. prev is the
 // failed candidate and gateError the message to show the Designer. The returned candidate is
 // attempt prev.Attempt+1 of the same slot with its own EnvID (it may carry a parse error);
-// recording it (candidates, llm_calls) is the implementation's job. An error ends the slot's
+// recording it (candidates, llm_calls) is the implementation's job, as fragments of the step (the
+// gate reads the step's candidates with lake.ReadStep, so a re-run gate sees the regenerated ones). An error ends the slot's
 // attempts; the gate stops asking at gate.max_attempts by itself too.
 type Regenerator interface {
 	Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error)
 }
+
+// FragmentScreen is the llm_calls fragment of a step that holds the gate's screen calls.
+const FragmentScreen = "gate-screen"
 
 // Options are the per-invocation settings of the stage (the rest comes from run.json).
 type Options struct {
@@ -117,7 +121,8 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 			return Result{Skipped: true}, nil
 		}
 	}
-	candidates, err := lake.ReadRows[schemas.CandidateRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.CandidatesSpec.Name, Step: step})
+	// Generate's attempts and the regenerated ones (fragments of the step, see Regenerator).
+	candidates, err := lake.ReadStep[schemas.CandidateRow](ctx, lk, run, schemas.CandidatesSpec.Name, step)
 	if errors.Is(err, lake.ErrNotCommitted) {
 		return Result{}, fmt.Errorf("gate: no candidates at step %d of run %s (run `spade generate --step %d` first)", step, run, step)
 	}
@@ -201,7 +206,10 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 		}
 	}
 	if screenClient != nil {
-		if err := llm.CommitCalls(ctx, lk, run, step, screenClient.TakeCalls()); err != nil {
+		// The screen's calls are the "gate-screen" fragment of the step's llm_calls, one shard per gate
+		// process; a re-run shard replaces its own.
+		sopts := lake.WriteOptions{Shard: opts.Shard, Shards: opts.Shards, ReplaceShard: true}
+		if err := llm.CommitCalls(ctx, lk, run, step, FragmentScreen, screenClient.TakeCalls(), sopts); err != nil {
 			return res, fmt.Errorf("gate: commit screen calls: %w", err)
 		}
 	}

@@ -79,7 +79,7 @@ func TestToolsScreenThroughLLM(t *testing.T) {
 			if last.Check != CheckToolsScreen || last.Passed != c.accepted || (!c.accepted && !strings.Contains(last.Error, "nothing deletes the extras")) {
 				t.Fatalf("screen row %+v", last)
 			}
-			calls, err := lake.ReadRows[schemas.LLMCallRow](ctx, lk, lake.PartitionKey{Run: "t1", Table: schemas.LLMCallsSpec.Name, Step: 0})
+			calls, err := lake.ReadStep[schemas.LLMCallRow](ctx, lk, "t1", schemas.LLMCallsSpec.Name, 0)
 			if err != nil || len(calls) != 1 || calls[0].Role != schemas.RoleScreen {
 				t.Fatalf("llm_calls: %+v, %v", calls, err)
 			}

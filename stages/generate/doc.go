@@ -3,10 +3,12 @@
 // point (Generator.Regenerate) asks again for a slot that failed, with the error in the prompt.
 //
 // Reads: run.json, `samples` at the refresh step, the newest `memory` snapshot before it (an empty or
-// missing memory is valid). Writes: `candidates` and `llm_calls` at the refresh step.
+// missing memory is valid). Writes: the "generate" fragment of `llm_calls`, then `candidates` at the
+// refresh step (--shard i --shards n: the slots with slot mod n = i); each regeneration commits its call
+// and its candidate as the fragment gate-slotNNNNNN-attemptN of both tables.
 //
-// Prompts are versioned text/template files embedded in the binary (prompts/designer_<setting>.v1.tmpl),
-// overridable per run by llm.prompt_file. Ablations: ablation.no_corpus drops the document section,
+// Prompts are versioned text/template files embedded in the binary
+// (prompts/designer_<setting>.<version>.tmpl, see PromptVersions), overridable per run by llm.prompt_file. Ablations: ablation.no_corpus drops the document section,
 // ablation.no_memory the memory section, ablation.frozen_designer serves the Designer from
 // llm.designer.* instead of the trained weights.
 package generate

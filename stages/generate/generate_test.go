@@ -86,7 +86,7 @@ func mustWrite[T schemas.Row](t *testing.T, lk *lake.Lake, key lake.PartitionKey
 
 func (f *fixture) candidates(t *testing.T) []schemas.CandidateRow {
 	t.Helper()
-	rows, err := lake.ReadRows[schemas.CandidateRow](context.Background(), f.lk, lake.PartitionKey{Run: f.run, Table: "candidates", Step: refreshStep})
+	rows, err := lake.ReadStep[schemas.CandidateRow](context.Background(), f.lk, f.run, "candidates", refreshStep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func (f *fixture) candidates(t *testing.T) []schemas.CandidateRow {
 
 func (f *fixture) calls(t *testing.T) []schemas.LLMCallRow {
 	t.Helper()
-	rows, err := lake.ReadRows[schemas.LLMCallRow](context.Background(), f.lk, lake.PartitionKey{Run: f.run, Table: "llm_calls", Step: refreshStep})
+	rows, err := lake.ReadStep[schemas.LLMCallRow](context.Background(), f.lk, f.run, "llm_calls", refreshStep)
 	if err != nil {
 		t.Fatal(err)
 	}

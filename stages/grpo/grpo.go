@@ -216,15 +216,24 @@ func readStep[T any](ctx context.Context, lk *lake.Lake, run, table string, step
 	return rows, nil
 }
 
-// readStepCalls reads one committed llm_calls partition for assembly (readCalls); a missing one names the
-// stage to run first.
+// readStepCalls reads every llm_calls row of a step for assembly (readCalls): the plain partition and
+// every fragment (generate's, the gate's, each rollout shard's); a step with none names the stage to run
+// first.
 func readStepCalls(ctx context.Context, lk *lake.Lake, run string, step int64, producer string) ([]schemas.LLMCallRow, error) {
-	rows, err := readCalls(ctx, lk, partition(run, schemas.LLMCallsSpec.Name, step))
-	if errors.Is(err, lake.ErrNotCommitted) {
-		return nil, fmt.Errorf("grpo: llm_calls of step %d is not committed (run `spade %s --step %d` first): %w", step, producer, step, err)
-	}
+	parts, err := lk.StepPartitions(ctx, run, schemas.LLMCallsSpec.Name, step)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: %w", err)
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("grpo: llm_calls of step %d is not committed (run `spade %s --step %d` first): %w", step, producer, step, lake.ErrNotCommitted)
+	}
+	var rows []schemas.LLMCallRow
+	for _, p := range parts {
+		part, err := readCalls(ctx, lk, p.Key)
+		if err != nil {
+			return nil, fmt.Errorf("grpo: %w", err)
+		}
+		rows = append(rows, part...)
 	}
 	return rows, nil
 }

@@ -10,6 +10,9 @@
 // ended_by env_error or timeout; a failed model call ends it with agent_error. One bad env never stops
 // the stage. All episodes run concurrently, bounded by llm.max_in_flight and the sandbox workers.
 //
-// Reads: run.json, the newest `envs` pool at or before the step. Writes: `episodes`, `turns` and
-// `llm_calls` at the step (llm_calls merged with the Designer's calls of a refresh step).
+// Reads: run.json, the newest `envs` pool at or before the step. Writes: `llm_calls` (its own "rollout"
+// fragment of the step, one shard per process), then `turns`, then `episodes` at the step. Episodes mark
+// the stage done: a re-run after a kill before them replaces the calls and turns the killed attempt
+// committed (the whole partitions unsharded, the shard's own parts sharded), so the stage resumes by
+// itself. Each episode records its env process's CPU seconds (sandbox Env.CPUSeconds).
 package rollout

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -31,7 +32,9 @@ const PromptVersion = "v1"
 
 // Options are the per-invocation settings of the stage.
 type Options struct {
-	// Force replaces committed episodes and turns partitions.
+	// Force replaces a committed episodes partition (or this shard of it). Without it a committed
+	// episodes partition skips the stage; turns and the llm_calls fragment are always replaced when
+	// episodes are not committed (they are the leftovers of a killed attempt).
 	Force bool
 	// Shard and Shards split the pool's envs between writers by internal/shard's hash of env_id
 	// (Shards 0 means 1), the split every stage uses.
@@ -75,6 +78,28 @@ type Result struct {
 	Tokens int64
 	// Timing splits the time.
 	Timing Timing
+}
+
+// FragmentCalls is the llm_calls fragment of a step that holds the Agent's calls (one shard per rollout
+// process).
+const FragmentCalls = "rollout"
+
+// HoldAfterTurnsEnv names a test hook: when set to a file path, the stage creates that file after
+// committing turns and waits there, before committing episodes, until it is killed or its context ends
+// (the crash-between-commits test kills it there).
+const HoldAfterTurnsEnv = "SPADE_TEST_ROLLOUT_HOLD_AFTER_TURNS"
+
+// holdForTest implements HoldAfterTurnsEnv.
+func holdForTest(ctx context.Context) error {
+	path := os.Getenv(HoldAfterTurnsEnv)
+	if path == "" {
+		return nil
+	}
+	if err := os.WriteFile(path, []byte("turns committed\n"), 0o644); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return ctx.Err()
 }
 
 // ErrNoPool is returned when no envs pool is committed at or before the step.
@@ -147,15 +172,23 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 		res.Tokens += e.Tokens
 	}
 
+	// The episodes partition marks the stage done and is committed last. The calls and turns before it
+	// replace what an earlier, killed attempt of this shard committed (ReplaceShard: the whole partition
+	// unsharded, this shard's parts of it sharded), so a re-run never leaves a killed attempt's rows
+	// beside the new episodes.
 	writeStart := time.Now()
-	if err := llm.CommitCalls(ctx, lk, run, step, client.TakeCalls()); err != nil {
+	own := lake.WriteOptions{Shard: opts.Shard, Shards: shards, ReplaceShard: true}
+	if err := llm.CommitCalls(ctx, lk, run, step, FragmentCalls, client.TakeCalls(), own); err != nil {
 		return Result{}, fmt.Errorf("rollout: commit llm_calls: %w", err)
 	}
-	wopts := lake.WriteOptions{Shard: opts.Shard, Shards: shards, Force: opts.Force}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.TurnsSpec.Name, Step: step}, turns, wopts); err != nil {
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.TurnsSpec.Name, Step: step}, turns, own); err != nil {
 		return Result{}, fmt.Errorf("rollout: %w", err)
 	}
-	if _, err := lake.WriteRows(ctx, lk, epKey, episodes, wopts); err != nil {
+	if err := holdForTest(ctx); err != nil {
+		return Result{}, err
+	}
+	epOpts := lake.WriteOptions{Shard: opts.Shard, Shards: shards, ReplaceShard: opts.Force}
+	if _, err := lake.WriteRows(ctx, lk, epKey, episodes, epOpts); err != nil {
 		return Result{}, fmt.Errorf("rollout: %w", err)
 	}
 	res.Timing.Lake = lakeRead + time.Since(writeStart)
@@ -329,11 +362,15 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		Index: int32(index), Seed: EpisodeSeed(r.cfg.Seed, r.step, env.EnvID, index, hinted, r.cfg.Rollout.PairedSeeds),
 	}
 	out := episodeOut{}
+	var instance *sandbox.Env
 	fail := func(err error) (episodeOut, error) {
 		if ctx.Err() != nil {
 			return episodeOut{}, context.Cause(ctx)
 		}
 		ep.EndedBy, ep.Error = endedBy(err), err.Error()
+		if instance != nil {
+			ep.EnvCPUSeconds = instance.CPUSeconds()
+		}
 		out.episode = ep
 		return out, nil
 	}
@@ -437,6 +474,7 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		obs = res.Observation
 	}
 	ep.Turns = int32(len(out.turns))
+	ep.EnvCPUSeconds = instance.CPUSeconds()
 	out.episode = ep
 	return out, nil
 }

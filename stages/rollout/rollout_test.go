@@ -97,7 +97,7 @@ func (f *fixture) rollout(t *testing.T, step int64) rollout.Result {
 
 func readStep[T any](t *testing.T, f *fixture, table string, step int64) []T {
 	t.Helper()
-	rows, err := lake.ReadRows[T](context.Background(), f.lk, lake.PartitionKey{Run: f.run, Table: table, Step: step})
+	rows, err := lake.ReadStep[T](context.Background(), f.lk, f.run, table, step)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +146,10 @@ func TestRolloutGamesEndsBadEnvsAndPairsSeeds(t *testing.T) {
 			}
 			if e.Turns < 1 || e.Turns > 6 || e.Tokens <= 0 {
 				t.Fatalf("guess episode %+v", e)
+			}
+			// The env process's own CPU time: more than nothing (it ran reset and steps), far below a second.
+			if e.EnvCPUSeconds <= 0 || e.EnvCPUSeconds > 1 {
+				t.Fatalf("guess episode env_cpu_seconds %v, want in (0, 1]", e.EnvCPUSeconds)
 			}
 		}
 	}

@@ -19,6 +19,11 @@ import (
 type Options struct {
 	// Force replaces a committed samples partition.
 	Force bool
+	// Shard and Shards split the slots between processes (slot mod Shards == Shard, as generate and
+	// the gate split them); Shards 0 means 1. Every process draws the whole step (a draw is a function
+	// of the seed, the step and the documents used before, so they agree) and commits its slots; the
+	// partition commits when all are in.
+	Shard, Shards int
 	// Log receives progress and warnings; nil discards them.
 	Log *slog.Logger
 }
@@ -27,7 +32,7 @@ type Options struct {
 type Result struct {
 	// Skipped is true when the partition was already committed and Force was not set.
 	Skipped bool
-	// Rows is the number of slots written.
+	// Rows is the number of slots written (by this shard).
 	Rows int
 	// Reused counts slots that had to reuse a document because the corpus was exhausted.
 	Reused int
@@ -48,6 +53,13 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	}
 	if step < 0 || step%int64(cfg.Sample.RefreshEvery) != 0 {
 		return Result{}, fmt.Errorf("%w: step %d (sample.refresh_every = %d)", ErrNotRefreshStep, step, cfg.Sample.RefreshEvery)
+	}
+	shards := max(opts.Shards, 1)
+	if opts.Shard < 0 || opts.Shard >= shards {
+		return Result{}, fmt.Errorf("sample: shard %d out of range [0, %d)", opts.Shard, shards)
+	}
+	if opts.Force && shards > 1 {
+		return Result{}, fmt.Errorf("sample: --force replaces a whole partition and needs --shards 1")
 	}
 	key := lake.PartitionKey{Run: run, Table: schemas.SamplesSpec.Name, Step: step}
 	if done, err := lk.Committed(ctx, key); err != nil {
@@ -73,11 +85,22 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	if err != nil {
 		return Result{}, err
 	}
-	rows, reused := Draw(cfg, step, docs, used)
+	all, _ := Draw(cfg, step, docs, used)
+	var rows []schemas.SampleRow
+	reused := 0
+	for _, r := range all {
+		if int(r.Slot)%shards == opts.Shard {
+			rows = append(rows, r)
+			if r.Reused {
+				reused++
+			}
+		}
+	}
 	if reused > 0 {
 		log.Warn("sample: corpus exhausted, reusing documents", "corpus", cfg.Sample.Corpus, "step", step, "reused", reused)
 	}
-	if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{Force: opts.Force}); err != nil {
+	wopts := lake.WriteOptions{Shard: opts.Shard, Shards: shards, Force: opts.Force}
+	if _, err := lake.WriteRows(ctx, lk, key, rows, wopts); err != nil {
 		return Result{}, fmt.Errorf("sample: %w", err)
 	}
 	log.Info("sample: committed", "run", run, "step", step, "slots", len(rows), "reused", reused)
