@@ -11,11 +11,20 @@ STEPS ?= 0-7
 SPADE_PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || command -v python3)
 export SPADE_PYTHON
 VERSITYGW_VERSION := v1.8.0
+# The Vendi and LSA routes link OpenBLAS (libopenblas-dev) through cgo. Where it cannot be linked (probe: a
+# tiny C program with -lopenblas), build, test and bench add -tags noopenblas: the pure-Go fallbacks, same
+# results, slower. Override with GOTAGS=... (GOTAGS= forces the OpenBLAS route).
+HAVE_OPENBLAS := $(shell printf 'int main(void){return 0;}\n' | $(CC) -x c - -lopenblas -o /dev/null >/dev/null 2>&1 && echo yes)
+GOTAGS ?= $(if $(HAVE_OPENBLAS),,noopenblas)
+GOFLAGS_TAGS := $(if $(GOTAGS),-tags $(GOTAGS))
 
-.PHONY: build test test-go test-python bench demo tools clean sample generate gate rollout regret grpo run metrics report
+.PHONY: build blas-note test test-go test-python bench demo tools clean sample generate gate rollout regret grpo run metrics report
 
-build:
-	$(GO) build -o $(SPADE) ./cmd/spade
+build: blas-note
+	$(GO) build $(GOFLAGS_TAGS) -o $(SPADE) ./cmd/spade
+
+blas-note:
+	@if [ -n "$(filter noopenblas,$(GOTAGS))" ]; then echo "note: OpenBLAS not found (libopenblas-dev): building with -tags noopenblas, the slower pure-Go Vendi and LSA routes"; fi
 
 # tools installs the S3-compatible server the lake's S3 tests start (into ./bin, not system-wide).
 tools: $(BIN)/versitygw
@@ -24,8 +33,8 @@ $(BIN)/versitygw:
 
 test: tools build test-go test-python
 
-test-go:
-	PATH=$(BIN):$$PATH $(GO) test -count=1 -timeout 30m ./...
+test-go: blas-note
+	PATH=$(BIN):$$PATH $(GO) test $(GOFLAGS_TAGS) -count=1 -timeout 30m ./...
 
 test-python:
 	@if [ -d stages/grpo/trainer/tests ]; then \
@@ -33,8 +42,8 @@ test-python:
 	  exit $${PIPESTATUS[0]}; \
 	fi
 
-bench: tools
-	PATH=$(BIN):$$PATH $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./...
+bench: tools blas-note
+	PATH=$(BIN):$$PATH $(GO) test $(GOFLAGS_TAGS) -run '^$$' -bench . -benchtime 3x -timeout 60m ./...
 
 demo: build
 	./scripts/demo.sh "$(LAKE)" "$(RUN)"
