@@ -28,7 +28,7 @@ func init() {
 					}
 				}
 				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "RUN\tTABLE\tSTEP\tFILES\tROWS\tBYTES")
+				fmt.Fprintln(w, "RUN\tTABLE\tSTEP\tFILES\tROWS\tBYTES\tFRAGMENT")
 				for _, run := range runs {
 					parts, err := lk.Partitions(c.Context, run, "")
 					if err != nil {
@@ -38,7 +38,11 @@ func init() {
 						fmt.Fprintf(w, "%s\t-\t-\t0\t0\t0\n", run) // a run with nothing committed yet
 					}
 					for _, p := range parts {
-						fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\n", run, p.Key.Table, p.Key.Step, len(p.Manifest.Files), p.Manifest.Rows, p.Manifest.Bytes)
+						fragment := p.Key.Fragment // one writer's part of the step (llm_calls of generate, gate, rollout)
+						if fragment == "" {
+							fragment = "-"
+						}
+						fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", run, p.Key.Table, p.Key.Step, len(p.Manifest.Files), p.Manifest.Rows, p.Manifest.Bytes, fragment)
 					}
 				}
 				corpora, err := lk.Corpora(c.Context)

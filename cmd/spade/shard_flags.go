@@ -7,11 +7,12 @@ import (
 )
 
 // stepFlags are the flags every stage command takes (DESIGN §4, §9): the step, the shard of the step
-// this process runs (envs split by internal/shard's hash of env_id) and --force.
+// this process runs (envs split by internal/shard's hash of env_id; the refresh stages sample, generate
+// and gate split slots, since a slot's env_id changes with each attempt) and --force.
 func stepFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.Int64Flag{Name: "step", Required: true, Usage: "the training step"},
-		&cli.IntFlag{Name: "shard", Value: 0, EnvVars: []string{"SPADE_SHARD"}, Usage: "this process's shard, 0..shards-1 (envs split by a hash of env_id)"},
+		&cli.IntFlag{Name: "shard", Value: 0, EnvVars: []string{"SPADE_SHARD"}, Usage: "this process's shard, 0..shards-1 (envs split by a hash of env_id; sample, generate and gate split slots: slot mod shards)"},
 		&cli.IntFlag{Name: "shards", Value: 1, EnvVars: []string{"SPADE_SHARDS"}, Usage: "number of processes running this step of the stage; the partition commits when all are in"},
 		&cli.BoolFlag{Name: "force", Usage: "replace committed partitions (unsharded only)"},
 	}
