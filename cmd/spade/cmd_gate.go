@@ -27,15 +27,7 @@ func init() {
 			&cli.BoolFlag{Name: "unsafe-no-isolation", Usage: "run generated code WITHOUT isolation when no sandbox works (dangerous)"},
 		),
 		Action: func(c *cli.Context) error {
-			step, err := stepArg(c)
-			if err != nil {
-				return err
-			}
-			spec, err := shardSpec(c)
-			if err != nil {
-				return err
-			}
-			lk, run, _, err := openRun(c)
+			step, spec, lk, run, err := stageArgs(c)
 			if err != nil {
 				return err
 			}

@@ -22,15 +22,7 @@ func init() {
 		Flags: append(stepFlags(),
 			&cli.StringFlag{Name: "trainer-dir", Usage: "keep the trainer's per-step files (batch, config, metrics) under DIR"}),
 		Action: func(c *cli.Context) error {
-			step, err := stepArg(c)
-			if err != nil {
-				return err
-			}
-			spec, err := shardSpec(c)
-			if err != nil {
-				return err
-			}
-			lk, run, _, err := openRun(c)
+			step, spec, lk, run, err := stageArgs(c)
 			if err != nil {
 				return err
 			}

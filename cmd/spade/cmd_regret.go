@@ -19,15 +19,7 @@ func init() {
 			"Example: spade --run r1 regret --step 3",
 		Flags: stepFlags(),
 		Action: func(c *cli.Context) error {
-			step, err := stepArg(c)
-			if err != nil {
-				return err
-			}
-			spec, err := shardSpec(c)
-			if err != nil {
-				return err
-			}
-			lk, run, _, err := openRun(c)
+			step, spec, lk, run, err := stageArgs(c)
 			if err != nil {
 				return err
 			}

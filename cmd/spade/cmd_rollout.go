@@ -23,15 +23,7 @@ func init() {
 		Flags: append(stepFlags(),
 			&cli.StringFlag{Name: "weights", Usage: "served name of the current trained weights (default: llm.agent.model)"}),
 		Action: func(c *cli.Context) error {
-			step, err := stepArg(c)
-			if err != nil {
-				return err
-			}
-			spec, err := shardSpec(c)
-			if err != nil {
-				return err
-			}
-			lk, run, _, err := openRun(c)
+			step, spec, lk, run, err := stageArgs(c)
 			if err != nil {
 				return err
 			}

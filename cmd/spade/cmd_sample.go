@@ -21,15 +21,7 @@ func init() {
 			"Example: spade --run r1 sample --step 0",
 		Flags: stepFlags(),
 		Action: func(c *cli.Context) error {
-			step, err := stepArg(c)
-			if err != nil {
-				return err
-			}
-			spec, err := shardSpec(c)
-			if err != nil {
-				return err
-			}
-			lk, run, _, err := openRun(c)
+			step, spec, lk, run, err := stageArgs(c)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/spade-rl/spade/internal/lake"
 	"github.com/spade-rl/spade/internal/shard"
 )
 
@@ -37,4 +38,17 @@ func stepArg(c *cli.Context) (int64, error) {
 		return 0, usageError("--step must be >= 0, got %d", step)
 	}
 	return step, nil
+}
+
+// stageArgs parses what every stage command needs before it calls its stage: --step, the shard pair and
+// the run (whose run.json must exist). Each failure is already mapped to its exit code.
+func stageArgs(c *cli.Context) (step int64, spec shard.Spec, lk *lake.Lake, run string, err error) {
+	if step, err = stepArg(c); err != nil {
+		return
+	}
+	if spec, err = shardSpec(c); err != nil {
+		return
+	}
+	lk, run, _, err = openRun(c)
+	return
 }
