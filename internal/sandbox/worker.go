@@ -154,27 +154,21 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 			return nil, err
 		}
 	case IsolationLandlock:
-		dir, err := os.MkdirTemp("", "spade-sandbox-")
+		dir, err := sandboxWorkDir()
 		if err != nil {
 			return nil, err
 		}
 		w.workDir = dir
-		if os.Geteuid() == 0 {
-			_ = os.Chown(dir, SandboxUID, SandboxUID)
-		}
 		cmd, err = landlockCommand(py, dir, argv, attr)
 		if err != nil {
 			return nil, err
 		}
 	case IsolationNone:
-		dir, err := os.MkdirTemp("", "spade-sandbox-")
+		dir, err := sandboxWorkDir()
 		if err != nil {
 			return nil, err
 		}
 		w.workDir = dir
-		if os.Geteuid() == 0 {
-			_ = os.Chown(dir, SandboxUID, SandboxUID)
-		}
 		cmd = exec.Command(argv[0], argv[1:]...)
 		cmd.Env = append(append([]string{}, childEnv...), "HOME="+dir, "TMPDIR="+dir)
 		cmd.Dir = dir
@@ -448,4 +442,17 @@ func processesOf(uid int) int {
 		n += threads
 	}
 	return n
+}
+
+// sandboxWorkDir makes a fresh working directory for a worker without a private /tmp, owned by the
+// sandbox uid when we are root (the worker drops to that uid); the worker removes it when it exits.
+func sandboxWorkDir() (string, error) {
+	dir, err := os.MkdirTemp("", "spade-sandbox-")
+	if err != nil {
+		return "", err
+	}
+	if os.Geteuid() == 0 {
+		_ = os.Chown(dir, SandboxUID, SandboxUID)
+	}
+	return dir, nil
 }
