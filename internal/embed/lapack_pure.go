@@ -5,7 +5,8 @@ package embed
 import (
 	"fmt"
 	"math"
-	"sort"
+
+	"github.com/spade-rl/spade/internal/linalg"
 )
 
 // The pure-Go fallbacks of lapack.go for builds without OpenBLAS (-tags noopenblas): slower, same results
@@ -50,63 +51,8 @@ func orthonormalize(y []float64, m, l int) ([]float64, error) {
 // symmetricEigen returns the eigenvalues (ascending) and eigenvectors (column j for eigenvalue j,
 // row-major) of the symmetric l×l matrix s by cyclic Jacobi rotations.
 func symmetricEigen(s []float64, l int) ([]float64, []float64, error) {
-	a := append([]float64(nil), s...)
-	v := make([]float64, l*l)
-	for i := 0; i < l; i++ {
-		v[i*l+i] = 1
-	}
-	for sweep := 0; sweep < 100; sweep++ {
-		off, total := 0.0, 0.0
-		for p := 0; p < l; p++ {
-			for q := 0; q < l; q++ {
-				total += a[p*l+q] * a[p*l+q]
-				if p != q {
-					off += a[p*l+q] * a[p*l+q]
-				}
-			}
-		}
-		if off <= 1e-30*total {
-			break
-		}
-		for p := 0; p < l; p++ {
-			for q := p + 1; q < l; q++ {
-				apq := a[p*l+q]
-				if apq == 0 {
-					continue
-				}
-				theta := (a[q*l+q] - a[p*l+p]) / (2 * apq)
-				t := math.Copysign(1, theta) / (math.Abs(theta) + math.Sqrt(theta*theta+1))
-				c := 1 / math.Sqrt(t*t+1)
-				sn := t * c
-				for k := 0; k < l; k++ {
-					akp, akq := a[k*l+p], a[k*l+q]
-					a[k*l+p], a[k*l+q] = c*akp-sn*akq, sn*akp+c*akq
-				}
-				for k := 0; k < l; k++ {
-					apk, aqk := a[p*l+k], a[q*l+k]
-					a[p*l+k], a[q*l+k] = c*apk-sn*aqk, sn*apk+c*aqk
-				}
-				for k := 0; k < l; k++ {
-					vkp, vkq := v[k*l+p], v[k*l+q]
-					v[k*l+p], v[k*l+q] = c*vkp-sn*vkq, sn*vkp+c*vkq
-				}
-			}
-		}
-	}
-	order := make([]int, l)
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(i, j int) bool { return a[order[i]*l+order[i]] < a[order[j]*l+order[j]] })
-	w := make([]float64, l)
-	vs := make([]float64, l*l)
-	for c, src := range order {
-		w[c] = a[src*l+src]
-		for i := 0; i < l; i++ {
-			vs[i*l+c] = v[i*l+src]
-		}
-	}
-	return w, vs, nil
+	values, vectors := linalg.JacobiEigen(append([]float64(nil), s...), l, true)
+	return values, vectors, nil
 }
 
 // gemm returns C = op(A)·op(B) for row-major matrices: A is m×k (or k×m when transA), B is k×n (or n×k
