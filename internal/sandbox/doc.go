@@ -21,7 +21,9 @@
 // Every call has a deadline. A call that misses it, an env process that dies, or one that
 // breaks the protocol gives the caller a typed *Error (see Kind) and the env process is killed
 // with its process group; the worker that hosted it is marked tainted and is killed (its whole
-// PID namespace) and replaced when it is released, which also ends setsid daemons.
+// PID namespace) and replaced when it is released, which also ends setsid daemons. An exception
+// raised by the program (an env or memory error) taints the worker too, since processes the program
+// started may outlive the instance that raised.
 //
 // Usage:
 //

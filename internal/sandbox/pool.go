@@ -226,6 +226,10 @@ func (w *worker) closeKey(key string) reply {
 func (w *worker) explain(op, key string, pid int, cause error) error {
 	var se *Error
 	if errors.As(cause, &se) && (se.Kind == KindEnv || se.Kind == KindMemory) {
+		// The program raised, but it may have started processes that outlive the instance (a fork
+		// bomb stopped by the process limit leaves its children spinning at that limit, and the next
+		// program's instances could not fork): recycle the worker when the program closes.
+		w.tainted.Store(true)
 		c := *se
 		c.Op = op
 		return &c

@@ -432,3 +432,35 @@ func TestEnvReportsItsCPUSeconds(t *testing.T) {
 		prog.Close()
 	}
 }
+
+// TestForkBombLeavesNoSpinningChildren runs a fork bomb in a one-worker pool: its step fails at the
+// process limit, which must taint the worker (the bomb's children, left spinning at the limit, would make
+// a later program's forks fail if the worker were reused), and the pool must go on serving programs.
+func TestForkBombLeavesNoSpinningChildren(t *testing.T) {
+	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.Workers = 1 })
+	ctx := context.Background()
+	bomb, err := p.Load(ctx, misbehaving("import os\nwhile True:\n    os.fork()"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := bomb.NewEnv(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Reset(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Step(ctx, "go"); err == nil {
+		t.Fatal("fork bomb step succeeded")
+	}
+	if !bomb.Tainted() {
+		t.Fatal("worker not tainted after the fork bomb's step failed: its children may still be running")
+	}
+	env.Close()
+	bomb.Close()
+	for i := 0; i < 3; i++ {
+		if n := play(t, p); n < 1 {
+			t.Fatalf("play %d: %d steps", i, n)
+		}
+	}
+}
