@@ -132,7 +132,7 @@ func TestRolloutResumesAfterKillBetweenTurnsAndEpisodes(t *testing.T) {
 		reply.Text = fmt.Sprintf("attempt %d: %s", attempt.Load(), reply.Text)
 		return reply
 	}, "agent-model")
-	candidates := shardTestCandidates(t)
+	candidates := shardTestCandidates(t, "kill-env")
 	for _, shards := range []int{1, 3} {
 		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
 			attempt.Store(1)
@@ -247,8 +247,9 @@ func TestRolloutResumesAfterKillBetweenTurnsAndEpisodes(t *testing.T) {
 	}
 }
 
-// shardTestCandidates are five sample programs of testdata/envs as attempt-1 candidates of step 0.
-func shardTestCandidates(t *testing.T) []schemas.CandidateRow {
+// shardTestCandidates are five sample programs of testdata/envs as attempt-1 candidates of step 0, with
+// env ids idPrefix-0 .. idPrefix-4.
+func shardTestCandidates(t *testing.T, idPrefix string) []schemas.CandidateRow {
 	t.Helper()
 	var out []schemas.CandidateRow
 	for slot, name := range []string{"logic_mastermind", "math_arithmetic_chain", "causal_switchboard", "logic_knights_knaves", "causal_structure"} {
@@ -258,7 +259,7 @@ func shardTestCandidates(t *testing.T) []schemas.CandidateRow {
 		}
 		hint, _ := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".hint")))
 		skill := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(string(code), "\n", 2)[0], "# skill:"))
-		out = append(out, schemas.CandidateRow{Slot: int32(slot), EnvID: fmt.Sprintf("kill-env-%d", slot), Attempt: 1,
+		out = append(out, schemas.CandidateRow{Slot: int32(slot), EnvID: fmt.Sprintf("%s-%d", idPrefix, slot), Attempt: 1,
 			Skill: skill, Setting: schemas.SettingGames, Code: string(code), Hint: strings.TrimSpace(string(hint))})
 	}
 	return out

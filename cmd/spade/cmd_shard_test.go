@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -45,17 +44,7 @@ func TestShardedGateAndRolloutCommitTheSameRows(t *testing.T) {
 		cmd.Env = env
 		return cmd
 	}
-	var candidates []schemas.CandidateRow
-	for slot, name := range []string{"logic_mastermind", "math_arithmetic_chain", "causal_switchboard", "logic_knights_knaves", "causal_structure"} {
-		code, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".py")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hint, _ := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".hint")))
-		skill := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(string(code), "\n", 2)[0], "# skill:"))
-		candidates = append(candidates, schemas.CandidateRow{Slot: int32(slot), EnvID: fmt.Sprintf("shard-env-%d", slot), Attempt: 1,
-			Skill: skill, Setting: schemas.SettingGames, Code: string(code), Hint: strings.TrimSpace(string(hint))})
-	}
+	candidates := shardTestCandidates(t, "shard-env")
 	// A candidate that fails the gate, so gate_results holds a rejection too.
 	candidates = append(candidates, schemas.CandidateRow{Slot: 5, EnvID: "shard-env-bad", Attempt: 1, Skill: schemas.SkillMath,
 		Setting: schemas.SettingGames, Code: "class Broken:\n    def reset(self, seed):\n        raise ValueError('no')\n", Hint: "h"})
