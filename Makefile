@@ -18,7 +18,7 @@ HAVE_OPENBLAS := $(shell printf 'int main(void){return 0;}\n' | $(CC) -x c - -lo
 GOTAGS ?= $(if $(HAVE_OPENBLAS),,noopenblas)
 GOFLAGS_TAGS := $(if $(GOTAGS),-tags $(GOTAGS))
 
-.PHONY: build blas-note test test-go test-python bench demo tools clean sample generate gate rollout regret grpo run metrics report
+.PHONY: deps build blas-note test test-go test-python bench demo tools clean sample generate gate rollout regret grpo run metrics report
 
 build: blas-note
 	$(GO) build $(GOFLAGS_TAGS) -o $(SPADE) ./cmd/spade
@@ -31,7 +31,13 @@ tools: $(BIN)/versitygw
 $(BIN)/versitygw:
 	GOBIN=$(BIN) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
-test: tools build test-go test-python
+# deps installs the Debian packages the tests need (as root; otherwise it prints the sudo line and stops).
+deps:
+	./scripts/deps.sh
+
+# test re-enters make after deps so the OpenBLAS probe sees packages that deps just installed.
+test: deps tools
+	$(MAKE) --no-print-directory build test-go test-python
 
 test-go: blas-note
 	PATH=$(BIN):$$PATH $(GO) test $(GOFLAGS_TAGS) -count=1 -timeout 30m ./...

@@ -1,4 +1,4 @@
-module github.com/spade-rl/spade
+module github.com/spadekit/spade
 
 go 1.26.8
 

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/synth"
+	"github.com/spadekit/spade/internal/gobuild"
+
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/synth"
 )
 
 // requireTools fails in CI (and skips elsewhere) when the notebook toolchain is missing: Debian's
@@ -44,9 +46,8 @@ var notebooks = []string{"figure6_learnable_band", "figure7_tsne", "figure8_audi
 func buildSpade(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "spade")
-	build := exec.Command("go", "build", "-o", bin, "github.com/spade-rl/spade/cmd/spade")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := gobuild.Build(gobuild.SpadePackage, bin); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

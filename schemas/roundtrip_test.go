@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/duck"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // rowType returns the Go row type of a table (through a zero row the spec's schema was made from).

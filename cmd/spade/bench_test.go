@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // benchTurns returns n turns rows of about 200 bytes for step, rewards cycling through 0, 0.25, 0.5, 0.75.

@@ -5,9 +5,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/internal/analytics"
-	"github.com/spade-rl/spade/schemas"
-	"github.com/spade-rl/spade/stages/regret"
+	"github.com/spadekit/spade/internal/analytics"
+	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/regret"
 )
 
 func init() {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/internal/corpus"
-	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spadekit/spade/internal/corpus"
+	"github.com/spadekit/spade/internal/lake"
 )
 
 func init() {

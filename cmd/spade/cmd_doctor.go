@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/internal/sandbox"
+	"github.com/spadekit/spade/internal/sandbox"
 )
 
 func init() {

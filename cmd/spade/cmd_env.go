@@ -11,10 +11,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/sandbox"
-	"github.com/spade-rl/spade/schemas"
-	"github.com/spade-rl/spade/stages/gate"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/sandbox"
+	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/gate"
 )
 
 func init() {

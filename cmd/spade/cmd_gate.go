@@ -6,9 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/stages/gate"
-	"github.com/spade-rl/spade/stages/generate"
-	steprun "github.com/spade-rl/spade/stages/run"
+	"github.com/spadekit/spade/stages/gate"
+	"github.com/spadekit/spade/stages/generate"
+	steprun "github.com/spadekit/spade/stages/run"
 )
 
 func init() {

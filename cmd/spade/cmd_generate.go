@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/stages/generate"
+	"github.com/spadekit/spade/stages/generate"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/stages/grpo"
+	"github.com/spadekit/spade/stages/grpo"
 )
 
 func init() {

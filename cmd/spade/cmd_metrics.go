@@ -5,9 +5,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/internal/analytics"
-	"github.com/spade-rl/spade/internal/duck"
-	sqlfiles "github.com/spade-rl/spade/sql"
+	"github.com/spadekit/spade/internal/analytics"
+	"github.com/spadekit/spade/internal/duck"
+	sqlfiles "github.com/spadekit/spade/sql"
 )
 
 // embedderFlags are shared by metrics, ablate and report.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/stages/regret"
+	"github.com/spadekit/spade/stages/regret"
 )
 
 func init() {

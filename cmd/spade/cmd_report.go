@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/internal/report"
+	"github.com/spadekit/spade/internal/report"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/stages/rollout"
+	"github.com/spadekit/spade/stages/rollout"
 )
 
 func init() {

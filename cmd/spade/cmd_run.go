@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	steprun "github.com/spade-rl/spade/stages/run"
+	steprun "github.com/spadekit/spade/stages/run"
 )
 
 func init() {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/llm"
-	"github.com/spade-rl/spade/internal/llm/llmtest"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm/llmtest"
+	"github.com/spadekit/spade/schemas"
 )
 
 // loopTables are every table one step of the whole loop writes.

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
-	"github.com/spade-rl/spade/stages/run/fixture"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/run/fixture"
 )
 
 // spadeCmd returns the spade binary (built once by TestMain) set up to run with args.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/stages/sample"
+	"github.com/spadekit/spade/stages/sample"
 )
 
 func init() {

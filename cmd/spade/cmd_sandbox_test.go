@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // sandboxEnv pins the interpreter the CLI's sandbox uses in tests.

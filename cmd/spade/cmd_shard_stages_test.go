@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/lake/s3test"
-	"github.com/spade-rl/spade/internal/llm"
-	"github.com/spade-rl/spade/internal/llm/llmtest"
-	"github.com/spade-rl/spade/internal/shard"
-	"github.com/spade-rl/spade/schemas"
-	"github.com/spade-rl/spade/stages/rollout"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/lake/s3test"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm/llmtest"
+	"github.com/spadekit/spade/internal/shard"
+	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/rollout"
 )
 
 // stageEnv is the environment of the spade child processes of these tests.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/internal/synth"
+	"github.com/spadekit/spade/internal/synth"
 )
 
 func init() {

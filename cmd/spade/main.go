@@ -16,8 +16,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
 )
 
 // Exit codes, documented in the README.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spadekit/spade/internal/gobuild"
 )
 
 // spadeBin is the spade binary built once for the CLI tests, so they run it as a user does.
@@ -24,8 +26,8 @@ func TestMain(m *testing.M) {
 	}
 	testTmp = dir
 	spadeBin = filepath.Join(dir, "spade")
-	if out, err := exec.Command("go", "build", "-o", spadeBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building spade: %v\n%s", err, out)
+	if err := gobuild.Build(gobuild.SpadePackage, spadeBin); err != nil {
+		fmt.Fprintf(os.Stderr, "building spade: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

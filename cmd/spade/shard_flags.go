@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/shard"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/shard"
 )
 
 // stepFlags are the flags every stage command takes (DESIGN §4, §9): the step, the shard of the step

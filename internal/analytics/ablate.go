@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/spade-rl/spade/internal/duck"
-	"github.com/spade-rl/spade/internal/embed"
-	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/embed"
+	"github.com/spadekit/spade/internal/lake"
 )
 
 // CompareOptions configures the side-by-side comparison of runs.

@@ -5,9 +5,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/synth"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/synth"
+	"github.com/spadekit/spade/schemas"
 )
 
 func TestCalibratedVendi(t *testing.T) {

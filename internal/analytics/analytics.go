@@ -14,11 +14,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/duck"
-	"github.com/spade-rl/spade/internal/lake"
-	_ "github.com/spade-rl/spade/internal/vendi" // registers vendi, vendi_per_n, mean_cosine_distance
-	sqlfiles "github.com/spade-rl/spade/sql"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/lake"
+	_ "github.com/spadekit/spade/internal/vendi" // registers vendi, vendi_per_n, mean_cosine_distance
+	sqlfiles "github.com/spadekit/spade/sql"
 )
 
 // DefaultEmbedder is the embedder whose vectors the diversity models read unless told otherwise.

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/synth"
+	"github.com/spadekit/spade/internal/gobuild"
+
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/synth"
 )
 
 var (
@@ -86,8 +88,8 @@ func BenchmarkModels(b *testing.B) {
 func BenchmarkMetricsCommand(b *testing.B) {
 	benchLake(b)
 	bin := filepath.Join(b.TempDir(), "spade")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/spade-rl/spade/cmd/spade").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+	if err := gobuild.Build(gobuild.SpadePackage, bin); err != nil {
+		b.Fatal(err)
 	}
 	dir := filepath.Join(os.TempDir(), "spade-bench-paper-v2")
 	b.ResetTimer()

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/spade-rl/spade/internal/vendi"
+	"github.com/spadekit/spade/internal/vendi"
 )
 
 // Calibrated is the sample-size-calibrated diversity of one set of embeddings: Vendi/n and the mean

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spade-rl/spade/internal/duck"
-	"github.com/spade-rl/spade/internal/embed"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/llm"
+	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/embed"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/llm"
 )
 
 // EmbedderSpec says which embedder to use: "tfidf_lsa" (built in), or "openai" with BaseURL and Model.

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/duck"
-	sqlfiles "github.com/spade-rl/spade/sql"
+	"github.com/spadekit/spade/internal/duck"
+	sqlfiles "github.com/spadekit/spade/sql"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/analytics/golden")

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/spade-rl/spade/internal/duck"
+	"github.com/spadekit/spade/internal/duck"
 )
 
 // Render writes t as an aligned table, CSV (with a header) or JSON (an array of objects), like

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // RescoredEnv is one env of a pool with its reward under every variant.

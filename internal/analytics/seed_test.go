@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // seedDir holds the hand-made seed tables of the golden tests: one CSV per table (header = the schema's

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/corpus"
-	"github.com/spade-rl/spade/internal/duck"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/corpus"
+	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 func TestImportDedupAndOptionalColumns(t *testing.T) {

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/duck"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/lake/s3test"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/lake/s3test"
+	"github.com/spadekit/spade/schemas"
 )
 
 func turns(step int64, n int) []schemas.TurnRow {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/duck"
-	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/lake"
 )
 
 // viewHookRuns records the runs each OnViews call saw, and whether the table views existed by then.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/duck"
+	"github.com/spadekit/spade/internal/duck"
 )
 
 // benchDocs returns n program-like documents of about `words` tokens: Python keywords, 400 topics of 24

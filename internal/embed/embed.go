@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/spade-rl/spade/internal/llm"
-	sqlfiles "github.com/spade-rl/spade/sql"
+	"github.com/spadekit/spade/internal/llm"
+	sqlfiles "github.com/spadekit/spade/sql"
 )
 
 // TFIDFLSAName is the embedder name stored for the built-in TF-IDF + LSA.

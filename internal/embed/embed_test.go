@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/duck"
+	"github.com/spadekit/spade/internal/duck"
 )
 
 // python returns Debian's interpreter (numpy, scikit-learn from apt), failing in CI when it is missing.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/spade-rl/spade/internal/linalg"
+	"github.com/spadekit/spade/internal/linalg"
 )
 
 // The pure-Go fallbacks of lapack.go for builds without OpenBLAS (-tags noopenblas): slower, same results

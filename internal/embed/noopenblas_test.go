@@ -13,7 +13,7 @@ func TestBuildsWithoutOpenBLAS(t *testing.T) {
 		t.Skip("builds the module twice; skipped with -short")
 	}
 	for _, args := range [][]string{
-		{"vet", "-tags", "noopenblas", "github.com/spade-rl/spade/..."},
+		{"vet", "-tags", "noopenblas", "github.com/spadekit/spade/..."},
 		{"test", "-tags", "noopenblas", "-count=1", "-run", "TestLSAMatchesExactSVD|TestTFIDFLSAEmbedOrderAndDuplicates", "."},
 	} {
 		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/duck"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // writeBenchFixture is built once per test binary (the harness calls a benchmark more than once): the

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/lake/s3test"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/lake/s3test"
+	"github.com/spadekit/spade/schemas"
 )
 
 func TestEncodingIsDeterministic(t *testing.T) {

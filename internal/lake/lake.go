@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spade-rl/spade/internal/config"
+	"github.com/spadekit/spade/internal/config"
 )
 
 // ErrCommitted is returned when writing a partition that is already committed without Force.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // childEnv selects a child mode: the test binary re-executes itself to get real writer processes that

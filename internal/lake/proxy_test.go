@@ -15,9 +15,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/lake/s3test"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/lake/s3test"
+	"github.com/spadekit/spade/schemas"
 )
 
 // faultyProxy sits between the S3 client and the server. On a fraction `rate` of requests it answers 503

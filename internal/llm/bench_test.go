@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/llm"
-	"github.com/spade-rl/spade/internal/llm/llmtest"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm/llmtest"
 )
 
 // BenchmarkChatThroughput measures chat calls per second with 256 in flight against the scripted server

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // SettingsFromConfig builds client settings from a run config. weightsVersion, when not empty, is the

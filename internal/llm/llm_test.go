@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/llm"
-	"github.com/spade-rl/spade/internal/llm/llmtest"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm/llmtest"
+	"github.com/spadekit/spade/schemas"
 )
 
 const model = "qwen3-test"

@@ -3,7 +3,7 @@ package llm
 import (
 	"encoding/json"
 
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/schemas"
 )
 
 // Row converts a recorded call into its `llm_calls` row. Token ids are stored as int32 (vocabularies are

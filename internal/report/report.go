@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spade-rl/spade/internal/analytics"
+	"github.com/spadekit/spade/internal/analytics"
 )
 
 // Chart is one rendered chart of the report.

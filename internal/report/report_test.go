@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/analytics"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/synth"
+	"github.com/spadekit/spade/internal/analytics"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/synth"
 )
 
 // chromium returns the headless browser (Debian's chromium; SPADE_CHROMIUM overrides), failing in CI

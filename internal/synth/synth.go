@@ -23,9 +23,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // Variant selects the ablation the synthetic run imitates.

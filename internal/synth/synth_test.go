@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // TestSmallRunValidates writes the small run and checks every row against its schema's Validate and the

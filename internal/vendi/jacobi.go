@@ -1,6 +1,6 @@
 package vendi
 
-import "github.com/spade-rl/spade/internal/linalg"
+import "github.com/spadekit/spade/internal/linalg"
 
 // jacobiEigenvalues returns the eigenvalues (ascending) of the symmetric m×m matrix a (row-major,
 // overwritten) by cyclic Jacobi rotations: the reference in tests and the noopenblas fallback.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
-	"github.com/spade-rl/spade/internal/duck"
+	"github.com/spadekit/spade/internal/duck"
 )
 
 // The SQL functions registered on every DuckDB session (duck.OnOpen): each takes a list of vectors

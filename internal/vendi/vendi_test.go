@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/duck"
+	"github.com/spadekit/spade/internal/duck"
 )
 
 // referenceScore is the reference formula computed the long way: K_ij = x_i·x_j/(‖x_i‖‖x_j‖) as an n×n

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/sandbox"
+	"github.com/spadekit/spade/internal/sandbox"
 )
 
 // BenchmarkGateThroughput runs every gate check on all sample envs (two at a time, the

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spade-rl/spade/internal/sandbox"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/sandbox"
+	"github.com/spadekit/spade/schemas"
 )
 
 // The check names, in the order they run (schemas.GateResultRow.Check).

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/sandbox"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/sandbox"
+	"github.com/spadekit/spade/schemas"
 )
 
 // allReachable is the test's stand-in screen model: it answers yes for every instruction.

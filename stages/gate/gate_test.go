@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/sandbox"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/sandbox"
+	"github.com/spadekit/spade/schemas"
 )
 
 // fixedRegenerator stands in for the Designer: it answers every regeneration with one program.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/sandbox"
+	"github.com/spadekit/spade/internal/sandbox"
 )
 
 // sample is one program of testdata/envs or testdata/hostile.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/sandbox"
+	"github.com/spadekit/spade/internal/sandbox"
 )
 
 // target is what the hostile programs attack: a planted file, an outside directory, a

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spade-rl/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm"
 )
 
 // ScreenPrompt is the system prompt of the tools setting's LLM screen (version 1).

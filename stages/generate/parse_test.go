@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/stages/generate"
+	"github.com/spadekit/spade/stages/generate"
 )
 
 const envCode = `class Guess:

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/schemas"
 )
 
 //go:embed prompts/*.tmpl

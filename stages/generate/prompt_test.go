@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/schemas"
-	"github.com/spade-rl/spade/stages/generate"
+	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/generate"
 )
 
 // Both embedded templates render every section: document, memory, previous attempt, contract.

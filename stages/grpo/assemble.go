@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/schemas"
 )
 
 // ErrMissingTokens is returned when an llm_calls row lacks the token ids or log-probs GRPO trains on.

@@ -3,7 +3,7 @@ package grpo
 import (
 	"math/rand/v2"
 
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/schemas"
 )
 
 // AssignBatches returns the step's samples in training order with Step and Batch set: the agent samples

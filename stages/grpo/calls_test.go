@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // TestReadCallsMatchesTheRowReader: the column fast path returns what lake.ReadRows returns (less the

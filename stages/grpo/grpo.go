@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/shard"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/shard"
+	"github.com/spadekit/spade/schemas"
 )
 
 // Options are the per-invocation settings of the stage (the rest comes from run.json).

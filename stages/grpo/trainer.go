@@ -20,8 +20,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/schemas"
 )
 
 // TrainerKind names a Trainer implementation; the values are those of the grpo.trainer key.

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/schemas"
 )
 
 func TestNewTrainerValidatesKind(t *testing.T) {

@@ -3,7 +3,7 @@ package regret
 import (
 	"sort"
 
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/schemas"
 )
 
 // SkillMeans returns r̄_t(s) for every skill of a step: the mean over the skill's scored envs of r̄(e)

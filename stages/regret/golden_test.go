@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
 )
 
 // loadEpisodes reads testdata/regret/episodes.csv (step,env_id,skill,hinted,return,success,ended_by).

@@ -1,6 +1,6 @@
 package regret
 
-import "github.com/spade-rl/spade/schemas"
+import "github.com/spadekit/spade/schemas"
 
 // MemoryLabel labels a scored env for the Designer's memory (SPADE §2.4) against the learnable band
 // [lo, hi] (metrics.band_lo, metrics.band_hi):

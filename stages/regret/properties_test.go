@@ -8,10 +8,10 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/shard"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/shard"
+	"github.com/spadekit/spade/schemas"
 )
 
 func TestAnchorByHand(t *testing.T) {

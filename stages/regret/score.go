@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/schemas"
 )
 
 // Params are the reward settings of a run (DESIGN §10), checked once.

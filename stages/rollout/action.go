@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/spade-rl/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm"
 )
 
 var (

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/llm"
-	"github.com/spade-rl/spade/internal/llm/llmtest"
-	"github.com/spade-rl/spade/schemas"
-	"github.com/spade-rl/spade/stages/rollout"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm/llmtest"
+	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/rollout"
 )
 
 // BenchmarkRolloutPaperScale plays one paper-scale step: 24 envs × (16 + 16) episodes × 25 turns =

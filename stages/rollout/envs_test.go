@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spade-rl/spade/internal/llm"
-	"github.com/spade-rl/spade/internal/llm/llmtest"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm/llmtest"
 )
 
 // Test environments in the Designer's format, played through the real sandbox.

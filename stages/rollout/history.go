@@ -1,6 +1,6 @@
 package rollout
 
-import "github.com/spade-rl/spade/internal/llm"
+import "github.com/spadekit/spade/internal/llm"
 
 // BytesPerToken is the estimate used to fit the history into the context: 4 bytes of UTF-8 per token,
 // about right for English with Qwen3's tokenizer, and cheap enough to run on every turn.

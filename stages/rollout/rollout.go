@@ -16,12 +16,12 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/llm"
-	"github.com/spade-rl/spade/internal/sandbox"
-	"github.com/spade-rl/spade/internal/shard"
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/sandbox"
+	"github.com/spadekit/spade/internal/shard"
+	"github.com/spadekit/spade/schemas"
 )
 
 //go:embed prompts/*.tmpl

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/stages/grpo"
-	"github.com/spade-rl/spade/stages/regret"
-	"github.com/spade-rl/spade/stages/run/fixture"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/stages/grpo"
+	"github.com/spadekit/spade/stages/regret"
+	"github.com/spadekit/spade/stages/run/fixture"
 )
 
 var (

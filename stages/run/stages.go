@@ -6,15 +6,15 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/internal/llm"
-	"github.com/spade-rl/spade/schemas"
-	"github.com/spade-rl/spade/stages/gate"
-	"github.com/spade-rl/spade/stages/generate"
-	"github.com/spade-rl/spade/stages/grpo"
-	"github.com/spade-rl/spade/stages/regret"
-	"github.com/spade-rl/spade/stages/rollout"
-	"github.com/spade-rl/spade/stages/sample"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/gate"
+	"github.com/spadekit/spade/stages/generate"
+	"github.com/spadekit/spade/stages/grpo"
+	"github.com/spadekit/spade/stages/regret"
+	"github.com/spadekit/spade/stages/rollout"
+	"github.com/spadekit/spade/stages/sample"
 )
 
 // Deps is what the real stages need from the caller.

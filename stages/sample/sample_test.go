@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spade-rl/spade/internal/config"
-	"github.com/spade-rl/spade/internal/lake"
-	"github.com/spade-rl/spade/schemas"
-	"github.com/spade-rl/spade/stages/sample"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/sample"
 )
 
 func TestActiveSkillsRotateThroughAllSix(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/spade-rl/spade/schemas"
+	"github.com/spadekit/spade/schemas"
 )
 
 // SkillOrder returns the run's fixed rotation of the six games skills: schemas.Skills shuffled by a

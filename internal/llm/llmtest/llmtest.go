@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spade-rl/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm"
 )
 
 // Reply is what the script answers to one request.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spade-rl/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm"
 )
 
 // Program is a sample environment program and its hint, as the scripted Designer answers them.

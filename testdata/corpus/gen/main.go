@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/spade-rl/spade/internal/lake"
+	"github.com/spadekit/spade/internal/lake"
 )
 
 // doc is a corpus document in the layout of a Hugging Face dataset export.

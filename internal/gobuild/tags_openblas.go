@@ -1,0 +1,6 @@
+//go:build !noopenblas
+
+package gobuild
+
+// tags are the build tags of this binary that Build passes on (none: OpenBLAS is linked).
+var tags []string
