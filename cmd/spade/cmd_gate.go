@@ -1,60 +1,37 @@
 package main
 
 import (
-	"fmt"
-	"log/slog"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/spadekit/spade/stages/gate"
-	"github.com/spadekit/spade/stages/generate"
 	steprun "github.com/spadekit/spade/stages/run"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 func init() {
-	register(&cli.Command{
-		Name:  "gate",
-		Usage: "check a pool step's candidates in the sandbox and commit the accepted envs",
-		Description: "Runs every gate check on each candidate of the step, in order (static, load, instantiate,\n" +
+	stageCommand{
+		name:  stage.Gate,
+		usage: "check a pool step's candidates in the sandbox and commit the accepted envs",
+		description: "Runs every gate check on each candidate of the step, in order (static, load, instantiate,\n" +
 			"deterministic reset, smoke probes, trivial, hint leak; for the tools setting also tools_schema, tools_reset,\n" +
 			"tools_conditions and the LLM screen), writing one gate_results row per check. A slot whose candidates all\n" +
 			"fail goes back to the Designer with the error, up to gate.max_attempts attempts. The accepted env of each\n" +
 			"slot forms the envs partition of the step. Slots are split among shards by slot number.\n\n" +
 			"Example: spade --run r1 gate --step 0\n" +
 			"         spade --run r1 gate --step 0 --no-regenerate   # judge only the candidates already in the lake",
-		Flags: append(stepFlags(),
+		flags: []cli.Flag{
 			&cli.BoolFlag{Name: "no-regenerate", Usage: "do not ask the Designer again for failed slots"},
 			&cli.BoolFlag{Name: "unsafe-no-isolation", Usage: "run generated code WITHOUT isolation when no sandbox works (dangerous)"},
-		),
-		Action: func(c *cli.Context) error {
-			step, spec, lk, run, err := stageArgs(c)
-			if err != nil {
-				return err
-			}
-			opts := gate.Options{Shard: spec.Index, Shards: spec.Shards(), Force: c.Bool("force"),
-				UnsafeNoIsolation: c.Bool("unsafe-no-isolation"), Log: slog.Default()}
-			if !c.Bool("no-regenerate") {
-				weights, err := steprun.WeightsVersion(c.Context, lk, run, step)
-				if err != nil {
-					return err
-				}
-				g, err := generate.NewGenerator(c.Context, lk, run, generate.Options{WeightsVersion: weights, Log: slog.Default()})
-				if err != nil {
-					return fmt.Errorf("gate: the Designer regenerates failed slots and is not reachable: %w (pass --no-regenerate to judge only the candidates in the lake)", err)
-				}
-				opts.Regenerator = g
-			}
-			res, err := gate.Run(c.Context, lk, run, step, opts)
-			if err != nil {
-				return err
-			}
-			if res.Skipped {
-				fmt.Fprintf(c.App.Writer, "gate: step %d already committed (use --force to redo it)\n", step)
-				return nil
-			}
-			fmt.Fprintf(c.App.Writer, "gate: step %d: %d of %d slots accepted, %d candidates checked (%d regenerated) in %.1fs\n",
-				step, res.Accepted, res.Slots, res.Attempts, res.Regenerated, res.Elapsed.Seconds())
-			return nil
+			weightsFlag(),
 		},
-	})
+		stageFor: func(c *cli.Context, env *stage.Env) (stage.Stage, error) {
+			env.UnsafeNoIsolation = c.Bool("unsafe-no-isolation")
+			env.Weights = c.String("weights")
+			s := gate.Stage{}
+			if !c.Bool("no-regenerate") {
+				s.NewRegenerator = steprun.Regenerator
+			}
+			return s, nil
+		},
+	}.register()
 }

@@ -19,11 +19,8 @@ import (
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
-	"github.com/spadekit/spade/stages/gate"
-	"github.com/spadekit/spade/stages/generate"
-	"github.com/spadekit/spade/stages/regret"
-	"github.com/spadekit/spade/stages/rollout"
-	"github.com/spadekit/spade/stages/sample"
+	steprun "github.com/spadekit/spade/stages/run"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // recordSampleRun rewrites testdata/sample-run: go test ./cmd/spade -run TestSampleRun -record-sample-run
@@ -91,40 +88,29 @@ func newLLMLoopLake(t testing.TB, dir string) *lake.Lake {
 func runLLMLoop(t testing.TB, lk *lake.Lake, run string) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := lk.RunConfig(ctx, run)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pool, err := sandbox.NewPool(ctx, sandbox.Options{Python: os.Getenv(sandbox.PythonEnv), Workers: 6})
 	if err != nil {
 		t.Fatalf("sandbox: %v", err)
 	}
 	defer pool.Close()
+	env, err := stage.NewEnv(ctx, lk, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.SetPool(pool)
 	for step := int64(0); step < 4; step++ {
-		if step%int64(cfg.Sample.RefreshEvery) == 0 {
-			if _, err := sample.Run(ctx, lk, run, step, sample.Options{}); err != nil {
-				t.Fatalf("sample %d: %v", step, err)
+		for _, s := range steprun.Stages() {
+			if s.Name() == stage.GRPO || !s.Due(env.Config, step) {
+				continue
 			}
-			if _, err := generate.Run(ctx, lk, run, step, generate.Options{}); err != nil {
-				t.Fatalf("generate %d: %v", step, err)
-			}
-			regen, err := generate.NewGenerator(ctx, lk, run, generate.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := gate.Run(ctx, lk, run, step, gate.Options{Pool: pool, Regenerator: regen})
-			if err != nil {
-				t.Fatalf("gate %d: %v", step, err)
-			}
-			if res.Accepted == 0 {
-				t.Fatalf("gate %d accepted nothing: %+v", step, res)
+			if _, err := stage.Execute(ctx, env, s, step); err != nil {
+				t.Fatalf("%s %d: %v", s.Name(), step, err)
 			}
 		}
-		if _, err := rollout.Run(ctx, lk, run, step, rollout.Options{Pool: pool}); err != nil {
-			t.Fatalf("rollout %d: %v", step, err)
-		}
-		if _, err := regret.Run(ctx, lk, run, step, regret.Options{}); err != nil {
-			t.Fatalf("regret %d: %v", step, err)
+		if stage.RefreshDue(env.Config, step) {
+			if envs, err := lake.ReadRows[schemas.EnvRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: step}); err != nil || len(envs) == 0 {
+				t.Fatalf("gate %d accepted nothing: %v", step, err)
+			}
 		}
 	}
 }

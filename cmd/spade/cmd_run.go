@@ -7,7 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spadekit/spade/internal/shard"
 	steprun "github.com/spadekit/spade/stages/run"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 func init() {
@@ -31,11 +33,11 @@ func init() {
 			if err != nil {
 				return asUsage(err)
 			}
-			lk, run, _, err := openRun(c)
+			lk, run, cfg, err := openRun(c)
 			if err != nil {
 				return err
 			}
-			stages := steprun.Stages(steprun.Deps{Lake: lk, Run: run, Log: slog.Default(), TrainerLog: os.Stderr, TrainerDir: c.String("trainer-dir")})
+			stages := steprun.Stages()
 			var only []string
 			if s := c.String("only"); s != "" {
 				only = strings.Split(s, ",")
@@ -43,7 +45,10 @@ func init() {
 			if stages, err = steprun.Select(stages, only); err != nil {
 				return asUsage(err)
 			}
-			_, err = steprun.Run(c.Context, lk, run, from, to, steprun.Options{Stages: stages, Out: c.App.Writer, Log: slog.Default()})
+			env := &stage.Env{Lake: lk, Run: run, Config: cfg, Shard: shard.All, Log: slog.Default(),
+				TrainerLog: os.Stderr, TrainerDir: c.String("trainer-dir")}
+			defer env.Close()
+			_, err = steprun.Run(c.Context, env, from, to, steprun.Options{Stages: stages, Out: c.App.Writer, Log: slog.Default()})
 			return err
 		},
 	})

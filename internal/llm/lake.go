@@ -53,17 +53,24 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 	return s
 }
 
+// WithEnvBaseURL returns s with $OPENAI_BASE_URL as the base URL of every role that has none.
+func (s Settings) WithEnvBaseURL() Settings {
+	env := os.Getenv("OPENAI_BASE_URL")
+	roles := make(map[Role]RoleSettings, len(s.Roles))
+	for r, rs := range s.Roles {
+		if rs.BaseURL == "" {
+			rs.BaseURL = env
+		}
+		roles[r] = rs
+	}
+	s.Roles = roles
+	return s
+}
+
 // NewFromConfig returns a client for a run config, replaying from lk when a role's base URL is
 // "replay:<run>", and checks the given roles before any work (see Check).
 func NewFromConfig(ctx context.Context, cfg *config.Config, lk *lake.Lake, weightsVersion string, roles ...Role) (*Client, error) {
-	s := SettingsFromConfig(cfg, weightsVersion)
-	for _, r := range roles {
-		if rs := s.Roles[r]; rs.BaseURL == "" {
-			rs.BaseURL = os.Getenv("OPENAI_BASE_URL")
-			s.Roles[r] = rs
-		}
-	}
-	c, err := New(ctx, s, LakeReplayLoader(lk))
+	c, err := New(ctx, SettingsFromConfig(cfg, weightsVersion).WithEnvBaseURL(), LakeReplayLoader(lk))
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sort"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // Regenerator asks the Designer for a new attempt at a slot whose last candidate failed the
@@ -30,38 +30,22 @@ type Regenerator interface {
 	Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error)
 }
 
-// FragmentScreen is the llm_calls fragment of a step that holds the gate's screen calls.
-const FragmentScreen = "gate-screen"
-
-// Options are the per-invocation settings of the stage (the rest comes from run.json).
+// Options are the gate's own settings of one invocation (the rest comes from the stage.Env).
 type Options struct {
-	// Shard and Shards split the slots (slot mod Shards == Shard); Shards 0 means 1.
-	Shard, Shards int
-	// Force replaces committed gate_results and envs partitions.
-	Force bool
-	// Pool runs the programs; nil makes one from the run's sandbox.* settings (closed on return).
-	Pool *sandbox.Pool
 	// Regenerator asks the Designer again for failed slots; nil judges the lake's candidates only.
 	Regenerator Regenerator
 	// Screen is the tools setting's LLM screen. Nil builds an LLMScreen from the run's llm.screen.*
 	// settings when llm.screen.model or llm.screen.base_url is set (its calls are committed to
 	// llm_calls), and otherwise records tools_screen as skipped.
 	Screen Screen
-	// UnsafeNoIsolation lets the pool run generated code without isolation when no layer works
-	// (the CLI's --unsafe-no-isolation; sandbox.unsafe_no_isolation in the run config).
-	UnsafeNoIsolation bool
 	// NoStatic switches the static check off (for containment tests; never in a real run).
 	NoStatic bool
 	// Concurrency is how many candidates are checked at once (default: the pool's workers).
 	Concurrency int
-	// Log receives progress; nil discards it.
-	Log *slog.Logger
 }
 
 // Result reports what the stage did.
 type Result struct {
-	// Skipped is true when both partitions were committed and Force was not set.
-	Skipped bool
 	// Slots is the number of slots judged (this shard).
 	Slots int
 	// Accepted is the number of slots with an accepted env.
@@ -74,53 +58,53 @@ type Result struct {
 	Elapsed time.Duration
 }
 
-// PoolOptions maps a run's sandbox settings to pool options.
-func PoolOptions(cfg *config.Config) sandbox.Options {
-	s := cfg.Sandbox
-	return sandbox.Options{
-		Python:         s.Python,
-		Workers:        s.Workers,
-		LoadTimeout:    time.Duration(s.LoadTimeoutSeconds) * time.Second,
-		ResetTimeout:   time.Duration(s.LoadTimeoutSeconds) * time.Second,
-		StepTimeout:    time.Duration(s.StepTimeoutSeconds) * time.Second,
-		AddressSpace:   int64(s.MemoryMB) << 20,
-		ObservationCap: s.MaxObservationBytes,
-		AllowUnsafe:    s.UnsafeNoIsolation,
-	}
+// Stage is the gate stage as the stage contract runs it (stage.Execute).
+type Stage struct {
+	Options
+	// NewRegenerator, when set and Options.Regenerator is nil, makes the Regenerator of the step (the
+	// runner and the CLI pass generate's); nil judges the lake's candidates only.
+	NewRegenerator func(ctx context.Context, env *stage.Env, step int64) (Regenerator, error)
 }
 
-// Run judges the candidates of pool step `step` of `run` and commits gate_results and envs.
-func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+// Name is "gate".
+func (Stage) Name() stage.Name { return stage.Gate }
+
+// Reads is the step's candidates.
+func (Stage) Reads() []stage.Input {
+	return []stage.Input{{Table: schemas.CandidatesSpec.Name, From: stage.Generate}}
+}
+
+// Writes is gate_results, then envs (the marker).
+func (Stage) Writes() []string { return []string{schemas.GateResultsSpec.Name, schemas.EnvsSpec.Name} }
+
+// Due is true at pool refresh steps.
+func (Stage) Due(cfg *config.Config, step int64) bool { return stage.RefreshDue(cfg, step) }
+
+// Run judges the step's candidates and returns the closing line.
+func (s Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error) {
+	opts := s.Options
+	if opts.Regenerator == nil && s.NewRegenerator != nil {
+		regen, err := s.NewRegenerator(ctx, env, step)
+		if err != nil {
+			return "", fmt.Errorf("gate: the Designer regenerates failed slots and is not reachable: %w (pass --no-regenerate to judge only the candidates in the lake)", err)
+		}
+		opts.Regenerator = regen
 	}
-	if opts.Shards <= 0 {
-		opts.Shards = 1
-	}
-	if opts.Shard < 0 || opts.Shard >= opts.Shards {
-		return Result{}, fmt.Errorf("gate: shard %d out of range [0, %d)", opts.Shard, opts.Shards)
-	}
-	cfg, err := lk.RunConfig(ctx, run)
+	res, err := Run(ctx, env, step, opts)
 	if err != nil {
-		return Result{}, err
+		return "", err
 	}
+	return fmt.Sprintf("%d of %d slots accepted, %d candidates checked (%d regenerated) in %.1fs",
+		res.Accepted, res.Slots, res.Attempts, res.Regenerated, res.Elapsed.Seconds()), nil
+}
+
+// Run judges the candidates of pool step `step` (env's shard of the slots: slot mod shards = shard) in
+// env's sandbox pool and commits gate_results and envs.
+func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result, error) {
+	log, cfg, lk, run := env.Logger(), env.Config, env.Lake, env.Run
+	shards, myShard := env.Shard.Shards(), env.Shard.Index
 	resultsKey := lake.PartitionKey{Run: run, Table: schemas.GateResultsSpec.Name, Step: step}
 	envsKey := lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: step}
-	if !opts.Force {
-		a, err := lk.Committed(ctx, resultsKey)
-		if err != nil {
-			return Result{}, err
-		}
-		b, err := lk.Committed(ctx, envsKey)
-		if err != nil {
-			return Result{}, err
-		}
-		if a && b {
-			log.Info("gate: already committed", "run", run, "step", step)
-			return Result{Skipped: true}, nil
-		}
-	}
 	// Generate's attempts and the regenerated ones (fragments of the step, see Regenerator).
 	candidates, err := lake.ReadStep[schemas.CandidateRow](ctx, lk, run, schemas.CandidatesSpec.Name, step)
 	if errors.Is(err, lake.ErrNotCommitted) {
@@ -129,24 +113,14 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	if err != nil {
 		return Result{}, fmt.Errorf("gate: read candidates: %w", err)
 	}
-	pool := opts.Pool
-	if pool == nil {
-		popts := PoolOptions(cfg)
-		popts.AllowUnsafe = popts.AllowUnsafe || opts.UnsafeNoIsolation
-		pool, err = sandbox.NewPool(ctx, popts)
-		if err != nil {
-			return Result{}, fmt.Errorf("gate: %w", err)
-		}
-		defer pool.Close()
+	pool, err := env.Pool(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("gate: %w", err)
 	}
-	if pool.Isolation() == sandbox.IsolationNone {
-		log.Warn("gate: RUNNING GENERATED CODE WITHOUT ISOLATION (unsafe_no_isolation): it can read your files and secrets")
-	}
-	log.Info("gate: sandbox", "isolation", pool.Isolation(), "python", pool.Python().Executable)
 
 	slots := map[int32][]schemas.CandidateRow{}
 	for _, c := range candidates {
-		if int(c.Slot)%opts.Shards == opts.Shard {
+		if int(c.Slot)%shards == myShard {
 			slots[c.Slot] = append(slots[c.Slot], c)
 		}
 	}
@@ -208,16 +182,16 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	if screenClient != nil {
 		// The screen's calls are the "gate-screen" fragment of the step's llm_calls, one shard per gate
 		// process; a re-run shard replaces its own.
-		sopts := lake.WriteOptions{Shard: opts.Shard, Shards: opts.Shards, ReplaceShard: true}
-		if err := llm.CommitCalls(ctx, lk, run, step, FragmentScreen, screenClient.TakeCalls(), sopts); err != nil {
+		sopts := lake.WriteOptions{Shard: myShard, Shards: shards, ReplaceShard: true}
+		if err := llm.CommitCalls(ctx, lk, run, step, schemas.FragmentScreen, screenClient.TakeCalls(), sopts); err != nil {
 			return res, fmt.Errorf("gate: commit screen calls: %w", err)
 		}
 	}
-	wopts := lake.WriteOptions{Shard: opts.Shard, Shards: opts.Shards, Force: opts.Force}
-	if _, err := lake.WriteRows(ctx, lk, resultsKey, results, wopts); err != nil && !(errors.Is(err, lake.ErrCommitted) && !opts.Force) {
+	wopts := lake.WriteOptions{Shard: myShard, Shards: shards, Force: env.Force}
+	if _, err := lake.WriteRows(ctx, lk, resultsKey, results, wopts); err != nil && !(errors.Is(err, lake.ErrCommitted) && !env.Force) {
 		return res, fmt.Errorf("gate: write gate_results: %w", err)
 	}
-	if _, err := lake.WriteRows(ctx, lk, envsKey, envs, wopts); err != nil && !(errors.Is(err, lake.ErrCommitted) && !opts.Force) {
+	if _, err := lake.WriteRows(ctx, lk, envsKey, envs, wopts); err != nil && !(errors.Is(err, lake.ErrCommitted) && !env.Force) {
 		return res, fmt.Errorf("gate: write envs: %w", err)
 	}
 	log.Info("gate: committed", "run", run, "step", step, "slots", res.Slots, "accepted", res.Accepted,

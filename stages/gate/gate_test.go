@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spadekit/spade/internal/shard"
+	"github.com/spadekit/spade/stages/stage"
+
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/sandbox"
@@ -79,7 +82,7 @@ func TestRunCommitsResultsAndEnvs(t *testing.T) {
 	pool := newPool(t, sandbox.IsolationBwrap)
 	regen := &fixedRegenerator{code: envs[3].Code, hint: envs[3].Hint}
 
-	res, err := Run(ctx, lk, run, 0, Options{Pool: pool, Regenerator: regen})
+	res, err := Run(ctx, poolEnv(t, lk, run, pool, shard.All), 0, Options{Regenerator: regen})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,7 @@ func TestRunCommitsResultsAndEnvs(t *testing.T) {
 	if len(bySlot) != 4 || bySlot[2].Attempt != 2 || bySlot[2].EnvID != "env-2-r2" || bySlot[0].ClassName == "" || len(bySlot[1].CodeSHA256) != 64 {
 		t.Fatalf("envs %+v", bySlot)
 	}
-	again, err := Run(ctx, lk, run, 0, Options{Pool: pool})
+	again, err := stage.Execute(ctx, poolEnv(t, lk, run, pool, shard.All), Stage{}, 0)
 	if err != nil || !again.Skipped {
 		t.Fatalf("second run: %+v, %v; want skipped", again, err)
 	}
@@ -133,14 +136,14 @@ func TestRunWithoutRegeneratorJudgesLakeOnly(t *testing.T) {
 	second.Attempt, second.EnvID = 2, "env-1-a2"
 	lk, run := newRun(t, []schemas.CandidateRow{candidate(0, envs[0]), bad, second})
 	pool := newPool(t, sandbox.IsolationBwrap)
-	res, err := Run(context.Background(), lk, run, 0, Options{Pool: pool, Shards: 2, Shard: 1})
+	res, err := Run(context.Background(), poolEnv(t, lk, run, pool, shard.Spec{Index: 1, Count: 2}), 0, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Slots != 1 || res.Accepted != 1 || res.Attempts != 2 || res.Regenerated != 0 {
 		t.Fatalf("shard 1: %+v", res)
 	}
-	if _, err := Run(context.Background(), lk, run, 0, Options{Pool: pool, Shards: 2, Shard: 0}); err != nil {
+	if _, err := Run(context.Background(), poolEnv(t, lk, run, pool, shard.Spec{Index: 0, Count: 2}), 0, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	accepted, err := lake.ReadRows[schemas.EnvRow](context.Background(), lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: 0})
@@ -167,7 +170,7 @@ func TestRegenerationStopsAtMaxAttempts(t *testing.T) {
 	bad.Code = "x = 1\n"
 	lk, run := newRun(t, []schemas.CandidateRow{bad})
 	regen := &failingRegenerator{}
-	res, err := Run(context.Background(), lk, run, 0, Options{Pool: newPool(t, sandbox.IsolationBwrap), Regenerator: regen})
+	res, err := Run(context.Background(), poolEnv(t, lk, run, newPool(t, sandbox.IsolationBwrap), shard.All), 0, Options{Regenerator: regen})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,4 +191,16 @@ func TestRegenerationStopsAtMaxAttempts(t *testing.T) {
 	if !strings.Contains(last, "reset: ") || !strings.Contains(last, "NameError") {
 		t.Fatalf("attempt 5 failure %q, want reset NameError", last)
 	}
+}
+
+// poolEnv returns the stage.Env of run for one shard, running programs in pool.
+func poolEnv(t *testing.T, lk *lake.Lake, run string, pool *sandbox.Pool, spec shard.Spec) *stage.Env {
+	t.Helper()
+	env, err := stage.NewEnv(context.Background(), lk, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Shard = spec
+	env.SetPool(pool)
+	return env
 }

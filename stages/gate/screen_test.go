@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spadekit/spade/internal/shard"
+
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/llm"
@@ -64,7 +66,7 @@ func TestToolsScreenThroughLLM(t *testing.T) {
 			if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "t1", Table: schemas.CandidatesSpec.Name, Step: 0}, []schemas.CandidateRow{cand}, lake.WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			res, err := Run(ctx, lk, "t1", 0, Options{Pool: newPool(t, sandbox.IsolationBwrap)})
+			res, err := Run(ctx, poolEnv(t, lk, "t1", newPool(t, sandbox.IsolationBwrap), shard.All), 0, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

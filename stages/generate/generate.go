@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sort"
 	"strings"
@@ -17,30 +16,11 @@ import (
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
-
-// Options are the per-invocation settings of the stage.
-type Options struct {
-	// Force replaces a committed candidates partition (and drops the gate's regenerated attempts of the
-	// step, which were regenerated from the replaced ones).
-	Force bool
-	// Shard and Shards split the slots between processes (slot mod Shards == Shard, as the gate splits
-	// them: a slot's env_id changes with each attempt, so slots, not env ids, are the unit); Shards 0
-	// means 1. The candidates partition and the "generate" llm_calls fragment commit when all are in.
-	Shard, Shards int
-	// WeightsVersion is the served name of the current trained weights ("" = llm.designer.model); see
-	// llm.SettingsFromConfig.
-	WeightsVersion string
-	// Client, when set, is used instead of one built from the run config (the runner shares one).
-	Client *llm.Client
-	// Log receives progress; nil discards it.
-	Log *slog.Logger
-}
 
 // Result reports what Generate did.
 type Result struct {
-	// Skipped is true when the candidates partition was already committed.
-	Skipped bool
 	// Candidates is the number of slots written (by this shard); Parsed of them hold code and a hint.
 	Candidates int
 	// Parsed counts candidates whose response parsed.
@@ -64,71 +44,61 @@ type Generator struct {
 	memories map[int64][]schemas.MemoryRow
 }
 
-// NewGenerator reads the run config, loads the Designer template and builds (and checks) the client.
-func NewGenerator(ctx context.Context, lk *lake.Lake, run string, opts Options) (*Generator, error) {
-	cfg, err := lk.RunConfig(ctx, run)
-	if err != nil {
-		return nil, err
-	}
+// NewGenerator loads the Designer template of env's run and the client that calls the weights of step
+// (env.Client, checked before any call). It writes the slots of env's shard.
+func NewGenerator(ctx context.Context, env *stage.Env, step int64) (*Generator, error) {
+	cfg := env.Config
 	tmpl, err := LoadTemplate(cfg.Setting, cfg.LLM.PromptFile)
 	if err != nil {
 		return nil, err
 	}
-	client := opts.Client
-	if client == nil {
-		client, err = llm.NewFromConfig(ctx, cfg, lk, opts.WeightsVersion, llm.RoleDesigner)
-		if err != nil {
-			return nil, err
-		}
+	_, client, err := env.Client(ctx, step, llm.RoleDesigner)
+	if err != nil {
+		return nil, err
 	}
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return &Generator{lk: lk, run: run, cfg: cfg, client: client, tmpl: tmpl, log: log, shards: 1,
+	return &Generator{lk: env.Lake, run: env.Run, cfg: cfg, client: client, tmpl: tmpl, log: env.Logger(),
+		shard: env.Shard.Index, shards: env.Shard.Shards(),
 		samples: map[int64][]schemas.SampleRow{}, memories: map[int64][]schemas.MemoryRow{}}, nil
 }
 
-// Run is the stage: it generates attempt 1 of every slot of refresh step `step`.
-func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
-	key := lake.PartitionKey{Run: run, Table: schemas.CandidatesSpec.Name, Step: step}
-	if done, err := lk.Committed(ctx, key); err != nil {
-		return Result{}, err
-	} else if done && !opts.Force {
-		if opts.Log != nil {
-			opts.Log.Info("generate: already committed", "run", run, "step", step)
-		}
-		return Result{Skipped: true}, nil
+// Stage is the generate stage as the stage contract runs it (stage.Execute).
+type Stage struct{}
+
+// Name is "generate".
+func (Stage) Name() stage.Name { return stage.Generate }
+
+// Reads is the step's samples.
+func (Stage) Reads() []stage.Input {
+	return []stage.Input{{Table: schemas.SamplesSpec.Name, From: stage.Sample}}
+}
+
+// Writes is the "generate" fragment of llm_calls, then candidates (the marker).
+func (Stage) Writes() []string {
+	return []string{schemas.LLMCallsSpec.Name, schemas.CandidatesSpec.Name}
+}
+
+// Due is true at pool refresh steps.
+func (Stage) Due(cfg *config.Config, step int64) bool { return stage.RefreshDue(cfg, step) }
+
+// Run generates the step's first attempts and returns the closing line.
+func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error) {
+	res, err := Run(ctx, env, step)
+	if err != nil {
+		return "", err
 	}
-	shards := max(opts.Shards, 1)
-	if opts.Shard < 0 || opts.Shard >= shards {
-		return Result{}, fmt.Errorf("generate: shard %d out of range [0, %d)", opts.Shard, shards)
-	}
-	if opts.Force && shards > 1 {
-		return Result{}, fmt.Errorf("generate: --force replaces a whole partition and needs --shards 1")
-	}
-	g, err := NewGenerator(ctx, lk, run, opts)
+	return fmt.Sprintf("%d candidates, %d parsed", res.Candidates, res.Parsed), nil
+}
+
+// Run is the stage's work: it generates attempt 1 of every slot of env's shard at refresh step `step`
+// (slot mod shards = shard, the gate's split: a slot's env_id changes with each attempt); the candidates
+// partition and the "generate" llm_calls fragment commit when all shards are in. With env.Force it
+// replaces a committed candidates partition and drops the gate's regenerated attempts of the step.
+func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+	g, err := NewGenerator(ctx, env, step)
 	if err != nil {
 		return Result{}, err
 	}
-	g.shard, g.shards = opts.Shard, shards
-	return g.Generate(ctx, step, opts.Force)
-}
-
-// Fragment names of the llm_calls (and candidates) a step's writers commit besides the plain partition
-// (lake.PartitionKey.Fragment): generate's calls, and each regeneration of the gate.
-const (
-	// FragmentGenerate holds the Designer calls of attempt 1 of every slot (all shards of generate).
-	FragmentGenerate = "generate"
-	// fragmentRegeneratePrefix starts the fragment of one regeneration: gate-slotNNNNNN-attemptN.
-	fragmentRegeneratePrefix = "gate-slot"
-)
-
-// RegenerateFragment names the fragment one regeneration commits its call (in llm_calls) and its
-// candidate (in candidates) to: each (slot, attempt) is regenerated by one gate process at a time, so
-// no two writers share a fragment.
-func RegenerateFragment(slot, attempt int32) string {
-	return fmt.Sprintf("%s%06d-attempt%d", fragmentRegeneratePrefix, slot, attempt)
+	return g.Generate(ctx, step, env.Force)
 }
 
 // EnvID returns the id of a candidate: "env-" and 16 hex digits of SHA-256(seed, step, slot, attempt).
@@ -180,7 +150,7 @@ func (g *Generator) Generate(ctx context.Context, step int64, force bool) (Resul
 		}
 	}
 	wopts := lake.WriteOptions{Shard: g.shard, Shards: shards, ReplaceShard: true}
-	if err := llm.CommitCalls(ctx, g.lk, g.run, step, FragmentGenerate, g.client.TakeCalls(), wopts); err != nil {
+	if err := llm.CommitCalls(ctx, g.lk, g.run, step, schemas.FragmentGenerate, g.client.TakeCalls(), wopts); err != nil {
 		return Result{}, fmt.Errorf("generate: commit llm_calls: %w", err)
 	}
 	key := lake.PartitionKey{Run: g.run, Table: schemas.CandidatesSpec.Name, Step: step}
@@ -205,7 +175,7 @@ func (g *Generator) dropRegenerations(ctx context.Context, step int64) error {
 			return err
 		}
 		for _, p := range parts {
-			if strings.HasPrefix(p.Key.Fragment, fragmentRegeneratePrefix) {
+			if strings.HasPrefix(p.Key.Fragment, schemas.FragmentRegeneratePrefix) {
 				if err := g.lk.Drop(ctx, p.Key); err != nil {
 					return err
 				}
@@ -241,7 +211,7 @@ func (g *Generator) Regenerate(ctx context.Context, prev schemas.CandidateRow, g
 		return schemas.CandidateRow{}, err
 	}
 	own := g.takeCall(row.CallID)
-	fragment := RegenerateFragment(prev.Slot, prev.Attempt+1)
+	fragment := schemas.RegenerateFragment(prev.Slot, prev.Attempt+1)
 	// Calls first, then the candidate that marks the attempt done; a re-run after a kill between the two
 	// (the candidate is not committed, so the gate asks again) replaces the calls.
 	if err := llm.CommitCalls(ctx, g.lk, g.run, prev.Step, fragment, own, lake.WriteOptions{Force: true}); err != nil {

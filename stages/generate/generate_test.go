@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/spadekit/spade/stages/stage"
+
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/llm"
@@ -104,7 +106,7 @@ func (f *fixture) calls(t *testing.T) []schemas.LLMCallRow {
 
 func TestGenerateWritesCandidatesAndCalls(t *testing.T) {
 	f := newFixture(t, nil)
-	res, err := generate.Run(context.Background(), f.lk, f.run, refreshStep, generate.Options{WeightsVersion: trainedModel})
+	res, err := generate.Run(context.Background(), f.env(t, trainedModel), refreshStep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,9 +147,9 @@ func TestGenerateWritesCandidatesAndCalls(t *testing.T) {
 			t.Fatalf("max_tokens %d", req.MaxTokens)
 		}
 	}
-	res, err = generate.Run(context.Background(), f.lk, f.run, refreshStep, generate.Options{})
-	if err != nil || !res.Skipped {
-		t.Fatalf("second run: %+v %v", res, err)
+	out, err := stage.Execute(context.Background(), f.env(t, ""), generate.Stage{}, refreshStep)
+	if err != nil || !out.Skipped {
+		t.Fatalf("second run: %+v %v", out, err)
 	}
 }
 
@@ -155,7 +157,7 @@ func TestGenerateWritesCandidatesAndCalls(t *testing.T) {
 func prompts(t *testing.T, mutate func(*config.Config)) []string {
 	t.Helper()
 	f := newFixture(t, mutate)
-	if _, err := generate.Run(context.Background(), f.lk, f.run, refreshStep, generate.Options{WeightsVersion: trainedModel}); err != nil {
+	if _, err := generate.Run(context.Background(), f.env(t, trainedModel), refreshStep); err != nil {
 		t.Fatal(err)
 	}
 	var out []string
@@ -202,10 +204,10 @@ func TestAblationsChangeThePrompts(t *testing.T) {
 func TestRegenerateAppendsNextAttemptWithTheError(t *testing.T) {
 	f := newFixture(t, func(c *config.Config) { c.Gate.MaxAttempts = 3 })
 	ctx := context.Background()
-	if _, err := generate.Run(ctx, f.lk, f.run, refreshStep, generate.Options{}); err != nil {
+	if _, err := generate.Run(ctx, f.env(t, ""), refreshStep); err != nil {
 		t.Fatal(err)
 	}
-	g, err := generate.NewGenerator(ctx, f.lk, f.run, generate.Options{})
+	g, err := generate.NewGenerator(ctx, f.env(t, ""), refreshStep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +260,9 @@ func TestGenerateBadEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := generate.Run(ctx, f.lk, f.run, refreshStep, generate.Options{Client: client})
+	env := f.env(t, "")
+	env.SetClient(client)
+	res, err := generate.Run(ctx, env, refreshStep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,12 +281,23 @@ func TestGenerateBadEndpoints(t *testing.T) {
 	}
 	f2 := newFixture(t, func(c *config.Config) { c.LLM.Designer.Model = "no-such-model" })
 	before := f2.srv.Count()
-	_, err = generate.Run(ctx, f2.lk, f2.run, refreshStep, generate.Options{})
+	_, err = generate.Run(ctx, f2.env(t, ""), refreshStep)
 	if err == nil || !strings.Contains(err.Error(), `model "no-such-model" is not served`) || f2.srv.Count() != before {
 		t.Fatalf("unknown model: %v (%d calls made)", err, f2.srv.Count()-before)
 	}
 	f3 := newFixture(t, func(c *config.Config) { c.LLM.Designer.BaseURL = "http://127.0.0.1:1/v1" })
-	if _, err := generate.Run(ctx, f3.lk, f3.run, refreshStep, generate.Options{}); err == nil || !strings.Contains(err.Error(), "unreachable") {
+	if _, err := generate.Run(ctx, f3.env(t, ""), refreshStep); err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Fatalf("wrong endpoint: %v", err)
 	}
+}
+
+// env returns the stage.Env of the fixture's run; weights, when set, names the weights to call.
+func (f *fixture) env(t *testing.T, weights string) *stage.Env {
+	t.Helper()
+	env, err := stage.NewEnv(context.Background(), f.lk, f.run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Weights = weights
+	return env
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spadekit/spade/stages/stage"
+
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/shard"
@@ -223,7 +225,7 @@ func TestGoldenBatchesThroughTheLake(t *testing.T) {
 	ctx := context.Background()
 	lk, run := goldenLake(t, func(c *config.Config) { c.GRPO.GlobalBatch = 5 })
 	// Step 0 is not a pool end: agent samples only.
-	res0, err := Run(ctx, lk, run, 0, Options{})
+	res0, err := Run(ctx, testEnv(t, lk, run, shard.All), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +274,7 @@ func TestGoldenBatchesThroughTheLake(t *testing.T) {
 
 	// Step 1 ends the pool: designer samples from the final regret_anchor rewards, with the TIS cap.
 	trainer := &recordingTrainer{}
-	res1, err := Run(ctx, lk, run, 1, Options{Trainer: trainer})
+	res1, err := Run(ctx, testEnv(t, lk, run, shard.All), 1, trainer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +300,7 @@ func TestGoldenBatchesThroughTheLake(t *testing.T) {
 		t.Fatalf("train_metrics = %+v", m1)
 	}
 	// Done means done: a second run neither assembles nor trains.
-	if again, err := Run(ctx, lk, run, 1, Options{Trainer: trainer}); err != nil || !again.Skipped || trainer.calls != 1 {
+	if again, err := stage.Execute(ctx, testEnv(t, lk, run, shard.All), Stage{Trainer: trainer}, 1); err != nil || !again.Skipped || trainer.calls != 1 {
 		t.Fatalf("re-run: %+v %v (trainer calls %d)", again, err, trainer.calls)
 	}
 }
@@ -421,12 +423,12 @@ func TestShardsCommitTheSameBatches(t *testing.T) {
 	one, run := goldenLake(t, nil)
 	three, _ := goldenLake(t, nil)
 	for step := int64(0); step < 2; step++ {
-		if _, err := Run(ctx, one, run, step, Options{}); err != nil {
+		if _, err := Run(ctx, testEnv(t, one, run, shard.All), step, nil); err != nil {
 			t.Fatal(err)
 		}
 		trained := 0
 		for i := 0; i < 3; i++ {
-			res, err := Run(ctx, three, run, step, Options{Shard: shard.Spec{Index: i, Count: 3}})
+			res, err := Run(ctx, testEnv(t, three, run, shard.Spec{Index: i, Count: 3}), step, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -452,4 +454,15 @@ func sortedRows(rows []schemas.GRPOBatchRow) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// testEnv returns the stage.Env of run for one shard.
+func testEnv(t testing.TB, lk *lake.Lake, run string, spec shard.Spec) *stage.Env {
+	t.Helper()
+	env, err := stage.NewEnv(context.Background(), lk, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Shard = spec
+	return env
 }

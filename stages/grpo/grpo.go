@@ -4,37 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
-	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
-
-// Options are the per-invocation settings of the stage (the rest comes from run.json).
-type Options struct {
-	// Shard selects the envs whose samples this process writes (--shard i --shards n). Every shard
-	// computes the whole step, so batch numbers agree; the shard that commits the partition trains.
-	Shard shard.Spec
-	// Force rebuilds committed partitions and trains again (unsharded only).
-	Force bool
-	// Trainer replaces the trainer built from grpo.trainer (tests, embedding); nil builds it.
-	Trainer Trainer
-	// TrainerLog receives the trainer's output; WorkDir keeps its per-step files (TrainerOptions).
-	TrainerLog io.Writer
-	WorkDir    string
-	// Log receives progress; nil discards it.
-	Log *slog.Logger
-}
 
 // Result reports what the stage did.
 type Result struct {
-	// Skipped is true when train_metrics of the step was committed and Force was not set.
-	Skipped bool
+	// OtherShardCommitted is true when another shard had committed the step's batches (and trains).
+	OtherShardCommitted bool
 	// AgentSamples, DesignerSamples and Batches count the step's whole batch (every shard's rows).
 	AgentSamples, DesignerSamples, Batches int
 	// PoolEnd is true when the step ended its pool (designer samples were assembled).
@@ -44,28 +26,56 @@ type Result struct {
 	Metrics []schemas.TrainMetricsRow
 }
 
-// Run assembles step `step`'s grpo_batches, commits them, runs the trainer and commits train_metrics.
-// Writes that have started complete even if ctx is cancelled; the trainer is stopped by a cancelled ctx
-// and then nothing is committed for it.
-func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+// Stage is the grpo stage as the stage contract runs it (stage.Execute).
+type Stage struct {
+	// Trainer replaces the trainer built from grpo.trainer (tests, embedding); nil builds it.
+	Trainer Trainer
+}
+
+// Name is "grpo".
+func (Stage) Name() stage.Name { return stage.GRPO }
+
+// Reads is the step's episodes, turns and llm_calls (rollout) and designer_rewards (regret); at a pool
+// end also the pool's envs (Assemble reads them then).
+func (Stage) Reads() []stage.Input {
+	return []stage.Input{
+		{Table: schemas.EpisodesSpec.Name, From: stage.Rollout},
+		{Table: schemas.TurnsSpec.Name, From: stage.Rollout},
+		{Table: schemas.LLMCallsSpec.Name, From: stage.Rollout},
+		{Table: schemas.DesignerRewardsSpec.Name, From: stage.Regret},
 	}
-	if err := opts.Shard.Validate(); err != nil {
-		return Result{}, err
+}
+
+// Writes is grpo_batches, then train_metrics (the marker).
+func (Stage) Writes() []string {
+	return []string{schemas.GRPOBatchesSpec.Name, schemas.TrainMetricsSpec.Name}
+}
+
+// Due is true at every step.
+func (Stage) Due(cfg *config.Config, step int64) bool { return stage.EveryStep(cfg, step) }
+
+// Run assembles and trains the step and returns the closing line.
+func (s Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error) {
+	res, err := Run(ctx, env, step, s.Trainer)
+	switch {
+	case err != nil:
+		return "", err
+	case res.OtherShardCommitted:
+		return "batches already committed by another shard, which trains", nil
+	case !res.Trained:
+		return fmt.Sprintf("shard written (%s); the last shard commits and trains", env.Shard), nil
 	}
-	cfg, err := lk.RunConfig(ctx, run)
-	if err != nil {
-		return Result{}, err
-	}
+	return fmt.Sprintf("%d agent and %d designer samples in %d batches; %d train_metrics rows",
+		res.AgentSamples, res.DesignerSamples, res.Batches, len(res.Metrics)), nil
+}
+
+// Run assembles step `step`'s grpo_batches (env's shard of the envs; every shard computes the whole
+// step, so batch numbers agree), commits them, and in the process that committed the partition runs
+// trainer (nil: the one grpo.trainer names) and commits train_metrics. Writes that have started complete
+// even if ctx is cancelled; the trainer is stopped by a cancelled ctx and then nothing is committed for it.
+func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Result, error) {
+	log, cfg, lk, run := env.Logger(), env.Config, env.Lake, env.Run
 	metricsKey := partition(run, schemas.TrainMetricsSpec.Name, step)
-	if done, err := lk.Committed(ctx, metricsKey); err != nil {
-		return Result{}, err
-	} else if done && !opts.Force {
-		log.Info("grpo: already committed", "run", run, "step", step)
-		return Result{Skipped: true}, nil
-	}
 	batchesKey := partition(run, schemas.GRPOBatchesSpec.Name, step)
 	var res Result
 	var rows []schemas.GRPOBatchRow
@@ -73,11 +83,11 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	if err != nil {
 		return res, err
 	}
-	if committed && !opts.Force {
-		if opts.Shard.Sharded() {
+	if committed && !env.Force {
+		if env.Shard.Sharded() {
 			// The shard that committed the batches trains; an unsharded re-run retrains after a crash.
 			log.Info("grpo: batches already committed by another shard", "step", step)
-			return Result{Skipped: true}, nil
+			return Result{OtherShardCommitted: true}, nil
 		}
 		if rows, err = lake.ReadRows[schemas.GRPOBatchRow](ctx, lk, batchesKey); err != nil {
 			return res, fmt.Errorf("grpo: %w", err)
@@ -94,29 +104,28 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 		all := AssignBatches(agent, designer, cfg.GRPO.GlobalBatch, cfg.Seed, step)
 		var owned []schemas.GRPOBatchRow
 		for _, r := range all {
-			if opts.Shard.Owns(r.EnvID) {
+			if env.Shard.Owns(r.EnvID) {
 				owned = append(owned, r)
 			}
 		}
 		wres, err := lake.WriteRows(context.WithoutCancel(ctx), lk, batchesKey, owned,
-			lake.WriteOptions{Shard: opts.Shard.Index, Shards: opts.Shard.Shards(), Force: opts.Force})
-		if errors.Is(err, lake.ErrCommitted) && !opts.Shard.Sharded() {
+			lake.WriteOptions{Shard: env.Shard.Index, Shards: env.Shard.Shards(), Force: env.Force})
+		if errors.Is(err, lake.ErrCommitted) && !env.Shard.Sharded() {
 			err = nil // committed between our check and our write by an identical run
 		}
 		if err != nil {
 			return res, fmt.Errorf("grpo: write %s: %w", batchesKey, err)
 		}
 		if !wres.Committed {
-			log.Info("grpo: shard written; the last shard commits and trains", "step", step, "shard", opts.Shard.String(), "rows", len(owned))
+			log.Info("grpo: shard written; the last shard commits and trains", "step", step, "shard", env.Shard.String(), "rows", len(owned))
 			countRows(&res, all)
 			return res, nil
 		}
 		rows = all
 	}
 	countRows(&res, rows)
-	trainer := opts.Trainer
 	if trainer == nil {
-		if trainer, err = NewTrainer(TrainerOptions{Config: cfg, Run: run, WorkDir: opts.WorkDir, Log: opts.TrainerLog}); err != nil {
+		if trainer, err = NewTrainer(TrainerOptions{Config: cfg, Run: run, WorkDir: env.TrainerDir, Log: env.TrainerLog}); err != nil {
 			return res, err
 		}
 	}
@@ -128,7 +137,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 		log.Warn("grpo: the step has no samples; nothing to train", "step", step)
 	}
 	res.Trained = true
-	if _, err := lake.WriteRows(context.WithoutCancel(ctx), lk, metricsKey, res.Metrics, lake.WriteOptions{Force: opts.Force}); err != nil && !errors.Is(err, lake.ErrCommitted) {
+	if _, err := lake.WriteRows(context.WithoutCancel(ctx), lk, metricsKey, res.Metrics, lake.WriteOptions{Force: env.Force}); err != nil && !errors.Is(err, lake.ErrCommitted) {
 		return res, fmt.Errorf("grpo: write %s: %w", metricsKey, err)
 	}
 	log.Info("grpo: committed", "run", run, "step", step, "agent_samples", res.AgentSamples,
@@ -152,15 +161,15 @@ func countRows(res *Result, rows []schemas.GRPOBatchRow) {
 // Assemble reads the step's inputs and returns its agent samples and, at a pool's last step (unless
 // ablation.frozen_designer), its designer samples; poolEnd reports whether the step ended its pool.
 func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, step int64) (agent, designer []schemas.GRPOBatchRow, poolEnd bool, err error) {
-	episodes, err := readStep[schemas.EpisodeRow](ctx, lk, run, schemas.EpisodesSpec.Name, step, "rollout")
+	episodes, err := readStep[schemas.EpisodeRow](ctx, lk, run, schemas.EpisodesSpec.Name, step, stage.Rollout)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	turns, err := readStep[schemas.TurnRow](ctx, lk, run, schemas.TurnsSpec.Name, step, "rollout")
+	turns, err := readStep[schemas.TurnRow](ctx, lk, run, schemas.TurnsSpec.Name, step, stage.Rollout)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	calls, err := readStepCalls(ctx, lk, run, step, "rollout")
+	calls, err := readStepCalls(ctx, lk, run, step, stage.Rollout)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -168,9 +177,8 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 	if err != nil {
 		return nil, nil, false, err
 	}
-	every := int64(max(cfg.Sample.RefreshEvery, 1))
-	poolStep := step - step%every
-	if step != poolStep+every-1 {
+	poolStep := stage.PoolStep(cfg, step)
+	if !stage.PoolEnd(cfg, step) {
 		return agent, nil, false, nil
 	}
 	if cfg.Ablation.FrozenDesigner {
@@ -179,17 +187,17 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 	if !slices.Contains(schemas.Variants, cfg.Regret.Variant) {
 		return nil, nil, false, fmt.Errorf("grpo: config key regret.variant: unknown reward variant %q (one of %s)", cfg.Regret.Variant, strings.Join(schemas.Variants, ", "))
 	}
-	rewards, err := readStep[schemas.DesignerRewardRow](ctx, lk, run, schemas.DesignerRewardsSpec.Name, step, "regret")
+	rewards, err := readStep[schemas.DesignerRewardRow](ctx, lk, run, schemas.DesignerRewardsSpec.Name, step, stage.Regret)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	envs, err := readStep[schemas.EnvRow](ctx, lk, run, schemas.EnvsSpec.Name, poolStep, "gate")
+	envs, err := readStep[schemas.EnvRow](ctx, lk, run, schemas.EnvsSpec.Name, poolStep, stage.Gate)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	poolCalls := calls
 	if poolStep != step {
-		if poolCalls, err = readStepCalls(ctx, lk, run, poolStep, "generate"); err != nil {
+		if poolCalls, err = readStepCalls(ctx, lk, run, poolStep, stage.Generate); err != nil {
 			return nil, nil, false, err
 		}
 	}
@@ -205,7 +213,7 @@ func partition(run, table string, step int64) lake.PartitionKey {
 }
 
 // readStep reads one committed partition; a missing one names the stage to run first.
-func readStep[T any](ctx context.Context, lk *lake.Lake, run, table string, step int64, producer string) ([]T, error) {
+func readStep[T any](ctx context.Context, lk *lake.Lake, run, table string, step int64, producer stage.Name) ([]T, error) {
 	rows, err := lake.ReadRows[T](ctx, lk, partition(run, table, step))
 	if errors.Is(err, lake.ErrNotCommitted) {
 		return nil, fmt.Errorf("grpo: %s of step %d is not committed (run `spade %s --step %d` first): %w", table, step, producer, step, err)
@@ -219,7 +227,7 @@ func readStep[T any](ctx context.Context, lk *lake.Lake, run, table string, step
 // readStepCalls reads every llm_calls row of a step for assembly (readCalls): the plain partition and
 // every fragment (generate's, the gate's, each rollout shard's); a step with none names the stage to run
 // first.
-func readStepCalls(ctx context.Context, lk *lake.Lake, run string, step int64, producer string) ([]schemas.LLMCallRow, error) {
+func readStepCalls(ctx context.Context, lk *lake.Lake, run string, step int64, producer stage.Name) ([]schemas.LLMCallRow, error) {
 	parts, err := lk.StepPartitions(ctx, run, schemas.LLMCallsSpec.Name, step)
 	if err != nil {
 		return nil, fmt.Errorf("grpo: %w", err)

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spadekit/spade/internal/shard"
+	"github.com/spadekit/spade/stages/stage"
+
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
@@ -192,7 +195,7 @@ func newRun(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) {
 func TestGoldenThroughTheLake(t *testing.T) {
 	ctx := context.Background()
 	lk, run := newRun(t, nil)
-	res0, err := Run(ctx, lk, run, 0, Options{})
+	res0, err := Run(ctx, testEnv(t, lk, run, shard.All, false), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +205,7 @@ func TestGoldenThroughTheLake(t *testing.T) {
 	if _, err := lake.ReadRows[schemas.MemoryRow](ctx, lk, key(run, schemas.MemorySpec.Name, 0)); err == nil {
 		t.Fatalf("step 0 is not a pool end but a memory snapshot was committed")
 	}
-	res1, err := Run(ctx, lk, run, 1, Options{})
+	res1, err := Run(ctx, testEnv(t, lk, run, shard.All, false), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,11 +257,11 @@ func TestGoldenThroughTheLake(t *testing.T) {
 	}
 
 	// Re-running is a no-op; forcing recomputes the same rows.
-	again, err := Run(ctx, lk, run, 1, Options{})
+	again, err := stage.Execute(ctx, testEnv(t, lk, run, shard.All, false), Stage{}, 1)
 	if err != nil || !again.Skipped {
 		t.Fatalf("re-run: %+v %v", again, err)
 	}
-	if _, err := Run(ctx, lk, run, 1, Options{Force: true}); err != nil {
+	if _, err := Run(ctx, testEnv(t, lk, run, shard.All, true), 1); err != nil {
 		t.Fatal(err)
 	}
 	forced, _ := lake.ReadRows[schemas.DesignerRewardRow](ctx, lk, key(run, schemas.DesignerRewardsSpec.Name, 1))
@@ -267,7 +270,7 @@ func TestGoldenThroughTheLake(t *testing.T) {
 
 func TestEpisodesMissingNamesTheFix(t *testing.T) {
 	lk, run := newRun(t, nil)
-	_, err := Run(context.Background(), lk, run, 5, Options{})
+	_, err := stage.Execute(context.Background(), testEnv(t, lk, run, shard.All, false), Stage{}, 5)
 	if err == nil || !strings.Contains(err.Error(), "spade rollout --step 5") {
 		t.Fatalf("want an error naming `spade rollout --step 5`, got %v", err)
 	}
@@ -275,7 +278,7 @@ func TestEpisodesMissingNamesTheFix(t *testing.T) {
 
 func TestUnknownVariantNamesTheKey(t *testing.T) {
 	lk, run := newRun(t, func(c *config.Config) { c.Regret.Variant = "bogus" })
-	_, err := Run(context.Background(), lk, run, 0, Options{})
+	_, err := Run(context.Background(), testEnv(t, lk, run, shard.All, false), 0)
 	if err == nil || !strings.Contains(err.Error(), "regret.variant") || !strings.Contains(err.Error(), "ema_lp") {
 		t.Fatalf("want an error naming regret.variant and the choices, got %v", err)
 	}
@@ -290,4 +293,15 @@ func TestRegistryMatchesSchema(t *testing.T) {
 			t.Errorf("variant %d: %s, schema says %s", i, v, schemas.Variants[i])
 		}
 	}
+}
+
+// testEnv returns the stage.Env of run for one shard.
+func testEnv(t testing.TB, lk *lake.Lake, run string, spec shard.Spec, force bool) *stage.Env {
+	t.Helper()
+	env, err := stage.NewEnv(context.Background(), lk, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Shard, env.Force = spec, force
+	return env
 }

@@ -124,7 +124,7 @@ func TestMemoryAcrossPoolsThroughTheLake(t *testing.T) {
 	ctx := context.Background()
 	lk, run := newRun(t, func(c *config.Config) { c.Memory.Capacity = 4 })
 	for step := int64(0); step < 2; step++ {
-		if _, err := Run(ctx, lk, run, step, Options{}); err != nil {
+		if _, err := Run(ctx, testEnv(t, lk, run, shard.All, false), step); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -144,11 +144,11 @@ func TestShardsCommitTheSameRows(t *testing.T) {
 	one, run := newRun(t, nil)
 	three, _ := newRun(t, nil)
 	for step := int64(0); step < 2; step++ {
-		if _, err := Run(ctx, one, run, step, Options{}); err != nil {
+		if _, err := Run(ctx, testEnv(t, one, run, shard.All, false), step); err != nil {
 			t.Fatal(err)
 		}
 		for i := 2; i >= 0; i-- {
-			if _, err := Run(ctx, three, run, step, Options{Shard: shard.Spec{Index: i, Count: 3}}); err != nil {
+			if _, err := Run(ctx, testEnv(t, three, run, shard.Spec{Index: i, Count: 3}, false), step); err != nil {
 				t.Fatal(err)
 			}
 		}

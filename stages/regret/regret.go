@@ -4,30 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"sort"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
-	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
-
-// Options are the per-invocation settings of the stage (the rest comes from run.json).
-type Options struct {
-	// Shard selects this process's envs (--shard i --shards n); the zero value is the whole stage.
-	Shard shard.Spec
-	// Force replaces committed partitions (unsharded only).
-	Force bool
-	// Log receives progress; nil discards it.
-	Log *slog.Logger
-}
 
 // Result reports what the stage did.
 type Result struct {
-	// Skipped is true when designer_rewards of the step was already committed and Force was not set.
-	Skipped bool
 	// Envs counts the envs scored at the step; Excluded those that got no reward.
 	Envs, Excluded int
 	// PoolEnd is true when the step ended its pool (final rewards and a memory snapshot were written).
@@ -37,38 +23,54 @@ type Result struct {
 }
 
 // Pool returns the pool step of step (the refresh that generated its envs) and the pool's last step.
-func Pool(step int64, refreshEvery int) (poolStep, lastStep int64) {
-	every := int64(max(refreshEvery, 1))
-	poolStep = step - step%every
-	return poolStep, poolStep + every - 1
+func Pool(cfg *config.Config, step int64) (poolStep, lastStep int64) {
+	poolStep = stage.PoolStep(cfg, step)
+	return poolStep, poolStep + int64(max(cfg.Sample.RefreshEvery, 1)) - 1
 }
 
-// Run scores step `step` of `run` and commits ema_state, memory (at a pool end) and designer_rewards.
-// A write already started completes even if ctx is cancelled meanwhile, so an interrupt leaves either a
-// committed partition or none.
-func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if err := opts.Shard.Validate(); err != nil {
-		return Result{}, err
-	}
-	cfg, err := lk.RunConfig(ctx, run)
+// Stage is the regret stage as the stage contract runs it (stage.Execute).
+type Stage struct{}
+
+// Name is "regret".
+func (Stage) Name() stage.Name { return stage.Regret }
+
+// Reads is the step's episodes.
+func (Stage) Reads() []stage.Input {
+	return []stage.Input{{Table: schemas.EpisodesSpec.Name, From: stage.Rollout}}
+}
+
+// Writes is ema_state, memory (at a pool end), then designer_rewards (the marker).
+func (Stage) Writes() []string {
+	return []string{schemas.EMAStateSpec.Name, schemas.MemorySpec.Name, schemas.DesignerRewardsSpec.Name}
+}
+
+// Due is true at every step.
+func (Stage) Due(cfg *config.Config, step int64) bool { return stage.EveryStep(cfg, step) }
+
+// Run scores the step and returns the closing line.
+func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error) {
+	res, err := Run(ctx, env, step)
 	if err != nil {
-		return Result{}, err
+		return "", err
 	}
+	line := fmt.Sprintf("%d envs scored (%d excluded)", res.Envs, res.Excluded)
+	if res.PoolEnd {
+		line += fmt.Sprintf(", pool end: final rewards, memory %d entries", res.Memory)
+	}
+	return line, nil
+}
+
+// Run scores step `step` and commits ema_state, memory (at a pool end) and designer_rewards (env's
+// shard of the envs; the first shard writes the per-skill state and the memory snapshot). A write
+// already started completes even if ctx is cancelled meanwhile, so an interrupt leaves either a
+// committed partition or none.
+func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+	log, cfg, lk, run := env.Logger(), env.Config, env.Lake, env.Run
 	params, err := ParamsFrom(cfg)
 	if err != nil {
 		return Result{}, fmt.Errorf("regret: %w", err)
 	}
 	doneKey := key(run, schemas.DesignerRewardsSpec.Name, step)
-	if done, err := lk.Committed(ctx, doneKey); err != nil {
-		return Result{}, err
-	} else if done && !opts.Force {
-		log.Info("regret: already committed", "run", run, "step", step)
-		return Result{Skipped: true}, nil
-	}
 	out, err := Compute(ctx, lk, run, cfg, params, step)
 	if err != nil {
 		return Result{}, err
@@ -84,9 +86,9 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	}
 	// Writes run to completion once started; designer_rewards goes last because it marks the step done.
 	wctx := context.WithoutCancel(ctx)
-	wopts := lake.WriteOptions{Shard: opts.Shard.Index, Shards: opts.Shard.Shards(), Force: opts.Force}
+	wopts := lake.WriteOptions{Shard: env.Shard.Index, Shards: env.Shard.Shards(), Force: env.Force}
 	global := func(rows []schemas.EMAStateRow) []schemas.EMAStateRow {
-		if opts.Shard.First() {
+		if env.Shard.First() {
 			return rows
 		}
 		return nil
@@ -96,7 +98,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	}
 	if out.PoolEnd {
 		memory := out.Memory
-		if !opts.Shard.First() {
+		if !env.Shard.First() {
 			memory = nil
 		}
 		if err := write(wctx, lk, key(run, schemas.MemorySpec.Name, step), memory, wopts); err != nil {
@@ -105,7 +107,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	}
 	var owned []schemas.DesignerRewardRow
 	for _, r := range out.Rewards {
-		if opts.Shard.Owns(r.EnvID) {
+		if env.Shard.Owns(r.EnvID) {
 			owned = append(owned, r)
 		}
 	}
@@ -113,7 +115,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 		return res, err
 	}
 	log.Info("regret: committed", "run", run, "step", step, "envs", res.Envs, "excluded", res.Excluded,
-		"pool_end", res.PoolEnd, "memory", res.Memory, "shard", opts.Shard.String())
+		"pool_end", res.PoolEnd, "memory", res.Memory, "shard", env.Shard.String())
 	return res, nil
 }
 
@@ -148,7 +150,7 @@ func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config,
 	slow := SlowBaselines(out.EMA)
 	out.Rewards = rewardRows(out.StepScores, p, slow, step, false)
 
-	poolStep, lastStep := Pool(step, cfg.Sample.RefreshEvery)
+	poolStep, lastStep := Pool(cfg, step)
 	if step != lastStep {
 		return out, nil
 	}

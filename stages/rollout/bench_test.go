@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spadekit/spade/stages/stage"
+
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/llm"
@@ -51,12 +53,18 @@ func BenchmarkRolloutPaperScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	pool := testPool(b, 8)
+	env, err := stage.NewEnv(ctx, lk, "bench", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	env.SetClient(client)
+	env.SetPool(pool)
 	b.ResetTimer()
 	var total rollout.Timing
 	var turns int
 	start := time.Now()
 	for i := range b.N {
-		res, err := rollout.Run(ctx, lk, "bench", int64(i), rollout.Options{Client: client, Pool: pool})
+		res, err := rollout.Run(ctx, env, int64(i))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"sort"
@@ -22,6 +21,7 @@ import (
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 //go:embed prompts/*.tmpl
@@ -29,27 +29,6 @@ var promptFS embed.FS
 
 // PromptVersion names the embedded Agent templates (prompts/agent_<setting>.v1.tmpl).
 const PromptVersion = "v1"
-
-// Options are the per-invocation settings of the stage.
-type Options struct {
-	// Force replaces a committed episodes partition (or this shard of it). Without it a committed
-	// episodes partition skips the stage; turns and the llm_calls fragment are always replaced when
-	// episodes are not committed (they are the leftovers of a killed attempt).
-	Force bool
-	// Shard and Shards split the pool's envs between writers by internal/shard's hash of env_id
-	// (Shards 0 means 1), the split every stage uses.
-	Shard, Shards int
-	// WeightsVersion is the served name of the current trained weights ("" = llm.agent.model).
-	WeightsVersion string
-	// Client, when set, is used instead of one built from the run config.
-	Client *llm.Client
-	// Pool, when set, is used instead of a sandbox pool built from the run config.
-	Pool *sandbox.Pool
-	// Log receives progress lines and per-env problems; nil discards them.
-	Log *slog.Logger
-	// Progress, when set (a terminal), receives a one-line progress bar instead of log lines.
-	Progress io.Writer
-}
 
 // Timing splits the stage's time. LLM and Sandbox are summed over concurrent episodes (busy time, so
 // they can exceed Episodes); Episodes and Lake are wall time.
@@ -66,8 +45,6 @@ type Timing struct {
 
 // Result reports what the stage did.
 type Result struct {
-	// Skipped is true when the episodes partition (or this shard of it) was already committed.
-	Skipped bool
 	// PoolStep is the pool the envs came from.
 	PoolStep int64
 	// Envs, Episodes and Turns count what was played.
@@ -79,10 +56,6 @@ type Result struct {
 	// Timing splits the time.
 	Timing Timing
 }
-
-// FragmentCalls is the llm_calls fragment of a step that holds the Agent's calls (one shard per rollout
-// process).
-const FragmentCalls = "rollout"
 
 // HoldAfterTurnsEnv names a test hook: when set to a file path, the stage creates that file after
 // committing turns and waits there, before committing episodes, until it is killed or its context ends
@@ -105,24 +78,43 @@ func holdForTest(ctx context.Context) error {
 // ErrNoPool is returned when no envs pool is committed at or before the step.
 var ErrNoPool = errors.New("rollout: no envs pool")
 
-// Run plays the step's episodes and commits episodes, turns and llm_calls.
-func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	cfg, err := lk.RunConfig(ctx, run)
+// Stage is the rollout stage as the stage contract runs it (stage.Execute).
+type Stage struct{}
+
+// Name is "rollout".
+func (Stage) Name() stage.Name { return stage.Rollout }
+
+// Reads is the pool's envs (committed by the gate at the pool's refresh step).
+func (Stage) Reads() []stage.Input {
+	return []stage.Input{{Table: schemas.EnvsSpec.Name, From: stage.Gate, At: stage.PoolStart}}
+}
+
+// Writes is the "rollout" fragment of llm_calls, turns, then episodes (the marker).
+func (Stage) Writes() []string {
+	return []string{schemas.LLMCallsSpec.Name, schemas.TurnsSpec.Name, schemas.EpisodesSpec.Name}
+}
+
+// Due is true at every step.
+func (Stage) Due(cfg *config.Config, step int64) bool { return stage.EveryStep(cfg, step) }
+
+// Run plays the step and returns the closing line.
+func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error) {
+	res, err := Run(ctx, env, step)
 	if err != nil {
-		return Result{}, err
+		return "", err
 	}
-	shards := max(opts.Shards, 1)
+	return fmt.Sprintf("pool %d, %d envs, %d episodes, %d turns, %d tokens; ended by %v",
+		res.PoolStep, res.Envs, res.Episodes, res.Turns, res.Tokens, res.EndedBy), nil
+}
+
+// Run plays the step's episodes of env's shard of the pool's envs (split by internal/shard's hash of
+// env_id) through env's sandbox pool and the Agent client of the step's weights, and commits llm_calls,
+// turns and episodes. Without env.Force, turns and this shard's llm_calls fragment are still replaced:
+// Execute runs the stage only while episodes is not committed, so they are a killed attempt's leftovers.
+func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+	log, cfg, lk, run := env.Logger(), env.Config, env.Lake, env.Run
+	shards, myShard := env.Shard.Shards(), env.Shard.Index
 	epKey := lake.PartitionKey{Run: run, Table: schemas.EpisodesSpec.Name, Step: step}
-	if done, err := lk.Committed(ctx, epKey); err != nil {
-		return Result{}, err
-	} else if done && !opts.Force {
-		log.Info("rollout: already committed", "run", run, "step", step)
-		return Result{Skipped: true}, nil
-	}
 	lakeStart := time.Now()
 	poolStep, envs, err := readPool(ctx, lk, run, step)
 	if err != nil {
@@ -130,33 +122,26 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	}
 	var mine []schemas.EnvRow
 	for _, e := range envs {
-		if shard.Of(e.EnvID, shards) == opts.Shard {
+		if shard.Of(e.EnvID, shards) == myShard {
 			mine = append(mine, e)
 		}
 	}
 	lakeRead := time.Since(lakeStart)
 
-	client := opts.Client
-	if client == nil {
-		client, err = llm.NewFromConfig(ctx, cfg, lk, opts.WeightsVersion, llm.RoleAgent)
-		if err != nil {
-			return Result{}, err
-		}
+	_, client, err := env.Client(ctx, step, llm.RoleAgent)
+	if err != nil {
+		return Result{}, err
 	}
-	pool := opts.Pool
-	if pool == nil {
-		pool, err = sandbox.NewPool(ctx, SandboxOptions(cfg))
-		if err != nil {
-			return Result{}, err
-		}
-		defer pool.Close()
+	pool, err := env.Pool(ctx)
+	if err != nil {
+		return Result{}, err
 	}
 	tmpl, err := agentTemplate(cfg.Setting)
 	if err != nil {
 		return Result{}, err
 	}
 	r := &runner{cfg: cfg, step: step, client: client, pool: pool, tmpl: tmpl, log: log}
-	r.progress = newProgress(opts.Progress, log, len(mine)*2*cfg.Rollout.GroupSize)
+	r.progress = newProgress(env.Progress, log, len(mine)*2*cfg.Rollout.GroupSize)
 	start := time.Now()
 	episodes, turns, err := r.playAll(ctx, mine)
 	r.progress.finish()
@@ -177,8 +162,8 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	// unsharded, this shard's parts of it sharded), so a re-run never leaves a killed attempt's rows
 	// beside the new episodes.
 	writeStart := time.Now()
-	own := lake.WriteOptions{Shard: opts.Shard, Shards: shards, ReplaceShard: true}
-	if err := llm.CommitCalls(ctx, lk, run, step, FragmentCalls, client.TakeCalls(), own); err != nil {
+	own := lake.WriteOptions{Shard: myShard, Shards: shards, ReplaceShard: true}
+	if err := llm.CommitCalls(ctx, lk, run, step, schemas.FragmentRollout, client.TakeCalls(), own); err != nil {
 		return Result{}, fmt.Errorf("rollout: commit llm_calls: %w", err)
 	}
 	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.TurnsSpec.Name, Step: step}, turns, own); err != nil {
@@ -187,7 +172,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	if err := holdForTest(ctx); err != nil {
 		return Result{}, err
 	}
-	epOpts := lake.WriteOptions{Shard: opts.Shard, Shards: shards, ReplaceShard: opts.Force}
+	epOpts := lake.WriteOptions{Shard: myShard, Shards: shards, ReplaceShard: env.Force}
 	if _, err := lake.WriteRows(ctx, lk, epKey, episodes, epOpts); err != nil {
 		return Result{}, fmt.Errorf("rollout: %w", err)
 	}
@@ -195,19 +180,6 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	log.Info("rollout: committed", "run", run, "step", step, "pool_step", poolStep, "envs", res.Envs,
 		"episodes", res.Episodes, "turns", res.Turns, "ended_by", res.EndedBy)
 	return res, nil
-}
-
-// SandboxOptions maps the run config's sandbox.* keys onto the pool options.
-func SandboxOptions(cfg *config.Config) sandbox.Options {
-	return sandbox.Options{
-		Python:         cfg.Sandbox.Python,
-		Workers:        cfg.Sandbox.Workers,
-		LoadTimeout:    time.Duration(cfg.Sandbox.LoadTimeoutSeconds) * time.Second,
-		StepTimeout:    time.Duration(cfg.Sandbox.StepTimeoutSeconds) * time.Second,
-		AddressSpace:   int64(cfg.Sandbox.MemoryMB) << 20,
-		ObservationCap: cfg.Sandbox.MaxObservationBytes,
-		AllowUnsafe:    cfg.Sandbox.UnsafeNoIsolation,
-	}
 }
 
 // readPool returns the newest envs partition at or before step, sorted by env id.

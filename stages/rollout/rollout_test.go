@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spadekit/spade/internal/shard"
+	"github.com/spadekit/spade/stages/stage"
+
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/llm"
@@ -88,7 +91,7 @@ func newFixture(t *testing.T, setting string, envs []schemas.EnvRow, mutate func
 
 func (f *fixture) rollout(t *testing.T, step int64) rollout.Result {
 	t.Helper()
-	res, err := rollout.Run(context.Background(), f.lk, f.run, step, rollout.Options{Client: f.client, Pool: f.pool})
+	res, err := rollout.Run(context.Background(), f.env(t, f.run, shard.All, true), step)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +192,7 @@ func TestRolloutGamesEndsBadEnvsAndPairsSeeds(t *testing.T) {
 	if parseErrors == 0 {
 		t.Fatal("no parse-error turns recorded (the script sends some)")
 	}
-	if res2, err := rollout.Run(context.Background(), f.lk, f.run, 2, rollout.Options{Client: f.client, Pool: f.pool}); err != nil || !res2.Skipped {
+	if res2, err := stage.Execute(context.Background(), f.env(t, f.run, shard.All, true), rollout.Stage{}, 2); err != nil || !res2.Skipped {
 		t.Fatalf("re-run: %+v %v", res2, err)
 	}
 }
@@ -275,7 +278,7 @@ func TestRolloutCutsHistoryToContext(t *testing.T) {
 
 func TestNoPoolIsAClearError(t *testing.T) {
 	f := newFixture(t, "games", []schemas.EnvRow{envRow(3, 0, guessEnv, "b", schemas.SkillMath, "games")}, nil)
-	_, err := rollout.Run(context.Background(), f.lk, f.run, 2, rollout.Options{Client: f.client, Pool: f.pool})
+	_, err := rollout.Run(context.Background(), f.env(t, f.run, shard.All, true), 2)
 	if err == nil || !strings.Contains(err.Error(), "no envs pool") {
 		t.Fatalf("err = %v", err)
 	}
@@ -299,7 +302,7 @@ func TestRolloutChecksTheEndpointFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := f.srv.Count()
-		_, err := rollout.Run(ctx, f.lk, run, 0, rollout.Options{Pool: f.pool})
+		_, err := rollout.Run(ctx, f.env(t, run, shard.All, false), 0)
 		if err == nil || !strings.Contains(err.Error(), "agent") || f.srv.Count() != before {
 			t.Errorf("%s: err %v, %d chat calls made", name, err, f.srv.Count()-before)
 		}
@@ -319,7 +322,7 @@ func TestRolloutShardsCommitTogether(t *testing.T) {
 	ctx := context.Background()
 	total := 0
 	for s := range 2 {
-		res, err := rollout.Run(ctx, f.lk, f.run, 0, rollout.Options{Client: f.client, Pool: f.pool, Shard: s, Shards: 2})
+		res, err := rollout.Run(ctx, f.env(t, f.run, shard.Spec{Index: s, Count: 2}, true), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -335,4 +338,20 @@ func TestRolloutShardsCommitTogether(t *testing.T) {
 	if calls := len(readStep[schemas.LLMCallRow](t, f, "llm_calls", 0)); calls != turns {
 		t.Fatalf("%d llm_calls for %d turns: a shard's calls were lost in the merge", calls, turns)
 	}
+}
+
+// env returns the stage.Env of run for one shard, running programs in the fixture's pool and, with
+// scripted, calling the fixture's scripted client (otherwise the run's configured endpoint).
+func (f *fixture) env(t *testing.T, run string, spec shard.Spec, scripted bool) *stage.Env {
+	t.Helper()
+	env, err := stage.NewEnv(context.Background(), f.lk, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Shard = spec
+	env.SetPool(f.pool)
+	if scripted {
+		env.SetClient(f.client)
+	}
+	return env
 }

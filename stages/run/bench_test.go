@@ -11,6 +11,7 @@ import (
 	"github.com/spadekit/spade/stages/grpo"
 	"github.com/spadekit/spade/stages/regret"
 	"github.com/spadekit/spade/stages/run/fixture"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 var (
@@ -50,8 +51,13 @@ func paperRun(b *testing.B) *lake.Lake {
 		if paperErr = fixture.Write(ctx, lk, "paper", fixture.Paper()); paperErr != nil {
 			return
 		}
+		env, err := stage.NewEnv(ctx, lk, "paper", nil)
+		if err != nil {
+			paperErr = err
+			return
+		}
 		for step := int64(0); step < 399; step++ {
-			if _, paperErr = regret.Run(ctx, lk, "paper", step, regret.Options{}); paperErr != nil {
+			if _, paperErr = regret.Run(ctx, env, step); paperErr != nil {
 				return
 			}
 		}
@@ -73,15 +79,20 @@ func BenchmarkStepScoring(b *testing.B) {
 	lk := paperRun(b)
 	ctx := context.Background()
 	var regretTime, grpoTime time.Duration
+	env, err := stage.NewEnv(ctx, lk, "paper", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	env.Force = true
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		res, err := regret.Run(ctx, lk, "paper", 399, regret.Options{Force: true})
+		res, err := regret.Run(ctx, env, 399)
 		if err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		g, err := grpo.Run(ctx, lk, "paper", 399, grpo.Options{Force: true})
+		g, err := grpo.Run(ctx, env, 399, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

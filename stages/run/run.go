@@ -10,45 +10,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/stages/stage"
 )
-
-// StageName names a stage of a step.
-type StageName string
-
-// The stages of a step, in the order they run (DESIGN §4).
-const (
-	Sample   StageName = "sample"
-	Generate StageName = "generate"
-	Gate     StageName = "gate"
-	Rollout  StageName = "rollout"
-	Regret   StageName = "regret"
-	GRPO     StageName = "grpo"
-)
-
-// Order is the stage order of a step.
-var Order = []StageName{Sample, Generate, Gate, Rollout, Regret, GRPO}
-
-// Stage is one stage as the runner drives it.
-type Stage struct {
-	// Name is the stage's name.
-	Name StageName
-	// Refresh is true for stages that run only at pool refresh steps.
-	Refresh bool
-	// Marker is the table whose partition at the step the stage commits last: once it is committed the
-	// stage is done at that step.
-	Marker string
-	// Run runs the stage at a step. The runner calls it only while Marker is not committed, and Run redoes
-	// the whole stage then: partitions that an interrupted attempt committed before the marker are
-	// replaced, not kept (see Stages).
-	Run func(ctx context.Context, step int64) error
-}
 
 // Options configure a run of steps.
 type Options struct {
 	// Stages are the stages to run, in order (see Stages for the real ones).
-	Stages []Stage
+	Stages []stage.Stage
 	// Out receives the per-stage time table (nil: none).
 	Out io.Writer
 	// Log receives progress; nil discards it.
@@ -57,7 +26,7 @@ type Options struct {
 
 // Timing is one stage's line of the time table.
 type Timing struct {
-	Stage StageName
+	Stage stage.Name
 	// Ran counts the steps at which the stage ran; Skipped those at which it was already done.
 	Ran, Skipped int
 	// Total is the wall time spent running it.
@@ -94,53 +63,52 @@ func ParseSteps(s string) (from, to int64, err error) {
 
 // Select keeps the stages named in only (all when only is empty), in stage order; an unknown name is an
 // error listing the valid ones.
-func Select(stages []Stage, only []string) ([]Stage, error) {
+func Select(stages []stage.Stage, only []string) ([]stage.Stage, error) {
 	if len(only) == 0 {
 		return stages, nil
 	}
-	want := map[StageName]bool{}
+	want := map[stage.Name]bool{}
 	for _, name := range only {
 		found := false
 		for _, s := range stages {
-			if string(s.Name) == strings.TrimSpace(name) {
+			if string(s.Name()) == strings.TrimSpace(name) {
 				found = true
 			}
 		}
 		if !found {
 			names := make([]string, len(stages))
 			for i, s := range stages {
-				names[i] = string(s.Name)
+				names[i] = string(s.Name())
 			}
 			return nil, fmt.Errorf("--only: unknown stage %q (one of %s)", name, strings.Join(names, ", "))
 		}
-		want[StageName(strings.TrimSpace(name))] = true
+		want[stage.Name(strings.TrimSpace(name))] = true
 	}
-	var out []Stage
+	var out []stage.Stage
 	for _, s := range stages {
-		if want[s.Name] {
+		if want[s.Name()] {
 			out = append(out, s)
 		}
 	}
 	return out, nil
 }
 
-// Due reports whether a stage runs at step under cfg's refresh schedule.
-func Due(s Stage, step int64, cfg *config.Config) bool {
-	return !s.Refresh || step%int64(max(cfg.Sample.RefreshEvery, 1)) == 0
-}
-
-// Run runs steps from..to of run. It returns the report (also when it fails or is interrupted, with the
-// work done until then) and an error wrapping the stage's error, or context.Canceled after an interrupt.
-func Run(ctx context.Context, lk *lake.Lake, run string, from, to int64, opts Options) (Report, error) {
+// Run runs steps from..to of env's run, each due stage through stage.Execute with env.Resume set (a
+// stage whose marker is committed is skipped; one that is not redoes the whole stage). It returns the
+// report (also when it fails or is interrupted, with the work done until then) and an error wrapping the
+// stage's error, or context.Canceled after an interrupt.
+func Run(ctx context.Context, env *stage.Env, from, to int64, opts Options) (Report, error) {
 	log := opts.Log
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = env.Logger()
 	}
+	env = env.WithForce(false)
+	env.Resume = true
 	start := time.Now()
 	rep := Report{}
-	timings := map[StageName]*Timing{}
+	timings := map[stage.Name]*Timing{}
 	for _, s := range opts.Stages {
-		rep.Timings = append(rep.Timings, Timing{Stage: s.Name})
+		rep.Timings = append(rep.Timings, Timing{Stage: s.Name()})
 	}
 	for i := range rep.Timings {
 		timings[rep.Timings[i].Stage] = &rep.Timings[i]
@@ -152,39 +120,30 @@ func Run(ctx context.Context, lk *lake.Lake, run string, from, to int64, opts Op
 		}
 		return rep, err
 	}
-	cfg, err := lk.RunConfig(ctx, run)
-	if err != nil {
-		return finish(err)
-	}
 	for step := from; step <= to; step++ {
 		ranAny := false
 		for _, s := range opts.Stages {
-			if !Due(s, step, cfg) {
+			if !s.Due(env.Config, step) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
-				return finish(fmt.Errorf("run: interrupted before %s of step %d: %w", s.Name, step, err))
+				return finish(fmt.Errorf("run: interrupted before %s of step %d: %w", s.Name(), step, err))
 			}
-			done, err := lk.Committed(ctx, lake.PartitionKey{Run: run, Table: s.Marker, Step: step})
-			if err != nil {
-				return finish(fmt.Errorf("run: step %d: %s: %w", step, s.Name, err))
-			}
-			t := timings[s.Name]
-			if done {
+			t := timings[s.Name()]
+			log.Info("run: stage", "step", step, "stage", s.Name())
+			out, err := executeStage(ctx, env, s, step, log)
+			if out.Skipped {
 				t.Skipped++
 				continue
 			}
-			log.Info("run: stage", "step", step, "stage", s.Name)
-			began := time.Now()
-			err = runStage(ctx, s, step, log)
-			t.Total += time.Since(began)
+			t.Total += out.Elapsed
 			t.Ran++
 			ranAny = true
 			if err != nil {
 				if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
 					err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 				}
-				return finish(fmt.Errorf("run: step %d: %s: %w", step, s.Name, err))
+				return finish(fmt.Errorf("run: step %d: %s: %w", step, s.Name(), err))
 			}
 		}
 		if ranAny {
@@ -196,17 +155,21 @@ func Run(ctx context.Context, lk *lake.Lake, run string, from, to int64, opts Op
 	return finish(nil)
 }
 
-// runStage runs one stage, again (at most twice more) when it lost a partition commit to another writer.
-// The runner is the step's only writer, so that writer is an earlier attempt killed between claiming a
-// forced commit and writing its manifest, which the lake rolls forward on the next forced write of the
-// partition (lake.ErrConcurrentWriter to that writer); the retry replaces it with the re-run's rows.
-func runStage(ctx context.Context, s Stage, step int64, log *slog.Logger) error {
+// executeStage runs one stage, again (at most twice more) when it lost a partition commit to another
+// writer. The runner is the step's only writer, so that writer is an earlier attempt killed between
+// claiming a forced commit and writing its manifest, which the lake rolls forward on the next forced
+// write of the partition (lake.ErrConcurrentWriter to that writer); the retry replaces it with the
+// re-run's rows.
+func executeStage(ctx context.Context, env *stage.Env, s stage.Stage, step int64, log *slog.Logger) (stage.Outcome, error) {
+	var total time.Duration
 	for attempt := 0; ; attempt++ {
-		err := s.Run(ctx, step)
+		out, err := stage.Execute(ctx, env, s, step)
+		total += out.Elapsed
+		out.Elapsed = total
 		if err == nil || attempt == 2 || ctx.Err() != nil || !errors.Is(err, lake.ErrConcurrentWriter) {
-			return err
+			return out, err
 		}
-		log.Warn("run: a killed attempt's commit was rolled forward; running the stage again", "step", step, "stage", s.Name, "error", err)
+		log.Warn("run: a killed attempt's commit was rolled forward; running the stage again", "step", step, "stage", s.Name(), "error", err)
 	}
 }
 

@@ -11,12 +11,31 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
-// fakeStages commit an empty partition of their marker table and log "stage@step" to calls.
-func fakeStages(lk *lake.Lake, run string, calls *[]string, fail map[string]error) []Stage {
-	mk := func(name StageName, refresh bool, marker string) Stage {
-		return Stage{Name: name, Refresh: refresh, Marker: marker, Run: func(ctx context.Context, step int64) error {
+// fakeStage commits an empty partition of its marker table and logs "stage@step" to calls.
+type fakeStage struct {
+	name    stage.Name
+	refresh bool
+	marker  string
+	run     func(ctx context.Context, step int64) error
+}
+
+func (f *fakeStage) Name() stage.Name     { return f.name }
+func (f *fakeStage) Reads() []stage.Input { return nil }
+func (f *fakeStage) Writes() []string     { return []string{f.marker} }
+func (f *fakeStage) Due(cfg *config.Config, step int64) bool {
+	return !f.refresh || stage.RefreshDue(cfg, step)
+}
+func (f *fakeStage) Run(ctx context.Context, _ *stage.Env, step int64) (string, error) {
+	return "", f.run(ctx, step)
+}
+
+// fakeStages are the six stages as fakeStage values.
+func fakeStages(lk *lake.Lake, run string, calls *[]string, fail map[string]error) []stage.Stage {
+	mk := func(name stage.Name, refresh bool, marker string) stage.Stage {
+		return &fakeStage{name: name, refresh: refresh, marker: marker, run: func(ctx context.Context, step int64) error {
 			id := fmt.Sprintf("%s@%d", name, step)
 			*calls = append(*calls, id)
 			if err := fail[id]; err != nil {
@@ -25,11 +44,21 @@ func fakeStages(lk *lake.Lake, run string, calls *[]string, fail map[string]erro
 			return writeEmpty(ctx, lk, lake.PartitionKey{Run: run, Table: marker, Step: step})
 		}}
 	}
-	return []Stage{
-		mk(Sample, true, schemas.SamplesSpec.Name), mk(Generate, true, schemas.CandidatesSpec.Name),
-		mk(Gate, true, schemas.EnvsSpec.Name), mk(Rollout, false, schemas.EpisodesSpec.Name),
-		mk(Regret, false, schemas.DesignerRewardsSpec.Name), mk(GRPO, false, schemas.TrainMetricsSpec.Name),
+	return []stage.Stage{
+		mk(stage.Sample, true, schemas.SamplesSpec.Name), mk(stage.Generate, true, schemas.CandidatesSpec.Name),
+		mk(stage.Gate, true, schemas.EnvsSpec.Name), mk(stage.Rollout, false, schemas.EpisodesSpec.Name),
+		mk(stage.Regret, false, schemas.DesignerRewardsSpec.Name), mk(stage.GRPO, false, schemas.TrainMetricsSpec.Name),
 	}
+}
+
+// runEnv returns the Env of run.
+func runEnv(t *testing.T, lk *lake.Lake, run string) *stage.Env {
+	t.Helper()
+	env, err := stage.NewEnv(context.Background(), lk, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
 }
 
 // writeEmpty commits an empty partition of the key's table, with the table's row type.
@@ -75,7 +104,7 @@ func TestOrderScheduleAndResume(t *testing.T) {
 	boom := errors.New("boom")
 	stages := fakeStages(lk, run, &calls, map[string]error{"regret@2": boom})
 	var out bytes.Buffer
-	_, err := Run(ctx, lk, run, 0, 3, Options{Stages: stages, Out: &out})
+	_, err := Run(ctx, runEnv(t, lk, run), 0, 3, Options{Stages: stages, Out: &out})
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "step 2: regret") {
 		t.Fatalf("want the stage's error with step and stage, got %v", err)
 	}
@@ -89,7 +118,7 @@ func TestOrderScheduleAndResume(t *testing.T) {
 	// Resume: committed stages are not started again; the run continues at regret@2.
 	calls = nil
 	stages = fakeStages(lk, run, &calls, nil)
-	rep, err := Run(ctx, lk, run, 0, 3, Options{Stages: stages})
+	rep, err := Run(ctx, runEnv(t, lk, run), 0, 3, Options{Stages: stages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +129,7 @@ func TestOrderScheduleAndResume(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, tm := range rep.Timings {
-		if tm.Stage == Regret && (tm.Ran != 2 || tm.Skipped != 2) {
+		if tm.Stage == stage.Regret && (tm.Ran != 2 || tm.Skipped != 2) {
 			t.Fatalf("regret timing %+v", tm)
 		}
 	}
@@ -113,14 +142,15 @@ func TestInterruptStopsBeforeTheNextStage(t *testing.T) {
 	stages := fakeStages(lk, run, &calls, nil)
 	// Rollout at step 1 is "interrupted": Ctrl-C arrives while it runs; it still commits (a write in
 	// progress completes), and nothing after it starts.
-	inner := stages[3].Run
-	stages[3].Run = func(c context.Context, step int64) error {
+	rollout := stages[3].(*fakeStage)
+	inner := rollout.run
+	rollout.run = func(c context.Context, step int64) error {
 		if step == 1 {
 			cancel()
 		}
 		return inner(context.WithoutCancel(c), step)
 	}
-	_, err := Run(ctx, lk, run, 0, 3, Options{Stages: stages})
+	_, err := Run(ctx, runEnv(t, lk, run), 0, 3, Options{Stages: stages})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
@@ -137,7 +167,7 @@ func TestSelectAndParseSteps(t *testing.T) {
 	var calls []string
 	stages := fakeStages(nil, "r", &calls, nil)
 	got, err := Select(stages, []string{"grpo", "regret"})
-	if err != nil || len(got) != 2 || got[0].Name != Regret || got[1].Name != GRPO {
+	if err != nil || len(got) != 2 || got[0].Name() != stage.Regret || got[1].Name() != stage.GRPO {
 		t.Fatalf("Select = %v, %v", got, err)
 	}
 	if _, err := Select(stages, []string{"train"}); err == nil || !strings.Contains(err.Error(), "rollout") {
@@ -156,36 +186,21 @@ func TestSelectAndParseSteps(t *testing.T) {
 	}
 }
 
-func TestWeightsVersionIsTheNewestBeforeTheStep(t *testing.T) {
-	ctx := context.Background()
-	lk, run := newLake(t)
-	for step, version := range map[int64]string{0: "r-step000000", 2: "r-step000002"} {
-		rows := []schemas.TrainMetricsRow{{Step: step, Role: schemas.RoleAgent, WeightsVersion: version}}
-		if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.TrainMetricsSpec.Name, Step: step}, rows, lake.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for step, want := range map[int64]string{0: "", 1: "r-step000000", 2: "r-step000000", 3: "r-step000002"} {
-		if got, err := WeightsVersion(ctx, lk, run, step); err != nil || got != want {
-			t.Errorf("WeightsVersion(%d) = %q, %v; want %q", step, got, err, want)
-		}
-	}
-}
-
 func TestConcurrentWriterLossIsRetried(t *testing.T) {
 	lk, run := newLake(t)
 	var calls []string
 	stages := fakeStages(lk, run, &calls, nil)
-	inner := stages[4].Run // regret
+	regret := stages[4].(*fakeStage)
+	inner := regret.run
 	lost := 0
-	stages[4].Run = func(ctx context.Context, step int64) error {
+	regret.run = func(ctx context.Context, step int64) error {
 		if lost < 2 {
 			lost++
 			return fmt.Errorf("regret: write: %w", lake.ErrConcurrentWriter)
 		}
 		return inner(ctx, step)
 	}
-	if _, err := Run(context.Background(), lk, run, 0, 0, Options{Stages: stages}); err != nil {
+	if _, err := Run(context.Background(), runEnv(t, lk, run), 0, 0, Options{Stages: stages}); err != nil {
 		t.Fatalf("a rolled-forward commit must be retried: %v", err)
 	}
 	if got := strings.Count(strings.Join(calls, " "), "regret@0"); got != 1 || lost != 2 {
@@ -195,27 +210,7 @@ func TestConcurrentWriterLossIsRetried(t *testing.T) {
 	calls = nil
 	boom := errors.New("boom")
 	stages = fakeStages(lk, run, &calls, map[string]error{"rollout@1": boom})
-	if _, err := Run(context.Background(), lk, run, 1, 1, Options{Stages: stages}); !errors.Is(err, boom) || strings.Count(strings.Join(calls, " "), "rollout@1") != 1 {
+	if _, err := Run(context.Background(), runEnv(t, lk, run), 1, 1, Options{Stages: stages}); !errors.Is(err, boom) || strings.Count(strings.Join(calls, " "), "rollout@1") != 1 {
 		t.Fatalf("got %v after %v", err, calls)
-	}
-}
-
-func TestWeightsVersionWithoutPublishing(t *testing.T) {
-	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Default()
-	cfg.GRPO.Publish = "none"
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
-	rows := []schemas.TrainMetricsRow{{Step: 0, Role: schemas.RoleAgent, WeightsVersion: "r-step000000"}}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.TrainMetricsSpec.Name, Step: 0}, rows, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := WeightsVersion(ctx, lk, "r", 1); err != nil || got != "" {
-		t.Fatalf("grpo.publish = none: WeightsVersion = %q, %v; want the base model", got, err)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -13,61 +11,49 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
-// Options are the per-invocation settings of the stage (the rest comes from run.json).
-type Options struct {
-	// Force replaces a committed samples partition.
-	Force bool
-	// Shard and Shards split the slots between processes (slot mod Shards == Shard, as generate and
-	// the gate split them); Shards 0 means 1. Every process draws the whole step (a draw is a function
-	// of the seed, the step and the documents used before, so they agree) and commits its slots; the
-	// partition commits when all are in.
-	Shard, Shards int
-	// Log receives progress and warnings; nil discards them.
-	Log *slog.Logger
+// Stage is the sample stage as the stage contract runs it (stage.Execute).
+type Stage struct{}
+
+// Name is "sample".
+func (Stage) Name() stage.Name { return stage.Sample }
+
+// Reads lists nothing: the corpus is imported, not written by a stage (a missing one gets its own message).
+func (Stage) Reads() []stage.Input { return nil }
+
+// Writes is samples.
+func (Stage) Writes() []string { return []string{schemas.SamplesSpec.Name} }
+
+// Due is true at pool refresh steps.
+func (Stage) Due(cfg *config.Config, step int64) bool { return stage.RefreshDue(cfg, step) }
+
+// Run draws the step's slots and returns the closing line.
+func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error) {
+	res, err := Run(ctx, env, step)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d slots (%d reused documents)", res.Rows, res.Reused), nil
 }
 
 // Result reports what the stage did.
 type Result struct {
-	// Skipped is true when the partition was already committed and Force was not set.
-	Skipped bool
 	// Rows is the number of slots written (by this shard).
 	Rows int
 	// Reused counts slots that had to reuse a document because the corpus was exhausted.
 	Reused int
 }
 
-// ErrNotRefreshStep is returned for a step that does not start a pool (step mod refresh_every ≠ 0).
-var ErrNotRefreshStep = errors.New("sample: not a refresh step")
-
-// Run draws the slots of refresh step `step` of `run` and commits them as the `samples` partition.
-func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Options) (Result, error) {
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	cfg, err := lk.RunConfig(ctx, run)
-	if err != nil {
-		return Result{}, err
-	}
-	if step < 0 || step%int64(cfg.Sample.RefreshEvery) != 0 {
-		return Result{}, fmt.Errorf("%w: step %d (sample.refresh_every = %d)", ErrNotRefreshStep, step, cfg.Sample.RefreshEvery)
-	}
-	shards := max(opts.Shards, 1)
-	if opts.Shard < 0 || opts.Shard >= shards {
-		return Result{}, fmt.Errorf("sample: shard %d out of range [0, %d)", opts.Shard, shards)
-	}
-	if opts.Force && shards > 1 {
-		return Result{}, fmt.Errorf("sample: --force replaces a whole partition and needs --shards 1")
-	}
-	key := lake.PartitionKey{Run: run, Table: schemas.SamplesSpec.Name, Step: step}
-	if done, err := lk.Committed(ctx, key); err != nil {
-		return Result{}, err
-	} else if done && !opts.Force {
-		log.Info("sample: already committed", "run", run, "step", step)
-		return Result{Skipped: true}, nil
-	}
+// Run draws the slots of refresh step `step` and commits them as the `samples` partition (this shard's
+// slots, slot mod shards = shard: every process draws the whole step, since a draw is a function of the
+// seed, the step and the documents used before, so they agree; the partition commits when all are in).
+// It is called through stage.Execute, which checks the step, the shard and that the step is a refresh.
+func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+	log, cfg, lk, run := env.Logger(), env.Config, env.Lake, env.Run
+	shards := env.Shard.Shards()
+	var err error
 	var docs []schemas.CorpusRow
 	if !cfg.Ablation.NoCorpus {
 		docs, err = lake.ReadRows[schemas.CorpusRow](ctx, lk, lake.CorpusKey(cfg.Sample.Corpus))
@@ -89,7 +75,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	var rows []schemas.SampleRow
 	reused := 0
 	for _, r := range all {
-		if int(r.Slot)%shards == opts.Shard {
+		if int(r.Slot)%shards == env.Shard.Index {
 			rows = append(rows, r)
 			if r.Reused {
 				reused++
@@ -99,7 +85,8 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	if reused > 0 {
 		log.Warn("sample: corpus exhausted, reusing documents", "corpus", cfg.Sample.Corpus, "step", step, "reused", reused)
 	}
-	wopts := lake.WriteOptions{Shard: opts.Shard, Shards: shards, Force: opts.Force}
+	key := lake.PartitionKey{Run: run, Table: schemas.SamplesSpec.Name, Step: step}
+	wopts := lake.WriteOptions{Shard: env.Shard.Index, Shards: shards, Force: env.Force}
 	if _, err := lake.WriteRows(ctx, lk, key, rows, wopts); err != nil {
 		return Result{}, fmt.Errorf("sample: %w", err)
 	}

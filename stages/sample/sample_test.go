@@ -3,11 +3,14 @@ package sample_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/spadekit/spade/stages/stage"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
@@ -152,7 +155,7 @@ func TestRunNeverReusesUntilExhaustedThenWarns(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	seen := map[string]bool{}
 	for _, step := range []int64{0, 4, 8} {
-		res, err := sample.Run(ctx, lk, run, step, sample.Options{Log: log})
+		res, err := sample.Run(ctx, mustEnv(t, lk, run, log), step)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,11 +177,11 @@ func TestRunNeverReusesUntilExhaustedThenWarns(t *testing.T) {
 	if !strings.Contains(logs.String(), "corpus exhausted") {
 		t.Fatalf("no warning: %s", logs.String())
 	}
-	res, err := sample.Run(ctx, lk, run, 4, sample.Options{})
-	if err != nil || !res.Skipped {
-		t.Fatalf("re-run: %+v %v", res, err)
+	out, err := stage.Execute(ctx, mustEnv(t, lk, run, nil), sample.Stage{}, 4)
+	if err != nil || !out.Skipped {
+		t.Fatalf("re-run: %+v %v", out, err)
 	}
-	if _, err := sample.Run(ctx, lk, run, 5, sample.Options{}); err == nil || !strings.Contains(err.Error(), "refresh") {
+	if _, err := stage.Execute(ctx, mustEnv(t, lk, run, nil), sample.Stage{}, 5); !errors.Is(err, stage.ErrNotDue) || !strings.Contains(err.Error(), "refresh") {
 		t.Fatalf("step 5: %v", err)
 	}
 }
@@ -189,7 +192,7 @@ func TestRunIsDeterministicAndHonoursNoCorpus(t *testing.T) {
 	docs := corpus(30, func(i int) string { return "math" })
 	read := func(cfg *config.Config) []schemas.SampleRow {
 		lk, run := newRun(t, cfg, docs)
-		if _, err := sample.Run(ctx, lk, run, 0, sample.Options{}); err != nil {
+		if _, err := sample.Run(ctx, mustEnv(t, lk, run, nil), 0); err != nil {
 			t.Fatal(err)
 		}
 		rows, err := lake.ReadRows[schemas.SampleRow](ctx, lk, lake.PartitionKey{Run: run, Table: "samples", Step: 0})
@@ -210,7 +213,17 @@ func TestRunIsDeterministicAndHonoursNoCorpus(t *testing.T) {
 	cfg.Ablation.NoCorpus = false
 	cfg.Sample.Corpus = "missing"
 	lk, run := newRun(t, cfg, nil)
-	if _, err := sample.Run(ctx, lk, run, 0, sample.Options{}); err == nil || !strings.Contains(err.Error(), "not imported") {
+	if _, err := sample.Run(ctx, mustEnv(t, lk, run, nil), 0); err == nil || !strings.Contains(err.Error(), "not imported") {
 		t.Fatalf("missing corpus: %v", err)
 	}
+}
+
+// mustEnv returns the stage.Env of run (unsharded, unforced) logging to log.
+func mustEnv(t *testing.T, lk *lake.Lake, run string, log *slog.Logger) *stage.Env {
+	t.Helper()
+	env, err := stage.NewEnv(context.Background(), lk, run, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
 }

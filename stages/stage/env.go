@@ -1,0 +1,234 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/sandbox"
+	"github.com/spadekit/spade/internal/shard"
+	"github.com/spadekit/spade/schemas"
+)
+
+// Env is what every stage runs with, built once per process (NewEnv): the run, its configuration read
+// once, this process's shard, and the dependencies the stages share (one LLM client per weights version,
+// one sandbox pool), made on first use and released by Close.
+type Env struct {
+	// Lake and Run name the run; Config is its run.json.
+	Lake   *lake.Lake
+	Run    string
+	Config *config.Config
+	// Shard is this process's share of the step (shard.All when unsharded).
+	Shard shard.Spec
+	// Force makes a stage redo a step it already committed (unsharded only).
+	Force bool
+	// Log receives every stage's progress; nil discards it (see Logger).
+	Log *slog.Logger
+	// Progress, when set (a terminal), receives progress bars instead of log lines.
+	Progress io.Writer
+	// TrainerLog receives the trainer's output; TrainerDir keeps its per-step files ("" = a temporary
+	// directory per step).
+	TrainerLog io.Writer
+	TrainerDir string
+	// Resume makes Execute run a stage that is not done as if forced, so what a killed attempt committed
+	// before the stage's marker (a rollout's turns before its episodes, the gate's results before its
+	// envs) is replaced by the re-run's rows, never kept beside rows it does not belong with. `spade run`
+	// sets it; it needs an unsharded Env.
+	Resume bool
+	// Weights, when set, names the served weights every LLM call of this process uses instead of the
+	// newest published ones (see WeightsVersion).
+	Weights string
+	// UnsafeNoIsolation lets the sandbox run generated code without isolation when no layer works.
+	UnsafeNoIsolation bool
+
+	shared *shared
+}
+
+// shared holds the dependencies made on first use; copies of an Env (WithForce) share them.
+type shared struct {
+	mu      sync.Mutex
+	clients map[string]*clientEntry
+	pool    *sandbox.Pool
+	// client and pool are injected by SetClient and SetPool (tests, embedding): used for every weights
+	// version, never closed by Close.
+	client       *llm.Client
+	injectedPool bool
+}
+
+// clientEntry is a client and the roles already checked against their endpoints.
+type clientEntry struct {
+	client  *llm.Client
+	checked []llm.Role
+}
+
+// NewEnv reads run's configuration from lk once and returns an unsharded, unforced Env logging to log.
+func NewEnv(ctx context.Context, lk *lake.Lake, run string, log *slog.Logger) (*Env, error) {
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{Lake: lk, Run: run, Config: cfg, Shard: shard.All, Log: log}, nil
+}
+
+// Logger returns Log, or a logger that discards everything.
+func (e *Env) Logger() *slog.Logger {
+	if e.Log == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return e.Log
+}
+
+// WithForce returns a copy of e with Force set to force, sharing e's clients and pool.
+func (e *Env) WithForce(force bool) *Env {
+	c := *e
+	c.shared = e.deps()
+	c.Force = force
+	return &c
+}
+
+func (e *Env) deps() *shared {
+	if e.shared == nil {
+		e.shared = &shared{clients: map[string]*clientEntry{}}
+	}
+	return e.shared
+}
+
+// SetClient makes every stage of e call c (tests and embedding); Close leaves it open.
+func (e *Env) SetClient(c *llm.Client) { e.deps().client = c }
+
+// SetPool makes every stage of e run programs in p (tests and embedding); Close leaves it open.
+func (e *Env) SetPool(p *sandbox.Pool) {
+	d := e.deps()
+	d.pool, d.injectedPool = p, true
+}
+
+// Client returns the weights version the LLM calls of step use (WeightsVersion, or e.Weights when set)
+// and the client that calls it, built on first use and shared by every stage of the process (a replay
+// client loads its recorded run once). Each role in roles is checked against its endpoint once, before
+// its first use, so a bad endpoint fails before any work.
+func (e *Env) Client(ctx context.Context, step int64, roles ...llm.Role) (string, *llm.Client, error) {
+	weights := e.Weights
+	if weights == "" {
+		var err error
+		if weights, err = WeightsVersion(ctx, e.Lake, e.Run, e.Config, step); err != nil {
+			return "", nil, err
+		}
+	}
+	d := e.deps()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.client != nil {
+		return weights, d.client, nil
+	}
+	entry, ok := d.clients[weights]
+	if !ok {
+		c, err := llm.New(ctx, llm.SettingsFromConfig(e.Config, weights).WithEnvBaseURL(), llm.LakeReplayLoader(e.Lake))
+		if err != nil {
+			return "", nil, err
+		}
+		entry = &clientEntry{client: c}
+		d.clients[weights] = entry
+	}
+	var unchecked []llm.Role
+	for _, r := range roles {
+		if !slices.Contains(entry.checked, r) {
+			unchecked = append(unchecked, r)
+		}
+	}
+	if len(unchecked) > 0 {
+		if err := entry.client.Check(ctx, unchecked...); err != nil {
+			return "", nil, err
+		}
+		entry.checked = append(entry.checked, unchecked...)
+	}
+	return weights, entry.client, nil
+}
+
+// Pool returns the sandbox pool of the process, started on first use from the run's sandbox.* settings
+// (SandboxOptions) and shared by the stages that run programs (gate, rollout).
+func (e *Env) Pool(ctx context.Context) (*sandbox.Pool, error) {
+	d := e.deps()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pool != nil {
+		return d.pool, nil
+	}
+	opts := SandboxOptions(e.Config)
+	opts.AllowUnsafe = opts.AllowUnsafe || e.UnsafeNoIsolation
+	p, err := sandbox.NewPool(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if p.Isolation() == sandbox.IsolationNone {
+		e.Logger().Warn("sandbox: RUNNING GENERATED CODE WITHOUT ISOLATION (unsafe_no_isolation): it can read your files and secrets")
+	}
+	e.Logger().Info("sandbox: started", "isolation", p.Isolation(), "python", p.Python().Executable)
+	d.pool = p
+	return p, nil
+}
+
+// Close releases what e started: the sandbox pool (its workers end with it). Injected dependencies stay
+// open; e stays usable and starts them again on next use.
+func (e *Env) Close() error {
+	d := e.deps()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pool == nil || d.injectedPool {
+		return nil
+	}
+	err := d.pool.Close()
+	d.pool = nil
+	return err
+}
+
+// SandboxOptions maps a run's sandbox.* settings onto the pool options: the one mapping the gate,
+// rollout and `spade env` use. Reset shares the load deadline (sandbox.load_timeout_seconds).
+func SandboxOptions(cfg *config.Config) sandbox.Options {
+	s := cfg.Sandbox
+	return sandbox.Options{
+		Python:         s.Python,
+		Workers:        s.Workers,
+		LoadTimeout:    time.Duration(s.LoadTimeoutSeconds) * time.Second,
+		ResetTimeout:   time.Duration(s.LoadTimeoutSeconds) * time.Second,
+		StepTimeout:    time.Duration(s.StepTimeoutSeconds) * time.Second,
+		AddressSpace:   int64(s.MemoryMB) << 20,
+		ObservationCap: s.MaxObservationBytes,
+		AllowUnsafe:    s.UnsafeNoIsolation,
+	}
+}
+
+// WeightsVersion returns the name the newest trained weights before step were published under (the
+// weights_version of the newest non-empty train_metrics row at a lower step), or "" for the base model.
+// With grpo.publish = none the trainer only saves its weights, the server keeps serving the base model,
+// and the answer is always "".
+func WeightsVersion(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, step int64) (string, error) {
+	if cfg.GRPO.Publish == "none" {
+		return "", nil
+	}
+	steps, err := lk.Steps(ctx, run, schemas.TrainMetricsSpec.Name)
+	if err != nil {
+		return "", fmt.Errorf("weights version: %w", err)
+	}
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i] >= step {
+			continue
+		}
+		rows, err := lake.ReadRows[schemas.TrainMetricsRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.TrainMetricsSpec.Name, Step: steps[i]})
+		if err != nil {
+			return "", fmt.Errorf("weights version: %w", err)
+		}
+		for j := len(rows) - 1; j >= 0; j-- {
+			if rows[j].WeightsVersion != "" {
+				return rows[j].WeightsVersion, nil
+			}
+		}
+	}
+	return "", nil
+}
