@@ -52,7 +52,6 @@ func Rescore(ctx context.Context, lk *lake.Lake, run string, scorer PoolScorer) 
 	if err != nil {
 		return nil, err
 	}
-	refresh := int64(max(cfg.Sample.RefreshEvery, 1))
 	var picks []TopPick
 	var pool []schemas.EpisodeRow
 	flush := func(poolStep int64) {
@@ -83,7 +82,7 @@ func Rescore(ctx context.Context, lk *lake.Lake, run string, scorer PoolScorer) 
 		if err != nil {
 			return nil, fmt.Errorf("analytics: rescore %s: %w", run, err)
 		}
-		if p := step - step%refresh; p != current {
+		if p := cfg.PoolStep(step); p != current {
 			flush(current)
 			current = p
 		}

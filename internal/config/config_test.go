@@ -169,3 +169,27 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestPoolArithmetic(t *testing.T) {
+	cfg := Default()
+	cfg.Sample.RefreshEvery = 4
+	for step, want := range map[int64][4]int64{0: {0, 0, 1, 0}, 3: {0, 1, 0, 0}, 4: {4, 0, 1, 1}, 7: {4, 1, 0, 1}, 9: {8, 0, 0, 2}} {
+		end, refresh := int64(0), int64(0)
+		if cfg.PoolEnd(step) {
+			end = 1
+		}
+		if cfg.IsRefresh(step) {
+			refresh = 1
+		}
+		if got := [4]int64{cfg.PoolStep(step), end, refresh, cfg.PoolIndex(step)}; got != want {
+			t.Errorf("step %d: pool start, end, refresh, index = %v, want %v", step, got, want)
+		}
+	}
+	if cfg.IsRefresh(-4) {
+		t.Error("a negative step is a refresh")
+	}
+	cfg.Sample.RefreshEvery = 0 // treated as 1: every step is its own pool
+	if cfg.PoolStep(5) != 5 || !cfg.PoolEnd(5) || !cfg.IsRefresh(5) {
+		t.Error("refresh_every 0 is not treated as 1")
+	}
+}

@@ -177,8 +177,8 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 	if err != nil {
 		return nil, nil, false, err
 	}
-	poolStep := stage.PoolStep(cfg, step)
-	if !stage.PoolEnd(cfg, step) {
+	poolStep := cfg.PoolStep(step)
+	if !cfg.PoolEnd(step) {
 		return agent, nil, false, nil
 	}
 	if cfg.Ablation.FrozenDesigner {

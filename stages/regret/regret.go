@@ -22,12 +22,6 @@ type Result struct {
 	Memory int
 }
 
-// Pool returns the pool step of step (the refresh that generated its envs) and the pool's last step.
-func Pool(cfg *config.Config, step int64) (poolStep, lastStep int64) {
-	poolStep = stage.PoolStep(cfg, step)
-	return poolStep, poolStep + int64(max(cfg.Sample.RefreshEvery, 1)) - 1
-}
-
 // Stage is the regret stage as the stage contract runs it (stage.Execute).
 type Stage struct{}
 
@@ -150,8 +144,8 @@ func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config,
 	slow := SlowBaselines(out.EMA)
 	out.Rewards = rewardRows(out.StepScores, p, slow, step, false)
 
-	poolStep, lastStep := Pool(cfg, step)
-	if step != lastStep {
+	poolStep := cfg.PoolStep(step)
+	if !cfg.PoolEnd(step) {
 		return out, nil
 	}
 	out.PoolEnd = true

@@ -123,7 +123,7 @@ func usedDocs(ctx context.Context, lk *lake.Lake, run string, step int64) (map[s
 // document is left it reuses one (the lowest drawKey among suited, then any) and marks the row Reused;
 // it returns the rows and the number reused. With ablation.no_corpus, or no documents, slots get none.
 func Draw(cfg *config.Config, step int64, docs []schemas.CorpusRow, used map[string]bool) ([]schemas.SampleRow, int) {
-	window := step / int64(cfg.Sample.RefreshEvery)
+	window := cfg.PoolIndex(step)
 	active := []string{schemas.SkillToolUse}
 	if cfg.Setting != schemas.SettingTools {
 		active = ActiveSkills(cfg.Seed, window, cfg.Sample.SkillsPerWindow)

@@ -39,7 +39,7 @@ type At int
 const (
 	// SameStep reads the input at the stage's own step.
 	SameStep At = iota
-	// PoolStart reads the input at the refresh step that started the step's pool (PoolStep).
+	// PoolStart reads the input at the refresh step that started the step's pool (config.PoolStep).
 	PoolStart
 )
 
@@ -77,27 +77,11 @@ func Marker(s Stage) string {
 	return w[len(w)-1]
 }
 
-// PoolStep returns the refresh step that started the pool step belongs to: step − step mod
-// sample.refresh_every (a refresh_every below 1 counts as 1).
-func PoolStep(cfg *config.Config, step int64) int64 {
-	every := refreshEvery(cfg)
-	return step - step%every
-}
-
-// PoolEnd reports whether step is the last step of its pool (the step before the next refresh).
-func PoolEnd(cfg *config.Config, step int64) bool {
-	return step == PoolStep(cfg, step)+refreshEvery(cfg)-1
-}
-
-// RefreshDue is the Due of the refresh stages (sample, generate, gate): step is a pool start.
-func RefreshDue(cfg *config.Config, step int64) bool {
-	return step >= 0 && step%refreshEvery(cfg) == 0
-}
+// RefreshDue is the Due of the refresh stages (sample, generate, gate): step starts a pool.
+func RefreshDue(cfg *config.Config, step int64) bool { return cfg.IsRefresh(step) }
 
 // EveryStep is the Due of the stages that run at every step.
 func EveryStep(*config.Config, int64) bool { return true }
-
-func refreshEvery(cfg *config.Config) int64 { return int64(max(cfg.Sample.RefreshEvery, 1)) }
 
 // ErrMissingInput wraps the error of a stage run before the stage that writes its input.
 var ErrMissingInput = errors.New("input not committed")
@@ -178,7 +162,7 @@ func checkInputs(ctx context.Context, env *Env, s Stage, step int64) error {
 	for _, in := range s.Reads() {
 		at := step
 		if in.At == PoolStart {
-			at = PoolStep(env.Config, step)
+			at = env.Config.PoolStep(step)
 		}
 		parts, err := env.Lake.StepPartitions(ctx, env.Run, in.Table, at)
 		if err != nil {

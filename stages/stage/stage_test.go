@@ -142,27 +142,6 @@ func TestExecuteResumeForcesAnUnfinishedStage(t *testing.T) {
 	}
 }
 
-func TestPoolArithmetic(t *testing.T) {
-	cfg := config.Default()
-	cfg.Sample.RefreshEvery = 4
-	for step, want := range map[int64][3]int64{0: {0, 0, 1}, 3: {0, 1, 0}, 4: {4, 0, 1}, 7: {4, 1, 0}, 9: {8, 0, 0}} {
-		end, due := int64(0), int64(0)
-		if stage.PoolEnd(cfg, step) {
-			end = 1
-		}
-		if stage.RefreshDue(cfg, step) {
-			due = 1
-		}
-		if got := [3]int64{stage.PoolStep(cfg, step), end, due}; got != want {
-			t.Errorf("step %d: pool start, end, refresh = %v, want %v", step, got, want)
-		}
-	}
-	cfg.Sample.RefreshEvery = 0 // treated as 1: every step is its own pool
-	if stage.PoolStep(cfg, 5) != 5 || !stage.PoolEnd(cfg, 5) || !stage.RefreshDue(cfg, 5) {
-		t.Error("refresh_every 0 is not treated as 1")
-	}
-}
-
 func TestWeightsVersionIsTheNewestBeforeTheStep(t *testing.T) {
 	ctx := context.Background()
 	env := newEnv(t)
