@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/synth"
 	"github.com/spadekit/spade/schemas"
-	"github.com/spadekit/spade/stages/run/fixture"
 )
 
 // spadeCmd returns the spade binary (built once by TestMain) set up to run with args.
@@ -111,7 +111,7 @@ func render[T any](t *testing.T, lk *lake.Lake, k lake.PartitionKey, zero func(*
 // covers the regret and grpo stages (trainer none).
 func TestRunResumesAfterSIGKILL(t *testing.T) {
 	ctx := context.Background()
-	opts := fixture.Small()
+	opts := synth.SmallRollout()
 	opts.Steps = 20
 	newLake := func() string {
 		dir := t.TempDir()
@@ -119,7 +119,7 @@ func TestRunResumesAfterSIGKILL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := fixture.Write(ctx, lk, "r", opts); err != nil {
+		if err := synth.WriteRollout(ctx, lk, "r", opts); err != nil {
 			t.Fatal(err)
 		}
 		return dir
@@ -279,9 +279,9 @@ func TestRunInterruptExits130(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := fixture.Small()
+	opts := synth.SmallRollout()
 	opts.Steps = 40
-	if err := fixture.Write(ctx, lk, "r", opts); err != nil {
+	if err := synth.WriteRollout(ctx, lk, "r", opts); err != nil {
 		t.Fatal(err)
 	}
 	cmd := spadeCmd(t, "--lake", dir, "--run", "r", "run", "--steps", "0-39", "--only", "regret,grpo")

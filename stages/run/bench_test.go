@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/synth"
 	"github.com/spadekit/spade/stages/grpo"
 	"github.com/spadekit/spade/stages/regret"
-	"github.com/spadekit/spade/stages/run/fixture"
 	"github.com/spadekit/spade/stages/stage"
 )
 
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// paperRun writes the benchmark's synthetic 400-step run (fixture.Paper: 24 envs × 2×16 episodes per
+// paperRun writes the benchmark's synthetic 400-step run (synth.PaperRollout: 24 envs × 2×16 episodes per
 // step, tokens for the last pool) and scores steps 0..398, so step 399 finds 399 ema_state partitions
 // and a full memory, as in a real run.
 func paperRun(b *testing.B) *lake.Lake {
@@ -48,7 +48,7 @@ func paperRun(b *testing.B) *lake.Lake {
 			return
 		}
 		began := time.Now()
-		if paperErr = fixture.Write(ctx, lk, "paper", fixture.Paper()); paperErr != nil {
+		if paperErr = synth.WriteRollout(ctx, lk, "paper", synth.PaperRollout()); paperErr != nil {
 			return
 		}
 		env, err := stage.NewEnv(ctx, lk, "paper", nil)
