@@ -321,3 +321,33 @@ func TestLocalAndS3GiveTheSameAnswers(t *testing.T) {
 		t.Errorf("corpus by domain: %s", local[2])
 	}
 }
+
+// Every stage command goes through stage.Execute: a stage started before its input names the command
+// to run first (exit 1), a stage at a step where it is not due, a bad shard and --force on a shard are
+// usage errors (exit 2), and none of them writes anything.
+func TestStageCommandsCheckTheRequest(t *testing.T) {
+	env := localEnv(t)
+	must(t, env, "--run", "c1", "init", "--preset", "qwen3-4b-games")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"gate", "--step", "0", "--no-regenerate"}, 1, "run `spade generate --step 0` first"},
+		{[]string{"rollout", "--step", "2"}, 1, "run `spade gate --step 0` first"},
+		{[]string{"regret", "--step", "3"}, 1, "run `spade rollout --step 3` first"},
+		{[]string{"grpo", "--step", "3"}, 1, "run `spade rollout --step 3` first"},
+		{[]string{"sample", "--step", "5"}, 2, "not a pool refresh step"},
+		{[]string{"regret", "--step", "-1"}, 2, "--step must be >= 0"},
+		{[]string{"regret", "--step", "1", "--shard", "3", "--shards", "2"}, 2, "--shard must be in 0..1"},
+		{[]string{"regret", "--step", "1", "--shards", "2", "--force"}, 2, "needs --shards 1"},
+	} {
+		r := spade(t, env, "", append([]string{"--run", "c1"}, c.args...)...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 && c.code == 2 {
+			t.Errorf("spade %s: exit %d, stderr %q; want exit %d and %q on one line", strings.Join(c.args, " "), r.code, r.stderr, c.code, c.want)
+		}
+	}
+	if out := must(t, env, "lake", "ls"); len(strings.Split(strings.TrimSpace(out), "\n")) != 2 || !strings.Contains(out, "c1  ") {
+		t.Fatalf("a refused stage wrote a partition:\n%s", out)
+	}
+}
