@@ -1,5 +1,5 @@
-// Package schemas holds one file per table of the SPADE lake (DESIGN §5): the row type with its Parquet
-// tags, the table's Spec (name, version, Arrow schema) and validation of a row.
+// Package schemas holds one file per table of the SPADE lake (docs/architecture.md, "Tables"): the row type
+// with its Parquet tags, the table's Spec (name, version, Arrow schema) and validation of a row.
 //
 // Conventions shared by every table:
 //   - Column names are snake_case and given by the `parquet` tag; a tag with ",optional" is nullable and

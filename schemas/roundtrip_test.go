@@ -290,7 +290,7 @@ func TestEveryTableHasASpec(t *testing.T) {
 	}
 	for _, n := range want {
 		if !have[n] {
-			t.Errorf("table %s of DESIGN §5 has no spec", n)
+			t.Errorf("table %s of docs/architecture.md, \"Tables\", has no spec", n)
 		}
 	}
 	for _, n := range schemas.RunTables() {

@@ -1,6 +1,7 @@
-// Package config is the run configuration of DESIGN §10: presets with the paper's Table 5 values, dotted
-// keys (`rollout.group_size`), and strict parsing: an unknown key or a value of the wrong type is an error
-// that names the key. A run's config is written once to run.json by `spade init` and never changed.
+// Package config is the run configuration (docs/architecture.md, "Run configuration"): presets with the
+// paper's Table 5 values, dotted keys (`rollout.group_size`), and strict parsing: an unknown key or a value
+// of the wrong type is an error that names the key. A run's config is written once to run.json by `spade
+// init` and never changed.
 package config
 
 import (

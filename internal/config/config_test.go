@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// designKeys are the keys DESIGN §10 promises scripts and notebooks, with the 30B games defaults.
+// designKeys are the keys scripts and notebooks rely on (docs/architecture.md, "Run configuration"),
+// with the 30B games defaults.
 var designKeys = map[string]string{
 	"seed":                     "0",
 	"setting":                  "games",
@@ -55,7 +56,7 @@ func TestDesignKeysAndDefaults(t *testing.T) {
 	}
 	for key, want := range designKeys {
 		if !keys[key] {
-			t.Errorf("key %s of DESIGN §10 is missing", key)
+			t.Errorf("key %s (docs/architecture.md, \"Run configuration\") is missing", key)
 			continue
 		}
 		if got, err := c.Get(key); err != nil || got != want {

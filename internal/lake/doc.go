@@ -1,5 +1,5 @@
 // Package lake stores SPADE's tables as Parquet partitions in a local directory or an S3 bucket, and
-// commits each partition atomically (DESIGN §6).
+// commits each partition atomically (docs/architecture.md, "The lake").
 //
 // Layout (every path rule lives in paths.go):
 //

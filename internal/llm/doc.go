@@ -1,7 +1,7 @@
-// Package llm is the toolkit's one way of talking to a model: an OpenAI-compatible Chat Completions
-// client (vLLM, SGLang, Triton's OpenAI front end, llama.cpp, Ollama) with per-role settings (designer,
-// agent, screen), bounded concurrency, per-request timeouts and retries with exponential backoff and full
-// jitter, and a recorder that turns every call into an `llm_calls` row (DESIGN §5, §7).
+// Package llm is the toolkit's one way of talking to a model: an OpenAI-compatible Chat Completions client
+// (vLLM, SGLang, Triton's OpenAI front end, llama.cpp, Ollama) with per-role settings (designer, agent,
+// screen), bounded concurrency, per-request timeouts and retries with exponential backoff and full jitter,
+// and a recorder that turns every call into an `llm_calls` row (docs/architecture.md, "Tables", "Contracts").
 //
 // Every request asks for per-token logprobs and token ids (`logprobs: true`, `top_logprobs: 0`, vLLM's
 // `return_token_ids`), so GRPO trains on exactly the sampled tokens; a server that returns neither still

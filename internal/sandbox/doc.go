@@ -27,10 +27,24 @@
 //
 // Usage:
 //
-//	pool, err := sandbox.NewPool(sandbox.Options{})
-//	prog, err := pool.Load(ctx, code)       // a worker dedicated to one program
-//	env, err := prog.NewEnv(ctx)           // a fresh instance (forked child)
-//	obs, err := env.Reset(ctx, seed)
-//	res, err := env.Step(ctx, action)
-//	env.Close(); prog.Close(); pool.Close()
+//	pool, err := sandbox.NewPool(ctx, sandbox.Options{}) // no worker starts yet
+//	if err != nil {
+//		return err
+//	}
+//	defer pool.Close()
+//	prog, err := pool.Load(ctx, code) // a worker dedicated to one program
+//	if err != nil {
+//		return err // a *sandbox.Error (see Kind)
+//	}
+//	defer prog.Close()
+//	env, err := prog.NewEnv(ctx) // a fresh instance (forked child)
+//	if err != nil {
+//		return err
+//	}
+//	defer env.Close()
+//	obs, err := env.Reset(ctx, seed) // seed int64
+//	if err != nil {
+//		return err
+//	}
+//	res, err := env.Step(ctx, action) // res.Observation, res.Reward, res.Done, res.Info, res.Success()
 package sandbox

@@ -1,6 +1,6 @@
-// Package shard splits a stage's work between independent processes (DESIGN §4): `--shard i --shards n`
-// gives process i the environments whose env_id hashes to i modulo n. Every stage uses this one hash, so
-// the rollout, gate and regret shards of a step agree on which process owns an env.
+// Package shard splits a stage's work between independent processes (docs/architecture.md, "Stages"):
+// `--shard i --shards n` gives process i the environments whose env_id hashes to i modulo n. Every stage uses
+// this one hash, so the rollout, gate and regret shards of a step agree on which process owns an env.
 package shard
 
 import (

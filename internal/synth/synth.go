@@ -348,7 +348,7 @@ func (g *generator) writePool(ctx context.Context, lk *lake.Lake, run string, po
 	return put(ctx, lk, run, "designer_rewards", last, rewards)
 }
 
-// flatTopAnchor is 1 on [lo, hi] and falls linearly to 0 at 0 and 1 (DESIGN §8).
+// flatTopAnchor is 1 on [lo, hi] and falls linearly to 0 at 0 and 1 (docs/architecture.md, "Formulas").
 func flatTopAnchor(p, lo, hi float64) float64 {
 	switch {
 	case p < lo:

@@ -2,11 +2,12 @@ package grpo
 
 import "math"
 
-// AdvantageEpsilon is ε in the agent advantage's denominator (DESIGN §8, as verl and TRL use).
+// AdvantageEpsilon is ε in the agent advantage's denominator (docs/architecture.md, "Formulas"; as verl and
+// TRL use).
 const AdvantageEpsilon = 1e-6
 
 // ComputeGRPOOutcomeAdvantage returns Â_i = (r_i − mean_G) / (std_G + ε) for the returns of one group (one
-// env's episodes; SPADE §2.2, DESIGN §8), std_G with the n−1 divisor and ε = eps.
+// env's episodes; SPADE §2.2; docs/architecture.md, "Formulas"), std_G with the n−1 divisor and ε = eps.
 //
 // Edge cases: a group of one (G = 1, std undefined) and a group whose returns are all equal (std 0) give
 // every member 0, exactly; an empty group gives an empty slice. The advantages of a group sum to 0.

@@ -1,5 +1,5 @@
-// Package grpo is the `grpo` stage: it assembles each step's GRPO training samples for both roles and
-// hands them to the trainer (SPADE §2.2; DESIGN §4, §7, §8).
+// Package grpo is the `grpo` stage: it assembles each step's GRPO training samples for both roles and hands
+// them to the trainer (SPADE §2.2; docs/architecture.md, "One training step", "Contracts", "Formulas").
 //
 // Agent samples, every step: one per assistant turn of the step's episodes, carrying the exact prompt and
 // completion token ids and behaviour log-probs that llm_calls recorded (never re-tokenized), with the

@@ -1,6 +1,6 @@
-// Package regret is the `regret` stage: it turns a step's episodes into the Designer's reward and, at the
-// end of a pool, into the environment memory (SPADE §2.2 difficulty anchor, §2.3 hint regret, §2.4 memory,
-// §3.5 EMA learning potential; DESIGN §4, §8).
+// Package regret is the `regret` stage: it turns a step's episodes into the Designer's reward and, at the end
+// of a pool, into the environment memory (SPADE §2.2 difficulty anchor, §2.3 hint regret, §2.4 memory, §3.5
+// EMA learning potential; docs/architecture.md, "One training step", "Formulas").
 //
 // Reads: run.json (regret.*, memory.capacity, metrics.band_lo/hi, sample.refresh_every), `episodes` of the
 // step (and of every step of the pool's window at the pool's last step), `envs` of the pool (code, hint,

@@ -39,7 +39,8 @@ func ClippedRegret(regret float64) float64 {
 	return math.Max(0, regret)
 }
 
-// DifficultyAnchor returns the flat-top anchor of solve rate p on the band [lo, hi] (SPADE §2.2, DESIGN §8):
+// DifficultyAnchor returns the flat-top anchor of solve rate p on the band [lo, hi] (SPADE §2.2;
+// docs/architecture.md, "Formulas"):
 //
 //	anchor(p) = p / lo             for p < lo
 //	          = 1                  for lo ≤ p ≤ hi

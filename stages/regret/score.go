@@ -8,7 +8,7 @@ import (
 	"github.com/spadekit/spade/schemas"
 )
 
-// Params are the reward settings of a run (DESIGN §10), checked once.
+// Params are the reward settings of a run (docs/architecture.md, "Run configuration"), checked once.
 type Params struct {
 	// WeightRegret and WeightAnchor are regret.weight_regret and regret.weight_anchor (0.4, 0.6).
 	WeightRegret, WeightAnchor float64

@@ -70,11 +70,11 @@ func paperRun(b *testing.B) *lake.Lake {
 	return paperLake
 }
 
-// BenchmarkStepScoring measures one step of the paper-sized run (DESIGN §8: 24 envs × 32 episodes):
-// regret (every variant, EMA state, pool-end finals and the memory snapshot) plus GRPO batch assembly
-// (agent samples from turns and llm_calls tokens, designer samples, batches; trainer none), reading and
-// committing through a local lake. Step 399 ends a pool, so it is the most expensive step. Target: < 1 s
-// on 2 cores (go test -run '^$' -bench StepScoring -cpu 2 ./stages/run/).
+// BenchmarkStepScoring measures one step of the paper-sized run (docs/architecture.md, "One training step":
+// 24 envs × 32 episodes): regret (every variant, EMA state, pool-end finals and the memory snapshot) plus
+// GRPO batch assembly (agent samples from turns and llm_calls tokens, designer samples, batches; trainer
+// none), reading and committing through a local lake. Step 399 ends a pool, so it is the most expensive step.
+// Target: < 1 s on 2 cores (go test -run '^$' -bench StepScoring -cpu 2 ./stages/run/).
 func BenchmarkStepScoring(b *testing.B) {
 	lk := paperRun(b)
 	ctx := context.Background()

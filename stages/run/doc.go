@@ -1,5 +1,5 @@
-// Package run is the step runner behind `spade run --steps A-B` (DESIGN §4): for each step it runs the
-// stages in order, the pool stages (sample, generate, gate) only at refresh steps (step mod
+// Package run is the step runner behind `spade run --steps A-B` (docs/architecture.md, "Stages"): for each
+// step it runs the stages in order, the pool stages (sample, generate, gate) only at refresh steps (step mod
 // sample.refresh_every = 0), then rollout, regret and grpo.
 //
 // Resume: a stage is done at a step when its marker partition is committed (the partition it writes

@@ -1,4 +1,4 @@
-"""spade_trainer: the GRPO trainer of SPADE (DESIGN §7, §8).
+"""spade_trainer: the GRPO trainer of SPADE (docs/architecture.md, "Contracts", "Formulas").
 
 Modules: ``loss`` (the formulas, ``grpo_loss``), ``logprobs`` (log-softmax + gather: reference, chunked,
 and the Triton kernel in ``triton_logprobs``), ``batch`` (the batch file), ``model`` (policy models),

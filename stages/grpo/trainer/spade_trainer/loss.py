@@ -1,4 +1,4 @@
-"""The GRPO update's formulas (SPADE §2.3, DESIGN §8): one function per formula.
+"""The GRPO update's formulas (SPADE §2.3; docs/architecture.md, "Formulas"): one function per formula.
 
 Every function takes and returns float tensors; shapes use B (samples) and T (response tokens, right
 padded). ``mask`` is 1.0 on the response tokens that are trained on and 0.0 on padding. The entry point
@@ -160,7 +160,8 @@ def grpo_loss(
     kl_beta: float = 0.0,
     agg: str = AGG_TOKEN_MEAN,
 ) -> Tuple[torch.Tensor, Dict[str, float]]:
-    """GRPO loss with asymmetric clipping, importance weights and a k3 KL penalty (DESIGN §8).
+    """GRPO loss with asymmetric clipping, importance weights and a k3 KL penalty
+    (docs/architecture.md, "Formulas").
 
     ``ℓ_it = w_i · −min(r_it Â_i, clip(r_it, 1 − ε_low, 1 + ε_high) Â_i) + β · (exp(d_it) − d_it − 1)``
 

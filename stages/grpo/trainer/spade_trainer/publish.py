@@ -1,4 +1,4 @@
-"""Publishing new weights to the generation server (DESIGN §7, issue 6 §5).
+"""Publishing new weights to the generation server (docs/architecture.md, "Contracts"; issue 6 §5).
 
 Modes, picked by ``grpo.publish``:
 

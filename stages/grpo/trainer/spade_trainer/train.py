@@ -6,7 +6,7 @@
 or, for ``grpo.trainer_gpus`` = N > 1, the same under ``python -m torch.distributed.run --nproc_per_node N``
 (FSDP, full state saved by rank 0).
 
-What one run does (DESIGN §7):
+What one run does (docs/architecture.md, "Contracts"):
 
 1. Reads and validates the batch (:mod:`spade_trainer.batch`); any bad sample is an error that names it,
    before a model is loaded.
