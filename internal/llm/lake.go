@@ -30,9 +30,9 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 	designer := role(cfg.LLM.Designer, !cfg.Ablation.FrozenDesigner)
 	designer.Plain = cfg.Ablation.FrozenDesigner
 	s := Settings{
-		Roles: map[Role]RoleSettings{
-			RoleDesigner: designer,
-			RoleAgent:    role(cfg.LLM.Agent, true),
+		Roles: map[schemas.Role]RoleSettings{
+			schemas.RoleDesigner: designer,
+			schemas.RoleAgent:    role(cfg.LLM.Agent, true),
 		},
 		MaxInFlight: cfg.LLM.MaxInFlight,
 		Timeout:     time.Duration(cfg.LLM.TimeoutSeconds) * time.Second,
@@ -49,13 +49,13 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 	if screen.Model == "" {
 		screen.Model = cfg.LLM.Agent.Model
 	}
-	s.Roles[RoleScreen] = role(screen, false)
+	s.Roles[schemas.RoleScreen] = role(screen, false)
 	return s
 }
 
 // NewFromConfig returns a client for a run config, replaying from lk when a role's base URL is
 // "replay:<run>", and checks the given roles before any work (see Check).
-func NewFromConfig(ctx context.Context, cfg *config.Config, lk *lake.Lake, weightsVersion string, roles ...Role) (*Client, error) {
+func NewFromConfig(ctx context.Context, cfg *config.Config, lk *lake.Lake, weightsVersion string, roles ...schemas.Role) (*Client, error) {
 	s := SettingsFromConfig(cfg, weightsVersion)
 	for _, r := range roles {
 		if rs := s.Roles[r]; rs.BaseURL == "" {

@@ -70,13 +70,13 @@ func NewGenerator(ctx context.Context, lk *lake.Lake, run string, opts Options) 
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := LoadTemplate(cfg.Setting, cfg.LLM.PromptFile)
+	tmpl, err := LoadTemplate(string(cfg.Setting), cfg.LLM.PromptFile)
 	if err != nil {
 		return nil, err
 	}
 	client := opts.Client
 	if client == nil {
-		client, err = llm.NewFromConfig(ctx, cfg, lk, opts.WeightsVersion, llm.RoleDesigner)
+		client, err = llm.NewFromConfig(ctx, cfg, lk, opts.WeightsVersion, schemas.RoleDesigner)
 		if err != nil {
 			return nil, err
 		}
@@ -276,7 +276,7 @@ func (g *Generator) takeCall(callID string) []llm.Call {
 
 // attempt renders the prompt of one slot, calls the Designer and parses the answer.
 func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory []schemas.MemoryRow, attempt int32, previous *Previous) (schemas.CandidateRow, error) {
-	data := NewPromptData(s.Setting, s.Skill)
+	data := NewPromptData(string(s.Setting), s.Skill)
 	data.MaxTurns = g.cfg.Rollout.MaxTurns
 	data.MaxAttempts = g.cfg.Gate.MaxAttempts
 	data.Previous = previous
@@ -291,7 +291,7 @@ func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory []s
 		return schemas.CandidateRow{}, err
 	}
 	comp, err := g.client.Chat(ctx, llm.Request{
-		Role: llm.RoleDesigner,
+		Role: schemas.RoleDesigner,
 		Step: s.Step,
 		Key:  callKey(s.Slot, attempt),
 		Messages: []llm.Message{

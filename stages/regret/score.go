@@ -20,7 +20,7 @@ type Params struct {
 	// decides the memory labels.
 	LearnLo, LearnHi float64
 	// Deployed is regret.variant, the variant GRPO trains the Designer on.
-	Deployed Variant
+	Deployed schemas.Variant
 }
 
 // ParamsFrom reads and checks the reward settings of a run configuration; an error names the key.
@@ -31,7 +31,7 @@ func ParamsFrom(cfg *config.Config) (Params, error) {
 		GammaFast: cfg.Regret.EMAFast, GammaSlow: cfg.Regret.EMASlow,
 		LearnLo: cfg.Metrics.BandLo, LearnHi: cfg.Metrics.BandHi,
 	}
-	v, err := ParseVariant(cfg.Regret.Variant)
+	v, err := schemas.ParseVariant(string(cfg.Regret.Variant))
 	if err != nil {
 		return p, fmt.Errorf("config key regret.variant: %w", err)
 	}

@@ -138,7 +138,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 
 	client := opts.Client
 	if client == nil {
-		client, err = llm.NewFromConfig(ctx, cfg, lk, opts.WeightsVersion, llm.RoleAgent)
+		client, err = llm.NewFromConfig(ctx, cfg, lk, opts.WeightsVersion, schemas.RoleAgent)
 		if err != nil {
 			return Result{}, err
 		}
@@ -151,7 +151,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 		}
 		defer pool.Close()
 	}
-	tmpl, err := agentTemplate(cfg.Setting)
+	tmpl, err := agentTemplate(string(cfg.Setting))
 	if err != nil {
 		return Result{}, err
 	}
@@ -168,7 +168,7 @@ func Run(ctx context.Context, lk *lake.Lake, run string, step int64, opts Option
 	res.Timing.LLM = time.Duration(r.llmNanos.Load())
 	res.Timing.Sandbox = time.Duration(r.sandboxNanos.Load())
 	for _, e := range episodes {
-		res.EndedBy[e.EndedBy]++
+		res.EndedBy[string(e.EndedBy)]++
 		res.Tokens += e.Tokens
 	}
 
@@ -347,7 +347,7 @@ func (r *runner) playEnv(ctx context.Context, env schemas.EnvRow) ([]episodeOut,
 }
 
 // endedBy classifies a sandbox error: a missed deadline is a timeout, anything else an env error.
-func endedBy(err error) string {
+func endedBy(err error) schemas.EndedBy {
 	if errors.Is(err, sandbox.ErrTimeout) {
 		return schemas.EndedTimeout
 	}
@@ -418,7 +418,7 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 	for turn := 0; turn < r.cfg.Rollout.MaxTurns; turn++ {
 		t1 := time.Now()
 		comp, err := r.client.Chat(ctx, llm.Request{
-			Role: llm.RoleAgent, Step: r.step, Key: fmt.Sprintf("%s/turn=%d", id, turn),
+			Role: schemas.RoleAgent, Step: r.step, Key: fmt.Sprintf("%s/turn=%d", id, turn),
 			Messages: CutHistory(messages, budget), Tools: tools,
 		})
 		r.llmNanos.Add(int64(time.Since(t1)))
@@ -442,7 +442,7 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		if err != nil {
 			row.ParseError = err.Error()
 			out.turns = append(out.turns, row)
-			feedback := ParseFeedback(r.cfg.Setting, err)
+			feedback := ParseFeedback(string(r.cfg.Setting), err)
 			messages = appendExchange(messages, comp, feedback)
 			obs = feedback
 			continue

@@ -142,7 +142,7 @@ func (c *clientCache) get(ctx context.Context, step int64) (string, *llm.Client,
 	if err != nil {
 		return "", nil, err
 	}
-	client, err := llm.NewFromConfig(ctx, cfg, c.deps.Lake, weights, llm.RoleDesigner, llm.RoleAgent)
+	client, err := llm.NewFromConfig(ctx, cfg, c.deps.Lake, weights, schemas.RoleDesigner, schemas.RoleAgent)
 	if err != nil {
 		return "", nil, err
 	}
