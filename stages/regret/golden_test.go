@@ -13,6 +13,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/outcome"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -50,7 +51,7 @@ func loadEpisodes(t testing.TB) map[int64][]schemas.EpisodeRow {
 
 func testParams() Params {
 	return Params{WeightRegret: 0.4, WeightAnchor: 0.6, BandLo: 0.4, BandHi: 0.6, GammaFast: 0.5, GammaSlow: 0.1,
-		LearnLo: 0.2, LearnHi: 0.8, Deployed: schemas.VariantRegretAnchor}
+		LearnLo: 0.2, LearnHi: 0.8, Deployed: schemas.VariantRegretAnchor, Outcome: outcome.Default()}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
