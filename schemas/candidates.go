@@ -15,7 +15,7 @@ type CandidateRow struct {
 	// Skill is the slot's skill.
 	Skill string `parquet:"skill"`
 	// Setting is games or tools.
-	Setting string `parquet:"setting"`
+	Setting Setting `parquet:"setting"`
 	// DocID is the corpus document of the slot (empty under ablation.no_corpus).
 	DocID string `parquet:"doc_id"`
 	// Code is the Python program parsed from the response; empty when parsing failed.
@@ -48,7 +48,7 @@ func (r CandidateRow) Validate() error {
 		c.fail("attempt", "must be >= 1, got %d", r.Attempt)
 	}
 	c.oneOf("skill", r.Skill, allSkills...)
-	c.oneOf("setting", r.Setting, SettingGames, SettingTools)
+	enum(&c, "setting", r.Setting, SettingValues())
 	c.utf8("code", r.Code)
 	c.utf8("hint", r.Hint)
 	c.utf8("raw_response", r.RawResponse)

@@ -12,7 +12,7 @@ type DesignerRewardRow struct {
 	// Skill is the env's skill.
 	Skill string `parquet:"skill"`
 	// Variant is regret_anchor (deployed), regret, anchor or ema_lp.
-	Variant string `parquet:"variant"`
+	Variant Variant `parquet:"variant"`
 	// Final is true for the aggregate over the pool's whole window, written at the pool's last step.
 	Final bool `parquet:"final"`
 	// NNoHint and NHint count the episodes used (env errors excluded).
@@ -42,7 +42,7 @@ func (r DesignerRewardRow) Validate() error {
 	c := checks{table: "designer_rewards"}
 	c.nonNegative("step", r.Step)
 	c.required("env_id", r.EnvID)
-	c.oneOf("variant", r.Variant, Variants...)
+	enum(&c, "variant", r.Variant, VariantValues())
 	c.unit("solve_rate", r.SolveRate)
 	c.unit("anchor", r.Anchor)
 	c.finite("reward", r.Reward)

@@ -1,31 +1,27 @@
 package schemas
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // The six skills of the games setting (SPADE §3.1), as stored in `skill` columns.
 const (
-	SkillMath        = "math_reasoning"
-	SkillLogic       = "logical_deduction"
-	SkillSpatial     = "spatial_reasoning"
-	SkillPattern     = "pattern_recognition"
-	SkillOptimize    = "optimization"
-	SkillCausal      = "causal_inference"
-	SkillToolUse     = "tool_use"
-	SettingGames     = "games"
-	SettingTools     = "tools"
-	RoleDesigner     = "designer"
-	RoleAgent        = "agent"
-	RoleScreen       = "screen"
-	LabelSeed        = "seed"
-	LabelTooEasy     = "too_easy"
-	LabelTooHard     = "too_hard"
-	EndedDone        = "done"
-	EndedMaxTurns    = "max_turns"
-	EndedEnvError    = "env_error"
-	EndedTimeout     = "timeout"
-	EndedAgentError  = "agent_error"
-	VariantRegretAnc = "regret_anchor"
-	VariantRegret    = "regret"
-	VariantAnchor    = "anchor"
-	VariantEMALP     = "ema_lp"
+	SkillMath     = "math_reasoning"
+	SkillLogic    = "logical_deduction"
+	SkillSpatial  = "spatial_reasoning"
+	SkillPattern  = "pattern_recognition"
+	SkillOptimize = "optimization"
+	SkillCausal   = "causal_inference"
+	SkillToolUse  = "tool_use"
+)
+
+// Memory labels (memory.label).
+const (
+	LabelSeed    = "seed"
+	LabelTooEasy = "too_easy"
+	LabelTooHard = "too_hard"
 )
 
 // Skills lists the six games skills in their canonical order (the schedule rotates through this order).
@@ -34,5 +30,125 @@ var Skills = []string{SkillMath, SkillLogic, SkillSpatial, SkillPattern, SkillOp
 // allSkills is Skills plus the tool-use skill, for validation.
 var allSkills = append(append([]string{}, Skills...), SkillToolUse)
 
-// Variants lists the Designer reward variants stored side by side in designer_rewards.
-var Variants = []string{VariantRegretAnc, VariantRegret, VariantAnchor, VariantEMALP}
+// The closed value sets of the lake's enum columns and of the config keys that take them. Each is a typed
+// string owned here, with its constants, its values in a fixed order (XxxValues), Valid and ParseXxx, so a
+// table, the config and the code agree on one list.
+
+// Setting is the kind of environments a run designs (samples/candidates/envs.setting, config `setting`).
+type Setting string
+
+// The settings of SPADE §3.
+const (
+	// SettingGames is the text-game setting: the Agent answers with <action>…</action>.
+	SettingGames Setting = "games"
+	// SettingTools is the tool-use setting: the Agent answers with OpenAI tool calls.
+	SettingTools Setting = "tools"
+)
+
+// SettingValues lists every setting.
+func SettingValues() []Setting { return []Setting{SettingGames, SettingTools} }
+
+// Valid reports whether s is a known setting.
+func (s Setting) Valid() bool { return slices.Contains(SettingValues(), s) }
+
+// ParseSetting validates a setting name; the error lists the valid ones.
+func ParseSetting(name string) (Setting, error) { return parse("setting", name, SettingValues()) }
+
+// Role names the system prompt an LLM call is made under (llm_calls.role, grpo_batches.role,
+// train_metrics.role); it selects the role's endpoint and sampling settings.
+type Role string
+
+// The roles of SPADE: the Environment Designer, the Reasoning Agent and the LLM screen of tool-use
+// environments (SPADE §2.4).
+const (
+	RoleDesigner Role = "designer"
+	RoleAgent    Role = "agent"
+	RoleScreen   Role = "screen"
+)
+
+// RoleValues lists every role, in a fixed order.
+func RoleValues() []Role { return []Role{RoleDesigner, RoleAgent, RoleScreen} }
+
+// TrainedRoles lists the roles GRPO trains (grpo_batches.role, train_metrics.role): the screen is not.
+func TrainedRoles() []Role { return []Role{RoleAgent, RoleDesigner} }
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return slices.Contains(RoleValues(), r) }
+
+// ParseRole validates a role name; the error lists the valid ones.
+func ParseRole(name string) (Role, error) { return parse("role", name, RoleValues()) }
+
+// Variant names a Designer reward (designer_rewards.variant; config `regret.variant` picks the one GRPO
+// trains the Designer on). The formulas live in stages/regret, registered under these names.
+type Variant string
+
+// The reward variants, computed side by side for every env (SPADE §2.2, §2.3, §3.5).
+const (
+	// VariantRegretAnchor is the deployed reward: w_r · max(0, regret) + w_a · anchor.
+	VariantRegretAnchor Variant = "regret_anchor"
+	// VariantRegret is the hint regret alone, r̄(e|h) − r̄(e), unclipped as in §2.3.
+	VariantRegret Variant = "regret"
+	// VariantAnchor is the difficulty anchor alone.
+	VariantAnchor Variant = "anchor"
+	// VariantEMALP is the EMA learning potential, ρ(e) − mean_{E_s} ρ.
+	VariantEMALP Variant = "ema_lp"
+)
+
+// VariantValues lists the variants in their canonical order (the order designer_rewards rows are written in).
+func VariantValues() []Variant {
+	return []Variant{VariantRegretAnchor, VariantRegret, VariantAnchor, VariantEMALP}
+}
+
+// Valid reports whether v is a known variant.
+func (v Variant) Valid() bool { return slices.Contains(VariantValues(), v) }
+
+// ParseVariant validates a variant name (regret.variant, --variant flags); the error lists the valid ones.
+func ParseVariant(name string) (Variant, error) {
+	return parse("reward variant", name, VariantValues())
+}
+
+// EndedBy is why an episode ended (episodes.ended_by).
+type EndedBy string
+
+// The ways an episode ends.
+const (
+	// EndedDone: the env returned done (its verdict is in success and return).
+	EndedDone EndedBy = "done"
+	// EndedMaxTurns: rollout.max_turns (or the context budget) ran out first.
+	EndedMaxTurns EndedBy = "max_turns"
+	// EndedEnvError: the env program raised, or returned something that breaks the contract.
+	EndedEnvError EndedBy = "env_error"
+	// EndedTimeout: the env program overran its sandbox deadline.
+	EndedTimeout EndedBy = "timeout"
+	// EndedAgentError: the Agent's model call failed.
+	EndedAgentError EndedBy = "agent_error"
+)
+
+// EndedByValues lists every way an episode ends.
+func EndedByValues() []EndedBy {
+	return []EndedBy{EndedDone, EndedMaxTurns, EndedEnvError, EndedTimeout, EndedAgentError}
+}
+
+// Valid reports whether e is a known ended_by value.
+func (e EndedBy) Valid() bool { return slices.Contains(EndedByValues(), e) }
+
+// ParseEndedBy validates an ended_by value; the error lists the valid ones.
+func ParseEndedBy(name string) (EndedBy, error) {
+	return parse("ended_by value", name, EndedByValues())
+}
+
+// JoinValues returns the values of an enum joined by sep ("games|tools", "games, tools").
+func JoinValues[T ~string](values []T, sep string) string {
+	names := make([]string, len(values))
+	for i, v := range values {
+		names[i] = string(v)
+	}
+	return strings.Join(names, sep)
+}
+
+func parse[T ~string](what, name string, values []T) (T, error) {
+	if slices.Contains(values, T(name)) {
+		return T(name), nil
+	}
+	return "", fmt.Errorf("unknown %s %q (one of %s)", what, name, JoinValues(values, ", "))
+}

@@ -15,7 +15,7 @@ type EnvRow struct {
 	// Skill is the slot's skill.
 	Skill string `parquet:"skill"`
 	// Setting is games or tools.
-	Setting string `parquet:"setting"`
+	Setting Setting `parquet:"setting"`
 	// ClassName is the environment class defined by the program.
 	ClassName string `parquet:"class_name"`
 	// Code is the environment program.
@@ -42,7 +42,7 @@ func (r EnvRow) Validate() error {
 	c.required("env_id", r.EnvID)
 	c.required("code", r.Code)
 	c.oneOf("skill", r.Skill, allSkills...)
-	c.oneOf("setting", r.Setting, SettingGames, SettingTools)
+	enum(&c, "setting", r.Setting, SettingValues())
 	if len(r.CodeSHA256) != 64 {
 		c.fail("code_sha256", "must be 64 hex characters, got %d", len(r.CodeSHA256))
 	}

@@ -25,7 +25,7 @@ type EpisodeRow struct {
 	// Turns is the number of env steps taken, 0 .. rollout.max_turns.
 	Turns int32 `parquet:"turns"`
 	// EndedBy is done, max_turns, env_error, timeout or agent_error.
-	EndedBy string `parquet:"ended_by"`
+	EndedBy EndedBy `parquet:"ended_by"`
 	// Error describes an env_error, timeout or agent_error; empty otherwise.
 	Error string `parquet:"error"`
 	// Tokens is the total prompt+completion tokens of the episode's Agent calls.
@@ -45,7 +45,7 @@ func (r EpisodeRow) Validate() error {
 	c.required("episode_id", r.EpisodeID)
 	c.finite("return", r.Return)
 	c.nonNegative("turns", int64(r.Turns))
-	c.oneOf("ended_by", r.EndedBy, EndedDone, EndedMaxTurns, EndedEnvError, EndedTimeout, EndedAgentError)
+	enum(&c, "ended_by", r.EndedBy, EndedByValues())
 	c.nonNegative("tokens", r.Tokens)
 	return c.err
 }

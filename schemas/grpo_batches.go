@@ -6,7 +6,7 @@ type GRPOBatchRow struct {
 	// Step is the training step.
 	Step int64 `parquet:"step"`
 	// Role is agent or designer.
-	Role string `parquet:"role"`
+	Role Role `parquet:"role"`
 	// Batch numbers the global batches of the step (each at most grpo.global_batch samples), from 0.
 	Batch int32 `parquet:"batch"`
 	// SampleID is unique within the step (the llm call id, plus the turn for agent samples).
@@ -37,7 +37,7 @@ var GRPOBatchesSpec = register("grpo_batches", 1, true, GRPOBatchRow{})
 func (r GRPOBatchRow) Validate() error {
 	c := checks{table: "grpo_batches"}
 	c.nonNegative("step", r.Step)
-	c.oneOf("role", r.Role, RoleAgent, RoleDesigner)
+	enum(&c, "role", r.Role, TrainedRoles())
 	c.required("sample_id", r.SampleID)
 	if len(r.ResponseIDs) == 0 {
 		c.fail("response_ids", "sample %s has no response tokens", r.SampleID)

@@ -8,7 +8,7 @@ type LLMCallRow struct {
 	// CallID is unique within the run.
 	CallID string `parquet:"call_id"`
 	// Role is designer, agent or screen.
-	Role string `parquet:"role"`
+	Role Role `parquet:"role"`
 	// RequestHash is the hex sha256 of the canonical request JSON; replay looks calls up by it.
 	RequestHash string `parquet:"request_hash"`
 	// Request is the request body sent, as JSON (messages, sampling parameters, tools).
@@ -47,7 +47,7 @@ func (r LLMCallRow) Validate() error {
 	c := checks{table: "llm_calls"}
 	c.nonNegative("step", r.Step)
 	c.required("call_id", r.CallID)
-	c.oneOf("role", r.Role, RoleDesigner, RoleAgent, RoleScreen)
+	enum(&c, "role", r.Role, RoleValues())
 	c.required("request", r.Request)
 	c.utf8("response_text", r.ResponseText)
 	if r.CompletionLogprobs != nil && len(r.CompletionLogprobs) != len(r.CompletionTokenIDs) {

@@ -10,7 +10,7 @@ type SampleRow struct {
 	// Skill is one of the six games skills, or tool_use.
 	Skill string `parquet:"skill"`
 	// Setting is games or tools.
-	Setting string `parquet:"setting"`
+	Setting Setting `parquet:"setting"`
 	// DocID is the corpus document drawn for the slot; empty under ablation.no_corpus.
 	DocID string `parquet:"doc_id"`
 	// Excerpt is the part of the document shown to the Designer (cut to the prompt budget).
@@ -28,7 +28,7 @@ func (r SampleRow) Validate() error {
 	c.nonNegative("step", r.Step)
 	c.nonNegative("slot", int64(r.Slot))
 	c.oneOf("skill", r.Skill, allSkills...)
-	c.oneOf("setting", r.Setting, SettingGames, SettingTools)
+	enum(&c, "setting", r.Setting, SettingValues())
 	c.utf8("excerpt", r.Excerpt)
 	return c.err
 }

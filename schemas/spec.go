@@ -3,6 +3,7 @@ package schemas
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -173,6 +174,13 @@ func (c *checks) unit(column string, value float64) {
 func (c *checks) finite(column string, value float64) {
 	if value != value || value > 1e308 || value < -1e308 {
 		c.fail(column, "must be finite, got %v", value)
+	}
+}
+
+// enum checks a typed enum column against its values.
+func enum[T ~string](c *checks, column string, value T, values []T) {
+	if !slices.Contains(values, value) {
+		c.fail(column, "must be one of %s, got %q", JoinValues(values, "|"), value)
 	}
 }
 

@@ -6,7 +6,7 @@ type TrainMetricsRow struct {
 	// Step is the training step.
 	Step int64 `parquet:"step"`
 	// Role is agent or designer.
-	Role string `parquet:"role"`
+	Role Role `parquet:"role"`
 	// Loss is the mean GRPO loss over the step's batches.
 	Loss float64 `parquet:"loss"`
 	// KL is the mean k3 KL estimate to the reference policy (0 when grpo.kl_beta is 0).
@@ -42,7 +42,7 @@ var TrainMetricsSpec = register("train_metrics", 1, true, TrainMetricsRow{})
 func (r TrainMetricsRow) Validate() error {
 	c := checks{table: "train_metrics"}
 	c.nonNegative("step", r.Step)
-	c.oneOf("role", r.Role, RoleAgent, RoleDesigner)
+	enum(&c, "role", r.Role, TrainedRoles())
 	c.finite("loss", r.Loss)
 	c.unit("clip_frac", r.ClipFrac)
 	c.nonNegative("tokens", r.Tokens)

@@ -5,8 +5,9 @@
 -- phase: early for envs whose pool step is in the first half of the run's played steps, late otherwise.
 -- Per env (accepted envs only), then averaged per phase:
 --   well_defined     every gate check of the accepted attempt passed (the gate's reset check replays
---                    seeds and fails a non-deterministic reset) and no episode ended by env_error or
---                    timeout. Gate results are the record of determinism: a second, seed-by-seed check
+--                    seeds and fails a non-deterministic reset) and no episode failed on the env's side
+--                    (env_outcomes.excluded: outcome.exclude_ended_by, env_error and timeout by
+--                    default). Gate results are the record of determinism: a second, seed-by-seed check
 --                    over turns would join millions of turns to episodes for what the gate already proved.
 --   verifiable       at least one episode ended through done, and every done turn carries a boolean
 --                    info.success (a defined terminal answer).
@@ -18,8 +19,9 @@
 --                    not a physical law ("score = hits * 2"), so compare phases, not absolute levels.
 --   reward_levels    distinct per-turn reward values over all the env's turns; partial_levels those
 --                    strictly between 0 and 1.
---   in_band          no-hint solve rate in [metrics_band_lo, metrics_band_hi] (share of envs, not of the
---                    quota: the quota-based share is learnable_band.sql).
+--   in_band          no-hint solve rate (env_outcomes, over all the env's steps) in [metrics_band_lo,
+--                    metrics_band_hi] (share of envs, not of the quota: the quota-based share is
+--                    learnable_band.sql).
 with
 
 params as (
@@ -39,18 +41,29 @@ gate_ok as (
     group by g.run, g.env_id
 ),
 
-episode_facts as (
-    -- the one pass over episodes; the run's span of played steps is derived from it below
+outcome_facts as (
     select
         run,
         env_id,
-        min(step) as first_step,
-        max(step) as last_step,
-        count(*) filter (where ended_by in ('env_error', 'timeout')) as env_failures,
-        count(*) filter (where ended_by = 'done') as done_episodes,
-        avg(success::double) filter (where not hinted and ended_by not in ('env_error', 'timeout')) as solve_rate
-    from episodes
+        sum(excluded) as env_failures,
+        sum(solved_nohint) / nullif(sum(counted_nohint), 0)::double as solve_rate
+    from env_outcomes
     group by run, env_id
+),
+
+episode_facts as (
+    -- the one pass over episodes; the run's span of played steps is derived from it below
+    select
+        e.run,
+        e.env_id,
+        min(e.step) as first_step,
+        max(e.step) as last_step,
+        any_value(o.env_failures) as env_failures,
+        count(*) filter (where e.ended_by = 'done') as done_episodes,
+        any_value(o.solve_rate) as solve_rate
+    from episodes e
+    join outcome_facts o using (run, env_id)
+    group by e.run, e.env_id
 ),
 
 run_spans as (

@@ -1,9 +1,9 @@
 -- learnable_band: share of the environment quota whose no-hint solve rate lies in the learnable band,
 -- per metrics.window-step window (SPADE §3.4, Figure 6).
 --
--- An env's solve rate is the success fraction of its no-hint episodes over its whole pool (every step the
--- pool was played); episodes that ended by env_error or timeout are excluded (they say nothing about the
--- Agent). An env belongs to the window of its pool step. The denominator is the full quota,
+-- An env's solve rate is the success fraction of its counted no-hint episodes over its whole pool (every
+-- step the pool was played), from env_outcomes (outcome.exclude_ended_by: env_error and timeout by
+-- default, which say nothing about the Agent). An env belongs to the window of its pool step. The denominator is the full quota,
 -- sample.envs_per_step × the pool refreshes scheduled in the window (steps s with s % refresh_every = 0,
 -- up to the run's last played step), so slots that produced no accepted env count as 0: the share mixes
 -- gate acceptance and difficulty, exactly as the paper's figure does.
@@ -23,15 +23,15 @@ params as (
 ),
 
 env_episodes as (
-    -- the one pass over episodes: per env its no-hint solve rate (and pool step), and its last played
-    -- step, from which the run's span is taken below
+    -- per env its no-hint solve rate over the pool (and pool step), and its last played step, from
+    -- which the run's span is taken below
     select
         run,
         env_id,
-        min(pool_step) filter (where not hinted and ended_by not in ('env_error', 'timeout')) as pool_step,
-        avg(success::double) filter (where not hinted and ended_by not in ('env_error', 'timeout')) as solve_rate,
+        min(pool_step) filter (where counted_nohint > 0) as pool_step,
+        sum(solved_nohint) / nullif(sum(counted_nohint), 0)::double as solve_rate,
         max(step) as last_step
-    from episodes
+    from env_outcomes
     group by run, env_id
 ),
 

@@ -2,8 +2,9 @@
 -- its trailing moving average over metrics_window steps (SPADE §3.5, Figure 12 right: "smoothed hint
 -- regret").
 --
--- r̄ are mean returns of the env's episodes at that step; env_error and timeout episodes are excluded; an
--- env without episodes on one side (all failed) is left out of that step's mean. The smoothed value at
+-- r̄ are the env's mean outcomes at that step (env_outcomes: the counted episodes, outcome.value, so the
+-- curve is the regret the Designer is rewarded on); an env without counted episodes on one side is left
+-- out of that step's mean. The smoothed value at
 -- step t averages the per-step means of steps t−window+1 .. t that exist (fewer at the start of the run).
 -- Parameter: metrics_window (DuckDB variable, default 16).
 with
@@ -13,15 +14,8 @@ params as (
 ),
 
 env_step_returns as (
-    select
-        run,
-        step,
-        env_id,
-        avg("return") filter (where hinted) as return_hint,
-        avg("return") filter (where not hinted) as return_nohint
-    from episodes
-    where ended_by not in ('env_error', 'timeout')
-    group by run, step, env_id
+    select run, step, env_id, outcome_hint as return_hint, outcome_nohint as return_nohint
+    from env_outcomes
 ),
 
 step_regret as (

@@ -86,6 +86,44 @@ func TestInitRefusals(t *testing.T) {
 	}
 }
 
+func TestInitRejectsInvalidEnums(t *testing.T) {
+	env := localEnv(t)
+	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
+	cfgFile := filepath.Join(t.TempDir(), "cfg.json")
+	os.WriteFile(cfgFile, []byte(`{"setting": "arcade"}`), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--run", "a", "init", "--set", "regret.variant=typo"},
+			`config: key "regret.variant" must be one of regret_anchor, regret, anchor, ema_lp; got "typo"`},
+		{[]string{"--run", "a", "init", "--set", "grpo.publish=s3"}, `key "grpo.publish" must be one of lora, command, none`},
+		{[]string{"--run", "a", "init", "--set", "outcome.exclude_ended_by=env_error,crash"},
+			`key "outcome.exclude_ended_by": unknown ended_by value "crash" (one of done, max_turns, env_error, timeout, agent_error)`},
+		{[]string{"--run", "a", "init", "--config", cfgFile}, `key "setting" must be one of games, tools; got "arcade"`},
+	} {
+		r := spade(t, env, "", tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("spade %s: exit %d, stderr %q; want exit 2 and one line naming %s", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(lakeDir, "runs", "a")); err == nil {
+		t.Fatal("a refused init created the run")
+	}
+	must(t, env, "--run", "b", "init", "--set", "outcome.exclude_ended_by=env_error,timeout,agent_error", "--set", "outcome.value=success")
+	body, _ := os.ReadFile(filepath.Join(lakeDir, "runs", "b", "run.json"))
+	if cfg, err := config.Parse(body); err != nil || cfg.Outcome.ExcludeEndedBy != "env_error,timeout,agent_error" || cfg.Outcome.Value != config.OutcomeSuccess {
+		t.Fatalf("init --set of the outcome keys gave %+v, %v", cfg, err)
+	}
+	help := must(t, env, "init", "--help")
+	for _, want := range []string{"regret.variant (regret_anchor|regret|anchor|ema_lp)", "outcome.value (return|success)",
+		"outcome.exclude_ended_by", "env_error,timeout"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("init --help does not mention %q:\n%s", want, help)
+		}
+	}
+}
+
 func TestCorpusImportBadInput(t *testing.T) {
 	env := localEnv(t)
 	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")

@@ -101,7 +101,7 @@ func newRegretScorer(p regret.Params) *regretScorer { return &regretScorer{param
 // Variants implements analytics.PoolScorer: the deployed variant first.
 func (s *regretScorer) Variants() []string {
 	names := []string{string(s.params.Deployed)}
-	for _, v := range regret.Variants() {
+	for _, v := range schemas.VariantValues() {
 		if v != s.params.Deployed {
 			names = append(names, string(v))
 		}
@@ -123,7 +123,7 @@ func (s *regretScorer) PoolEnd(poolStep int64, episodes []schemas.EpisodeRow) []
 		out[i] = analytics.RescoredEnv{EnvID: sc.EnvID, Skill: sc.Skill, PoolStep: poolStep, SolveRate: sc.SolveRate,
 			Regret: sc.Regret, Rewards: map[string]float64{}}
 	}
-	for _, v := range regret.Variants() {
+	for _, v := range schemas.VariantValues() {
 		rewards := regret.Rewards(v, scores, s.params, slow)
 		for i, sc := range scores {
 			if sc.Scored() {

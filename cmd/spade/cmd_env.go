@@ -147,15 +147,15 @@ func envCheck(c *cli.Context) error {
 			hint = strings.TrimSpace(string(data))
 		}
 	}
-	setting := c.String("setting")
+	setting := schemas.Setting(c.String("setting"))
 	if setting == "" {
 		setting = schemas.SettingGames
 		if strings.Contains(string(code), "\n# setting: tools") || strings.HasPrefix(string(code), "# setting: tools") {
 			setting = schemas.SettingTools
 		}
 	}
-	if setting != schemas.SettingGames && setting != schemas.SettingTools {
-		return usageError("--setting must be games or tools, got %q", setting)
+	if !setting.Valid() {
+		return usageError("--setting must be one of %s, got %q", schemas.JoinValues(schemas.SettingValues(), ", "), setting)
 	}
 	pool, err := newPoolFromFlags(c)
 	if err != nil {
@@ -245,7 +245,7 @@ func envPlay(c *cli.Context) error {
 }
 
 // playLoop runs episodes until :quit or the end of input.
-func playLoop(c *cli.Context, prog *sandbox.Program, setting string, seed int64, in *bufio.Reader, out io.Writer) error {
+func playLoop(c *cli.Context, prog *sandbox.Program, setting schemas.Setting, seed int64, in *bufio.Reader, out io.Writer) error {
 	ctx := c.Context
 	for {
 		env, err := prog.NewEnv(ctx)

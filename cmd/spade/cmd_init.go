@@ -18,12 +18,15 @@ func init() {
 		Description: "Creates the run named by --run from a preset (Table 5 of the paper), then a JSON config file, then\n" +
 			"--set overrides, in that order. An existing run is never changed: a changed setting is a new run.\n\n" +
 			"Presets: " + strings.Join(config.PresetNames(), ", ") + "\n" +
-			"Keys: " + strings.Join(config.Keys(), ", ") + "\n\n" +
+			"Keys: " + strings.Join(config.Keys(), ", ") + "\n" +
+			"Keys with a closed set of values: " + enumKeys() + "\n" +
+			"outcome.exclude_ended_by is a comma-separated list of episodes' ended_by values (default " +
+			config.DefaultExcludeEndedBy + "): those episodes are left out of every solve rate and mean outcome.\n\n" +
 			"Example: spade --run r1 init --preset qwen3-8b-games --set rollout.group_size=8",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "preset", Value: "qwen3-30b-a3b-games", Usage: "preset name"},
 			&cli.StringFlag{Name: "config", Usage: "JSON file of keys (nested objects or dotted keys)"},
-			&cli.StringSliceFlag{Name: "set", Usage: "key=value override (repeatable)"},
+			&cli.GenericFlag{Name: "set", Value: &overrides{}, Usage: "key=value override (repeatable; a value may hold commas)"},
 		},
 		Action: func(c *cli.Context) error {
 			run, err := runName(c)
@@ -39,7 +42,7 @@ func init() {
 					return asUsage(err)
 				}
 			}
-			for _, kv := range c.StringSlice("set") {
+			for _, kv := range c.Generic("set").(*overrides).list {
 				key, value, ok := strings.Cut(kv, "=")
 				if !ok {
 					return usageError("--set %q: want key=value", kv)
@@ -66,3 +69,27 @@ func init() {
 		},
 	})
 }
+
+// enumKeys lists each enum-valued key with its values: "setting (games|tools), ...".
+func enumKeys() string {
+	var parts []string
+	for _, key := range config.Keys() {
+		if values := config.EnumValues(key); values != nil {
+			parts = append(parts, key+" ("+strings.Join(values, "|")+")")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// overrides collects the --set flags one per occurrence: unlike a string slice flag it does not split a
+// value at commas, so `--set outcome.exclude_ended_by=env_error,timeout` stays one override.
+type overrides struct{ list []string }
+
+// Set implements flag.Value.
+func (o *overrides) Set(value string) error {
+	o.list = append(o.list, value)
+	return nil
+}
+
+// String implements flag.Value.
+func (o *overrides) String() string { return strings.Join(o.list, " ") }

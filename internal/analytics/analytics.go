@@ -105,7 +105,8 @@ func open(ctx context.Context, lk *lake.Lake, run, embedder string, cache bool) 
 }
 
 // Params returns the DuckDB variables the models read, from a run's configuration: metrics_band_lo,
-// metrics_band_hi, metrics_window, sample_envs_per_step, sample_refresh_every and embedder.
+// metrics_band_hi, metrics_window, sample_envs_per_step, sample_refresh_every, outcome_exclude_ended_by,
+// outcome_value and embedder.
 func Params(cfg *config.Config, embedder string) map[string]any {
 	if embedder == "" {
 		embedder = DefaultEmbedder
@@ -116,7 +117,11 @@ func Params(cfg *config.Config, embedder string) map[string]any {
 		"metrics_window":       int64(cfg.Metrics.Window),
 		"sample_envs_per_step": int64(cfg.Sample.EnvsPerStep),
 		"sample_refresh_every": int64(cfg.Sample.RefreshEvery),
-		"embedder":             embedder,
+		// outcome.*: which episodes count and what their outcome is (episode_outcomes.sql), the settings
+		// the Designer's reward reads through internal/outcome.
+		"outcome_exclude_ended_by": cfg.Outcome.ExcludeEndedBy,
+		"outcome_value":            string(cfg.Outcome.Value),
+		"embedder":                 embedder,
 	}
 }
 
@@ -161,7 +166,7 @@ func paramStatements(cfg *config.Config, embedder string) []string {
 
 // viewOrder lists the models created as views, dependencies first (dashboard reads the others).
 // tfidf is not a view: it reads `documents`, which the embedder creates.
-var viewOrder = []string{"learnable_band", "solve_rates", "regret_curve", "acceptance", "gate_failures",
+var viewOrder = []string{"episode_outcomes", "env_outcomes", "learnable_band", "solve_rates", "regret_curve", "acceptance", "gate_failures",
 	"repeated_envs", "audits", "cost", "vendi_by_window", "dashboard"}
 
 // Models returns the models a session has as views, in dependency order.

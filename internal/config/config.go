@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/spadekit/spade/schemas"
 )
 
 // Config is a run's whole configuration. Field json tags are the dotted keys' segments.
@@ -22,17 +24,18 @@ type Config struct {
 	// Seed drives every random choice of the run (skill rotation, documents, reset seeds).
 	Seed int64 `json:"seed"`
 	// Setting is games or tools.
-	Setting  string   `json:"setting"`
-	Sample   Sample   `json:"sample"`
-	LLM      LLM      `json:"llm"`
-	Sandbox  Sandbox  `json:"sandbox"`
-	Gate     Gate     `json:"gate"`
-	Rollout  Rollout  `json:"rollout"`
-	Regret   Regret   `json:"regret"`
-	Memory   Memory   `json:"memory"`
-	Ablation Ablation `json:"ablation"`
-	GRPO     GRPO     `json:"grpo"`
-	Metrics  Metrics  `json:"metrics"`
+	Setting  schemas.Setting `json:"setting"`
+	Sample   Sample          `json:"sample"`
+	LLM      LLM             `json:"llm"`
+	Sandbox  Sandbox         `json:"sandbox"`
+	Gate     Gate            `json:"gate"`
+	Rollout  Rollout         `json:"rollout"`
+	Regret   Regret          `json:"regret"`
+	Memory   Memory          `json:"memory"`
+	Ablation Ablation        `json:"ablation"`
+	GRPO     GRPO            `json:"grpo"`
+	Metrics  Metrics         `json:"metrics"`
+	Outcome  Outcome         `json:"outcome"`
 }
 
 // Sample configures the pool schedule and corpus draw.
@@ -96,9 +99,10 @@ type Regret struct {
 	WeightAnchor float64 `json:"weight_anchor"`
 	BandLo       float64 `json:"band_lo"`
 	BandHi       float64 `json:"band_hi"`
-	Variant      string  `json:"variant"`
-	EMAFast      float64 `json:"ema_fast"`
-	EMASlow      float64 `json:"ema_slow"`
+	// Variant is the reward GRPO trains the Designer on (every variant is written to designer_rewards).
+	Variant schemas.Variant `json:"variant"`
+	EMAFast float64         `json:"ema_fast"`
+	EMASlow float64         `json:"ema_slow"`
 }
 
 // Memory configures the FIFO environment memory.
@@ -117,20 +121,24 @@ type Ablation struct {
 
 // GRPO configures batch assembly and the trainer.
 type GRPO struct {
-	ClipLow       float64 `json:"clip_low"`
-	ClipHigh      float64 `json:"clip_high"`
-	KLBeta        float64 `json:"kl_beta"`
-	LR            float64 `json:"lr"`
-	GlobalBatch   int     `json:"global_batch"`
-	TISCap        float64 `json:"tis_cap"`
-	Trainer       string  `json:"trainer"`
+	ClipLow     float64 `json:"clip_low"`
+	ClipHigh    float64 `json:"clip_high"`
+	KLBeta      float64 `json:"kl_beta"`
+	LR          float64 `json:"lr"`
+	GlobalBatch int     `json:"global_batch"`
+	TISCap      float64 `json:"tis_cap"`
+	// Trainer is none (assemble batches only) or torch (the PyTorch trainer of stages/grpo/trainer).
+	Trainer       Trainer `json:"trainer"`
 	Python        string  `json:"python"`
 	TrainerGPUs   int     `json:"trainer_gpus"`
 	IncludeHinted bool    `json:"include_hinted"`
-	Agg           string  `json:"agg"`
-	MaxGradNorm   float64 `json:"max_grad_norm"`
-	ModelPath     string  `json:"model_path"`
-	Publish       string  `json:"publish"`
+	// Agg is how token losses are averaged: token-mean over the batch, or per sequence first.
+	Agg         Agg     `json:"agg"`
+	MaxGradNorm float64 `json:"max_grad_norm"`
+	ModelPath   string  `json:"model_path"`
+	// Publish is how new weights reach the generation server: lora (vLLM runtime adapter loading),
+	// command (grpo.publish_command) or none.
+	Publish Publish `json:"publish"`
 	// PublishURL is the vLLM server that loads each new LoRA adapter (grpo.publish=lora); empty means
 	// llm.agent.base_url.
 	PublishURL string `json:"publish_url"`
@@ -158,6 +166,42 @@ type Metrics struct {
 	BandLo float64 `json:"band_lo"`
 	BandHi float64 `json:"band_hi"`
 	Window int     `json:"window"`
+}
+
+// Outcome is the one definition of an episode's outcome and of which episodes an env's rates count. The
+// Designer's reward (stages/regret, through internal/outcome) and every audit model of sql/ (through
+// sql/env_outcomes.sql and its DuckDB variables) read these two keys, so the Designer is rewarded on the
+// numbers it is audited on.
+type Outcome struct {
+	// ExcludeEndedBy lists, comma-separated, the ended_by values whose episodes are left out of an env's
+	// counts, solve rates and mean outcomes (default "env_error,timeout"). Both say that the env program
+	// failed (it raised, broke the contract, or overran its sandbox deadline), not the Agent: counting
+	// them as failures would push the solve rate of a flaky env towards 0 and pay the anchor for
+	// brittleness. max_turns and agent_error stay in: running out of turns is the Agent failing, and an
+	// agent_error is the Agent's side too. An empty value counts every episode.
+	ExcludeEndedBy string `json:"exclude_ended_by"`
+	// Value is an episode's outcome o, whose mean r̄ is the hint regret's r̄(e) and r̄(e|h): return (default,
+	// the sum of the env's rewards, episodes.return) or success (1 for a solved episode, else 0). The
+	// solve rate is always the success fraction.
+	Value OutcomeValue `json:"value"`
+}
+
+// Excluded returns the ended_by values of outcome.exclude_ended_by, or an error naming the key and the
+// valid values.
+func (o Outcome) Excluded() ([]schemas.EndedBy, error) {
+	var out []schemas.EndedBy
+	for _, part := range strings.Split(o.ExcludeEndedBy, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		e, err := schemas.ParseEndedBy(part)
+		if err != nil {
+			return nil, fmt.Errorf("config: key \"outcome.exclude_ended_by\": %v", err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // Keys returns every dotted key, sorted.
@@ -328,11 +372,16 @@ func (c *Config) LoadFile(path string) error {
 	return nil
 }
 
-// Validate checks ranges and enums that a single Set cannot (for example band_lo < band_hi).
+// Validate checks enums and ranges that a single Set cannot (for example band_lo < band_hi). The error
+// names the key and, for an enum, lists the valid values.
 func (c *Config) Validate() error {
+	if err := c.validateEnums(); err != nil {
+		return err
+	}
+	if _, err := c.Outcome.Excluded(); err != nil {
+		return err
+	}
 	switch {
-	case c.Setting != "games" && c.Setting != "tools":
-		return fmt.Errorf("config: key \"setting\" must be games or tools, got %q", c.Setting)
 	case c.Sample.EnvsPerStep < 1:
 		return fmt.Errorf("config: key \"sample.envs_per_step\" must be >= 1")
 	case c.Sample.SkillsPerWindow < 1 || c.Sample.SkillsPerWindow > 6:
@@ -353,16 +402,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: key \"memory.capacity\" must be >= 0")
 	case c.GRPO.GlobalBatch < 1:
 		return fmt.Errorf("config: key \"grpo.global_batch\" must be >= 1")
-	case c.GRPO.Trainer != "none" && c.GRPO.Trainer != "torch":
-		return fmt.Errorf("config: key \"grpo.trainer\" must be none or torch, got %q", c.GRPO.Trainer)
-	case c.GRPO.Agg != "token-mean" && c.GRPO.Agg != "seq-mean-token-mean":
-		return fmt.Errorf("config: key \"grpo.agg\" must be token-mean or seq-mean-token-mean, got %q", c.GRPO.Agg)
 	case c.GRPO.TrainerGPUs < 1:
 		return fmt.Errorf("config: key \"grpo.trainer_gpus\" must be >= 1")
 	case c.GRPO.MaxGradNorm < 0:
 		return fmt.Errorf("config: key \"grpo.max_grad_norm\" must be >= 0 (0 turns clipping off)")
-	case c.GRPO.Publish != "lora" && c.GRPO.Publish != "command" && c.GRPO.Publish != "none":
-		return fmt.Errorf("config: key \"grpo.publish\" must be lora, command or none, got %q", c.GRPO.Publish)
 	case c.GRPO.Trainer == "torch" && c.GRPO.Publish == "command" && strings.TrimSpace(c.GRPO.PublishCommand) == "":
 		return fmt.Errorf("config: key \"grpo.publish_command\" is empty but grpo.publish is command")
 	case c.GRPO.Trainer == "torch" && c.GRPO.Publish == "lora" && c.GRPO.LoRARank < 1:
@@ -383,13 +426,25 @@ func (c *Config) JSON() []byte {
 	return append(b, '\n')
 }
 
-// Parse reads a run.json body strictly (unknown keys are errors).
+// Parse reads a run.json body strictly (unknown keys are errors) and validates it. A key missing from the
+// body (a run created before the key existed) takes its default: the body is read over its preset (the
+// default preset when the body names none or an unknown one).
 func Parse(doc []byte) (*Config, error) {
-	var c Config
+	var head struct {
+		Preset string `json:"preset"`
+	}
+	_ = json.Unmarshal(doc, &head)
+	c, err := Preset(head.Preset)
+	if err != nil {
+		c = Default()
+	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := dec.Decode(c); err != nil {
 		return nil, fmt.Errorf("config: run.json: %v", err)
 	}
-	return &c, nil
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("run.json: %w", err)
+	}
+	return c, nil
 }

@@ -1,9 +1,12 @@
 package config
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/spadekit/spade/schemas"
 )
 
 // designKeys are the keys scripts and notebooks rely on (docs/architecture.md, "Run configuration"),
@@ -82,10 +85,10 @@ func TestPresets(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Errorf("preset %s is invalid: %v", name, err)
 		}
-		wantSetting := "games"
+		wantSetting := schemas.SettingGames
 		wantRefresh := 4
 		if strings.HasSuffix(name, "-tools") {
-			wantSetting, wantRefresh = "tools", 8
+			wantSetting, wantRefresh = schemas.SettingTools, 8
 		}
 		if c.Setting != wantSetting || c.Sample.RefreshEvery != wantRefresh || c.Preset != name {
 			t.Errorf("preset %s: setting %s, refresh_every %d", name, c.Setting, c.Sample.RefreshEvery)
@@ -192,5 +195,89 @@ func TestPoolArithmetic(t *testing.T) {
 	cfg.Sample.RefreshEvery = 0 // treated as 1: every step is its own pool
 	if cfg.PoolStep(5) != 5 || !cfg.PoolEnd(5) || !cfg.IsRefresh(5) {
 		t.Error("refresh_every 0 is not treated as 1")
+	}
+}
+
+func TestEnumKeysRejectInvalidValues(t *testing.T) {
+	for _, tc := range []struct{ key, valid string }{
+		{"setting", "games, tools"},
+		{"regret.variant", "regret_anchor, regret, anchor, ema_lp"},
+		{"grpo.trainer", "none, torch"},
+		{"grpo.publish", "lora, command, none"},
+		{"grpo.agg", "token-mean, seq-mean-token-mean"},
+		{"outcome.value", "return, success"},
+	} {
+		if got := strings.Join(EnumValues(tc.key), ", "); got != tc.valid {
+			t.Errorf("EnumValues(%s) = %q, want %q", tc.key, got, tc.valid)
+		}
+		c := Default()
+		if err := c.Set(tc.key, "typo"); err != nil {
+			t.Fatal(err)
+		}
+		want := `config: key "` + tc.key + `" must be one of ` + tc.valid + `; got "typo"`
+		if err := c.Validate(); err == nil || err.Error() != want {
+			t.Errorf("%s=typo: Validate() = %v, want %q", tc.key, err, want)
+		}
+		for _, v := range EnumValues(tc.key) {
+			c := Default()
+			if err := c.Set(tc.key, v); err != nil {
+				t.Fatal(err)
+			}
+			if tc.key == "grpo.publish" && v == "command" {
+				c.GRPO.PublishCommand = "true"
+			}
+			if err := c.Validate(); err != nil {
+				t.Errorf("%s=%s: %v", tc.key, v, err)
+			}
+		}
+	}
+	if EnumValues("rollout.group_size") != nil || EnumValues("nope") != nil {
+		t.Error("EnumValues of a non-enum key is not nil")
+	}
+}
+
+func TestOutcomeExcludeEndedBy(t *testing.T) {
+	c := Default()
+	if got, err := c.Outcome.Excluded(); err != nil || !reflect.DeepEqual(got, []schemas.EndedBy{schemas.EndedEnvError, schemas.EndedTimeout}) {
+		t.Fatalf("default exclusion %v, %v; want env_error and timeout", got, err)
+	}
+	for value, want := range map[string][]schemas.EndedBy{
+		"":                       nil,
+		"env_error":              {schemas.EndedEnvError},
+		" timeout , agent_error": {schemas.EndedTimeout, schemas.EndedAgentError},
+	} {
+		c.Outcome.ExcludeEndedBy = value
+		got, err := c.Outcome.Excluded()
+		if err != nil || !reflect.DeepEqual(got, want) || c.Validate() != nil {
+			t.Errorf("exclude_ended_by %q: %v, %v; want %v", value, got, err, want)
+		}
+	}
+	c.Outcome.ExcludeEndedBy = "env_error,crashed"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `"outcome.exclude_ended_by"`) ||
+		!strings.Contains(err.Error(), "done, max_turns, env_error, timeout, agent_error") {
+		t.Errorf("Validate() = %v, want an error naming outcome.exclude_ended_by and the values", err)
+	}
+}
+
+func TestParseValidatesAndFillsNewKeys(t *testing.T) {
+	c, _ := Preset("qwen3-8b-tools")
+	c.Rollout.GroupSize = 4
+	var doc map[string]any
+	if err := json.Unmarshal(c.JSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "outcome") // a run.json written before the outcome keys existed
+	old, _ := json.Marshal(doc)
+	back, err := Parse(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Errorf("Parse of a run.json without outcome keys = %+v, want %+v", back, c)
+	}
+	doc["regret"].(map[string]any)["variant"] = "typo"
+	bad, _ := json.Marshal(doc)
+	if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), `key "regret.variant" must be one of regret_anchor, regret, anchor, ema_lp`) {
+		t.Errorf("Parse accepted an invalid regret.variant: %v", err)
 	}
 }

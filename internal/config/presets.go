@@ -5,6 +5,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/spadekit/spade/schemas"
 )
 
 // Preset names: a model size and a setting.
@@ -49,7 +51,7 @@ func Preset(name string) (*Config, error) {
 	c := &Config{
 		Preset:  name,
 		Seed:    0,
-		Setting: setting,
+		Setting: schemas.Setting(setting),
 		Sample:  Sample{EnvsPerStep: 24, SkillsPerWindow: 3, RefreshEvery: 4, Corpus: "default", ExcerptChars: 4000},
 		LLM: LLM{
 			Designer:       Role{BaseURL: base, Model: model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 16384, Temperature: 1.0, TopP: 1.0},
@@ -62,12 +64,13 @@ func Preset(name string) (*Config, error) {
 		Sandbox: Sandbox{Workers: 0, LoadTimeoutSeconds: 10, StepTimeoutSeconds: 5, MemoryMB: 1024, MaxObservationBytes: 65536},
 		Gate:    Gate{MaxAttempts: 5, ResetSeeds: 3},
 		Rollout: Rollout{GroupSize: 16, MaxTurns: 25, ContextTokens: 32768, PairedSeeds: true},
-		Regret:  Regret{WeightRegret: 0.4, WeightAnchor: 0.6, BandLo: 0.4, BandHi: 0.6, Variant: "regret_anchor", EMAFast: 0.5, EMASlow: 0.1},
+		Regret:  Regret{WeightRegret: 0.4, WeightAnchor: 0.6, BandLo: 0.4, BandHi: 0.6, Variant: schemas.VariantRegretAnchor, EMAFast: 0.5, EMASlow: 0.1},
 		Memory:  Memory{Capacity: 200, Seeds: 4, Examples: 2},
 		GRPO: GRPO{ClipLow: 0.20, ClipHigh: 0.28, KLBeta: 0.0, LR: 1e-6, GlobalBatch: 192, TISCap: 2.0,
-			Trainer: "none", TrainerGPUs: 1, Agg: "token-mean", MaxGradNorm: 1.0, Publish: "lora",
+			Trainer: TrainerNone, TrainerGPUs: 1, Agg: AggTokenMean, MaxGradNorm: 1.0, Publish: PublishLoRA,
 			LoRARank: 32, LoRAAlpha: 64, MicroBatchTokens: 16384, GradientCheckpointing: true},
 		Metrics: Metrics{BandLo: 0.2, BandHi: 0.8, Window: 16},
+		Outcome: Outcome{ExcludeEndedBy: DefaultExcludeEndedBy, Value: OutcomeReturn},
 	}
 	if setting == "tools" {
 		c.Sample.RefreshEvery = 8

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
+	"github.com/spadekit/spade/schemas"
 )
 
 // BenchmarkChatThroughput measures chat calls per second with 256 in flight against the scripted server
@@ -40,7 +41,7 @@ func BenchmarkChatThroughput(b *testing.B) {
 	for range 256 {
 		wg.Go(func() {
 			for i := range work {
-				comp, err := c.Chat(context.Background(), llm.Request{Role: llm.RoleAgent, Step: 1, Key: fmt.Sprint(i), Messages: history})
+				comp, err := c.Chat(context.Background(), llm.Request{Role: schemas.RoleAgent, Step: 1, Key: fmt.Sprint(i), Messages: history})
 				if err != nil || comp.Failed() {
 					b.Errorf("call %d: %v %+v", i, err, comp)
 				}

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/spadekit/spade/schemas"
 )
 
 // ReplayLoader returns every recorded call of a run; the lake-backed one is LakeReplayLoader.
@@ -19,7 +21,7 @@ type ReplayLoader func(ctx context.Context, run string) ([]Call, error)
 // Client makes chat calls for the roles of its Settings and records each one.
 type Client struct {
 	settings Settings
-	backends map[Role]backend
+	backends map[schemas.Role]backend
 	inFlight chan struct{}
 
 	mu    sync.Mutex
@@ -31,7 +33,7 @@ type Client struct {
 // Check before any work to fail fast on a bad endpoint.
 func New(ctx context.Context, s Settings, load ReplayLoader) (*Client, error) {
 	s = s.withDefaults()
-	c := &Client{settings: s, backends: map[Role]backend{}, inFlight: make(chan struct{}, s.MaxInFlight)}
+	c := &Client{settings: s, backends: map[schemas.Role]backend{}, inFlight: make(chan struct{}, s.MaxInFlight)}
 	httpClient := &http.Client{Transport: newHTTPTransport(s.MaxInFlight)}
 	replays := map[string]*replayBackend{}
 	for role, rs := range s.Roles {
@@ -58,9 +60,9 @@ func New(ctx context.Context, s Settings, load ReplayLoader) (*Client, error) {
 
 // Check verifies every role before any work: the endpoint answers GET /models and serves the configured
 // model, or the replayed run has calls recorded for the role. The error names the role and what to fix.
-func (c *Client) Check(ctx context.Context, roles ...Role) error {
+func (c *Client) Check(ctx context.Context, roles ...schemas.Role) error {
 	if len(roles) == 0 {
-		for _, r := range Roles {
+		for _, r := range schemas.RoleValues() {
 			if _, ok := c.backends[r]; ok {
 				roles = append(roles, r)
 			}
@@ -82,14 +84,14 @@ func (c *Client) Check(ctx context.Context, roles ...Role) error {
 func (c *Client) Settings() Settings { return c.settings }
 
 // CallID returns the stable id of the call (role, step, key): 16 hex digits of SHA-256.
-func CallID(role Role, step int64, key string) string {
+func CallID(role schemas.Role, step int64, key string) string {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%s", role, step, key)))
 	return hex.EncodeToString(sum[:8])
 }
 
 // RequestSeed returns the sampling seed of a call: the first 62 bits of SHA-256(run seed, role, step,
 // key). It is sent as the request's `seed`, so equal conversations in different episodes still differ.
-func RequestSeed(runSeed int64, role Role, step int64, key string) int64 {
+func RequestSeed(runSeed int64, role schemas.Role, step int64, key string) int64 {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s\x00%d\x00%s", runSeed, role, step, key)))
 	return int64(binary.BigEndian.Uint64(sum[:8]) >> 2)
 }

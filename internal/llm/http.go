@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/spadekit/spade/schemas"
 )
 
 // backend answers one encoded request for a role.
@@ -21,7 +23,7 @@ type backend interface {
 	// complete returns the Outcome of the request; a Go error means the stage must stop.
 	complete(ctx context.Context, req *Request, body []byte, hash string) (Outcome, error)
 	// check verifies, before any work, that the role can be served.
-	check(ctx context.Context, role Role) error
+	check(ctx context.Context, role schemas.Role) error
 }
 
 // httpBackend talks to one OpenAI-compatible server for one role.
@@ -167,7 +169,7 @@ type modelList struct {
 	} `json:"data"`
 }
 
-func (b *httpBackend) check(ctx context.Context, role Role) error {
+func (b *httpBackend) check(ctx context.Context, role schemas.Role) error {
 	if b.settings.BaseURL == "" {
 		return fmt.Errorf("llm: %s: no base URL: set llm.%s.base_url or OPENAI_BASE_URL", role, role)
 	}

@@ -30,9 +30,9 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 	designer := role(cfg.LLM.Designer, !cfg.Ablation.FrozenDesigner)
 	designer.Plain = cfg.Ablation.FrozenDesigner
 	s := Settings{
-		Roles: map[Role]RoleSettings{
-			RoleDesigner: designer,
-			RoleAgent:    role(cfg.LLM.Agent, true),
+		Roles: map[schemas.Role]RoleSettings{
+			schemas.RoleDesigner: designer,
+			schemas.RoleAgent:    role(cfg.LLM.Agent, true),
 		},
 		MaxInFlight: cfg.LLM.MaxInFlight,
 		Timeout:     time.Duration(cfg.LLM.TimeoutSeconds) * time.Second,
@@ -49,14 +49,14 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 	if screen.Model == "" {
 		screen.Model = cfg.LLM.Agent.Model
 	}
-	s.Roles[RoleScreen] = role(screen, false)
+	s.Roles[schemas.RoleScreen] = role(screen, false)
 	return s
 }
 
 // WithEnvBaseURL returns s with $OPENAI_BASE_URL as the base URL of every role that has none.
 func (s Settings) WithEnvBaseURL() Settings {
 	env := os.Getenv("OPENAI_BASE_URL")
-	roles := make(map[Role]RoleSettings, len(s.Roles))
+	roles := make(map[schemas.Role]RoleSettings, len(s.Roles))
 	for r, rs := range s.Roles {
 		if rs.BaseURL == "" {
 			rs.BaseURL = env
@@ -69,7 +69,7 @@ func (s Settings) WithEnvBaseURL() Settings {
 
 // NewFromConfig returns a client for a run config, replaying from lk when a role's base URL is
 // "replay:<run>", and checks the given roles before any work (see Check).
-func NewFromConfig(ctx context.Context, cfg *config.Config, lk *lake.Lake, weightsVersion string, roles ...Role) (*Client, error) {
+func NewFromConfig(ctx context.Context, cfg *config.Config, lk *lake.Lake, weightsVersion string, roles ...schemas.Role) (*Client, error) {
 	c, err := New(ctx, SettingsFromConfig(cfg, weightsVersion).WithEnvBaseURL(), LakeReplayLoader(lk))
 	if err != nil {
 		return nil, err

@@ -23,9 +23,9 @@ const model = "qwen3-test"
 
 func settings(url string) llm.Settings {
 	return llm.Settings{
-		Roles: map[llm.Role]llm.RoleSettings{
-			llm.RoleAgent:    {BaseURL: url, Model: model, MaxTokens: 64, Temperature: 1, TopP: 1},
-			llm.RoleDesigner: {BaseURL: url, Model: model, MaxTokens: 128, Temperature: 1, TopP: 0.95, WeightsVersion: "lora-3"},
+		Roles: map[schemas.Role]llm.RoleSettings{
+			schemas.RoleAgent:    {BaseURL: url, Model: model, MaxTokens: 64, Temperature: 1, TopP: 1},
+			schemas.RoleDesigner: {BaseURL: url, Model: model, MaxTokens: 128, Temperature: 1, TopP: 0.95, WeightsVersion: "lora-3"},
 		},
 		MaxInFlight: 8,
 		Timeout:     2 * time.Second,
@@ -49,7 +49,7 @@ func echo(req *llm.ChatRequestBody) llmtest.Reply {
 	return llmtest.Reply{Text: "<action>" + req.Messages[len(req.Messages)-1].Content + "</action>"}
 }
 
-func ask(role llm.Role, key, text string) llm.Request {
+func ask(role schemas.Role, key, text string) llm.Request {
 	return llm.Request{Role: role, Step: 3, Key: key, Messages: []llm.Message{{Role: "system", Content: "play"}, {Role: "user", Content: text}}}
 }
 
@@ -59,7 +59,7 @@ func TestChatStoresTokensAndLogprobs(t *testing.T) {
 	if err := c.Check(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	comp, err := c.Chat(context.Background(), ask(llm.RoleAgent, "ep=0/turn=0", "left"))
+	comp, err := c.Chat(context.Background(), ask(schemas.RoleAgent, "ep=0/turn=0", "left"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestChatStoresTokensAndLogprobs(t *testing.T) {
 	if err := row.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if row.CallID != llm.CallID(llm.RoleAgent, 3, "ep=0/turn=0") || row.Step != 3 || row.Role != "agent" || row.WeightsVersion != model {
+	if row.CallID != llm.CallID(schemas.RoleAgent, 3, "ep=0/turn=0") || row.Step != 3 || row.Role != "agent" || row.WeightsVersion != model {
 		t.Fatalf("row identity wrong: %+v", row)
 	}
 	if len(c.TakeCalls()) != 0 {
@@ -107,7 +107,7 @@ func TestChatStoresTokensAndLogprobs(t *testing.T) {
 func TestPlainServerLeavesTokenColumnsNull(t *testing.T) {
 	srv := llmtest.Start(t, func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: "hi", Plain: true} }, model)
 	c := newClient(t, settings(srv.URL))
-	comp, err := c.Chat(context.Background(), ask(llm.RoleDesigner, "slot=0", "design"))
+	comp, err := c.Chat(context.Background(), ask(schemas.RoleDesigner, "slot=0", "design"))
 	if err != nil || comp.Failed() {
 		t.Fatalf("err %v completion %+v", err, comp)
 	}
@@ -124,7 +124,7 @@ func TestToolCallsWithInvalidArgumentsPassThrough(t *testing.T) {
 	calls := []llm.ToolCall{{ID: "c1", Type: "function", Function: llm.FunctionCall{Name: "lookup", Arguments: `{"id": 3`}}}
 	srv := llmtest.Start(t, func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{ToolCalls: calls} }, model)
 	c := newClient(t, settings(srv.URL))
-	req := ask(llm.RoleAgent, "k", "go")
+	req := ask(schemas.RoleAgent, "k", "go")
 	req.Tools = []json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}`)}
 	comp, err := c.Chat(context.Background(), req)
 	if err != nil || comp.Failed() {
@@ -155,7 +155,7 @@ func TestRetriesTransientErrorsThenSucceeds(t *testing.T) {
 		return echo(req)
 	}, model)
 	c := newClient(t, settings(srv.URL))
-	comp, err := c.Chat(context.Background(), ask(llm.RoleAgent, "k", "x"))
+	comp, err := c.Chat(context.Background(), ask(schemas.RoleAgent, "k", "x"))
 	if err != nil || comp.Failed() {
 		t.Fatalf("err %v completion %+v", err, comp)
 	}
@@ -176,7 +176,7 @@ func TestPersistent500IsRecordedFailure(t *testing.T) {
 		return echo(req)
 	}, model)
 	c := newClient(t, settings(srv.URL))
-	comp, err := c.Chat(context.Background(), ask(llm.RoleAgent, "a", "x"))
+	comp, err := c.Chat(context.Background(), ask(schemas.RoleAgent, "a", "x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestPersistent500IsRecordedFailure(t *testing.T) {
 		t.Fatalf("server saw %d requests, want 1 + 3 retries", srv.Count())
 	}
 	failing.Store(false)
-	comp, err = c.Chat(context.Background(), ask(llm.RoleAgent, "b", "x"))
+	comp, err = c.Chat(context.Background(), ask(schemas.RoleAgent, "b", "x"))
 	if err != nil || comp.Failed() {
 		t.Fatalf("after recovery: err %v completion %+v", err, comp)
 	}
@@ -209,7 +209,7 @@ func TestPersistent500IsRecordedFailure(t *testing.T) {
 func TestNonRetryable4xxFailsAtOnce(t *testing.T) {
 	srv := llmtest.Start(t, func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Status: 400} }, model)
 	c := newClient(t, settings(srv.URL))
-	comp, _ := c.Chat(context.Background(), ask(llm.RoleAgent, "a", "x"))
+	comp, _ := c.Chat(context.Background(), ask(schemas.RoleAgent, "a", "x"))
 	if !strings.Contains(comp.Err, "HTTP 400") || comp.Attempts != 1 {
 		t.Fatalf("completion %+v", comp)
 	}
@@ -221,7 +221,7 @@ func TestSlowServerTimesOut(t *testing.T) {
 	s := settings(srv.URL)
 	s.Timeout = 50 * time.Millisecond
 	c := newClient(t, s)
-	comp, err := c.Chat(context.Background(), ask(llm.RoleAgent, "a", "x"))
+	comp, err := c.Chat(context.Background(), ask(schemas.RoleAgent, "a", "x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestInvalidUTF8AndHugeResponsesFail(t *testing.T) {
 		"empty": "no choices",
 		"cut":   "decode response",
 	} {
-		comp, err := c.Chat(context.Background(), ask(llm.RoleAgent, input, input))
+		comp, err := c.Chat(context.Background(), ask(schemas.RoleAgent, input, input))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +314,7 @@ func TestInFlightIsBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 40 {
 		wg.Go(func() {
-			if _, err := c.Chat(context.Background(), ask(llm.RoleAgent, string(rune('a'+i)), "x")); err != nil {
+			if _, err := c.Chat(context.Background(), ask(schemas.RoleAgent, string(rune('a'+i)), "x")); err != nil {
 				t.Error(err)
 			}
 		})
@@ -329,7 +329,7 @@ func TestReplayAnswersFromRowsAndMissesNameTheCall(t *testing.T) {
 	srv := llmtest.Start(t, echo, model)
 	rec := newClient(t, settings(srv.URL))
 	for _, k := range []string{"a", "b"} {
-		if _, err := rec.Chat(context.Background(), ask(llm.RoleAgent, k, "move "+k)); err != nil {
+		if _, err := rec.Chat(context.Background(), ask(schemas.RoleAgent, k, "move "+k)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -353,14 +353,14 @@ func TestReplayAnswersFromRowsAndMissesNameTheCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.Check(context.Background(), llm.RoleAgent); err != nil {
+	if err := rep.Check(context.Background(), schemas.RoleAgent); err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.Check(context.Background(), llm.RoleDesigner); err == nil || !strings.Contains(err.Error(), "no recorded designer calls") {
+	if err := rep.Check(context.Background(), schemas.RoleDesigner); err == nil || !strings.Contains(err.Error(), "no recorded designer calls") {
 		t.Fatalf("designer check: %v", err)
 	}
 	for _, k := range []string{"b", "a"} {
-		if _, err := rep.Chat(context.Background(), ask(llm.RoleAgent, k, "move "+k)); err != nil {
+		if _, err := rep.Chat(context.Background(), ask(schemas.RoleAgent, k, "move "+k)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -372,9 +372,9 @@ func TestReplayAnswersFromRowsAndMissesNameTheCall(t *testing.T) {
 			t.Fatalf("replayed row differs:\n%s\n%s", a, b)
 		}
 	}
-	_, err = rep.Chat(context.Background(), ask(llm.RoleAgent, "a", "a different move"))
+	_, err = rep.Chat(context.Background(), ask(schemas.RoleAgent, "a", "a different move"))
 	var miss *llm.ReplayMissError
-	if !errors.As(err, &miss) || miss.Step != 3 || miss.Role != llm.RoleAgent || !strings.Contains(err.Error(), "a different move") {
+	if !errors.As(err, &miss) || miss.Step != 3 || miss.Role != schemas.RoleAgent || !strings.Contains(err.Error(), "a different move") {
 		t.Fatalf("miss error = %v", err)
 	}
 	if _, err := llm.New(context.Background(), settings("replay:nope"), load); err == nil || !strings.Contains(err.Error(), "nope") {
@@ -383,20 +383,20 @@ func TestReplayAnswersFromRowsAndMissesNameTheCall(t *testing.T) {
 }
 
 func TestRequestSeedAndCallIDAreStableAndDistinct(t *testing.T) {
-	if llm.RequestSeed(1, llm.RoleAgent, 2, "k") != llm.RequestSeed(1, llm.RoleAgent, 2, "k") {
+	if llm.RequestSeed(1, schemas.RoleAgent, 2, "k") != llm.RequestSeed(1, schemas.RoleAgent, 2, "k") {
 		t.Fatal("seed not stable")
 	}
 	seen := map[int64]bool{}
 	for _, k := range []string{"a", "b", "c"} {
 		for _, seed := range []int64{0, 1} {
-			s := llm.RequestSeed(seed, llm.RoleAgent, 2, k)
+			s := llm.RequestSeed(seed, schemas.RoleAgent, 2, k)
 			if s < 0 || seen[s] {
 				t.Fatalf("seed %d repeated or negative", s)
 			}
 			seen[s] = true
 		}
 	}
-	if id := llm.CallID(llm.RoleAgent, 1, "k"); len(id) != 16 || id == llm.CallID(llm.RoleDesigner, 1, "k") {
+	if id := llm.CallID(schemas.RoleAgent, 1, "k"); len(id) != 16 || id == llm.CallID(schemas.RoleDesigner, 1, "k") {
 		t.Fatalf("call id %q", id)
 	}
 }
@@ -448,11 +448,11 @@ func TestEmbedder(t *testing.T) {
 func TestPlainRoleSendsPortableRequest(t *testing.T) {
 	srv := llmtest.Start(t, echo, model)
 	s := settings(srv.URL)
-	rs := s.Roles[llm.RoleDesigner]
+	rs := s.Roles[schemas.RoleDesigner]
 	rs.Plain, rs.TopP = true, 1
-	s.Roles[llm.RoleDesigner] = rs
+	s.Roles[schemas.RoleDesigner] = rs
 	c := newClient(t, s)
-	if _, err := c.Chat(context.Background(), ask(llm.RoleDesigner, "k", "design")); err != nil {
+	if _, err := c.Chat(context.Background(), ask(schemas.RoleDesigner, "k", "design")); err != nil {
 		t.Fatal(err)
 	}
 	body := c.TakeCalls()[0].RequestJSON
@@ -480,7 +480,7 @@ func TestCommitCallsConcurrentWritersKeepEveryRow(t *testing.T) {
 			var calls []llm.Call
 			for i := range 5 {
 				key := fmt.Sprintf("w%d/%d", w, i)
-				calls = append(calls, llm.Call{CallID: llm.CallID(llm.RoleAgent, 1, key), Role: llm.RoleAgent, Step: 1, RequestJSON: "{}", Outcome: llm.Outcome{Text: key}})
+				calls = append(calls, llm.Call{CallID: llm.CallID(schemas.RoleAgent, 1, key), Role: schemas.RoleAgent, Step: 1, RequestJSON: "{}", Outcome: llm.Outcome{Text: key}})
 			}
 			if err := llm.CommitCalls(ctx, lk, "r", 1, fmt.Sprintf("w%d", w), calls, lake.WriteOptions{}); err != nil {
 				t.Error(err)

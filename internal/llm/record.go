@@ -12,7 +12,7 @@ func (c *Call) Row() schemas.LLMCallRow {
 	row := schemas.LLMCallRow{
 		Step:               c.Step,
 		CallID:             c.CallID,
-		Role:               string(c.Role),
+		Role:               c.Role,
 		RequestHash:        c.RequestHash,
 		Request:            c.RequestJSON,
 		ResponseText:       c.Text,
@@ -51,7 +51,7 @@ func Rows(calls []Call) []schemas.LLMCallRow {
 func CallFromRow(row *schemas.LLMCallRow) (Call, error) {
 	c := Call{
 		CallID:         row.CallID,
-		Role:           Role(row.Role),
+		Role:           row.Role,
 		Step:           row.Step,
 		RequestHash:    row.RequestHash,
 		RequestJSON:    row.Request,

@@ -3,17 +3,19 @@ package llm
 import (
 	"context"
 	"fmt"
+
+	"github.com/spadekit/spade/schemas"
 )
 
 // replayBackend answers from a recorded run's calls, keyed by the SHA-256 of the request body.
 type replayBackend struct {
 	run    string
 	byHash map[string]Outcome
-	roles  map[Role]int
+	roles  map[schemas.Role]int
 }
 
 func newReplayBackend(run string, calls []Call) *replayBackend {
-	rb := &replayBackend{run: run, byHash: make(map[string]Outcome, len(calls)), roles: map[Role]int{}}
+	rb := &replayBackend{run: run, byHash: make(map[string]Outcome, len(calls)), roles: map[schemas.Role]int{}}
 	for _, c := range calls {
 		if _, dup := rb.byHash[c.RequestHash]; !dup {
 			rb.byHash[c.RequestHash] = c.Outcome
@@ -31,7 +33,7 @@ func (rb *replayBackend) complete(_ context.Context, req *Request, body []byte, 
 	return out, nil
 }
 
-func (rb *replayBackend) check(_ context.Context, role Role) error {
+func (rb *replayBackend) check(_ context.Context, role schemas.Role) error {
 	if rb.roles[role] == 0 {
 		return fmt.Errorf("llm: %s: replay run %q has no recorded %s calls", role, rb.run, role)
 	}

@@ -4,21 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/spadekit/spade/schemas"
 )
-
-// Role names the system prompt a call is made under; it selects the role's settings.
-type Role string
-
-// The roles of SPADE: the Environment Designer, the Reasoning Agent and the LLM screen of tool-use
-// environments (SPADE §2.4).
-const (
-	RoleDesigner Role = "designer"
-	RoleAgent    Role = "agent"
-	RoleScreen   Role = "screen"
-)
-
-// Roles lists every role, in a fixed order.
-var Roles = []Role{RoleDesigner, RoleAgent, RoleScreen}
 
 // ReplayPrefix marks a base URL that is answered from a recorded run: "replay:<run>".
 const ReplayPrefix = "replay:"
@@ -48,7 +36,7 @@ type RoleSettings struct {
 // Settings configures a Client.
 type Settings struct {
 	// Roles holds the settings of each role in use; a role not present cannot be called.
-	Roles map[Role]RoleSettings
+	Roles map[schemas.Role]RoleSettings
 	// MaxInFlight bounds the calls in flight over all roles (llm.max_in_flight, default 256).
 	MaxInFlight int
 	// Timeout bounds one HTTP attempt; a call slower than this fails with a timeout (default 10 min).
@@ -123,7 +111,7 @@ type FunctionCall struct {
 // Request is one chat call as a stage describes it.
 type Request struct {
 	// Role selects the settings and system prompt family.
-	Role Role
+	Role schemas.Role
 	// Step is the training step the call belongs to.
 	Step int64
 	// Key identifies the call uniquely within (role, step), e.g. "env=ab12/ep=3/turn=7"; it fixes the
@@ -168,7 +156,7 @@ type Call struct {
 	// CallID is a stable id derived from (role, step, key).
 	CallID string
 	// Role is the role the call was made under.
-	Role Role
+	Role schemas.Role
 	// Step is the training step.
 	Step int64
 	// Key is the caller's identity of the call within (role, step).
@@ -205,7 +193,7 @@ type ReplayMissError struct {
 	// Run is the recorded run being replayed.
 	Run string
 	// Role and Step identify the call.
-	Role Role
+	Role schemas.Role
 	// Step is the training step of the call.
 	Step int64
 	// RequestPrefix is the start of the request body.

@@ -328,7 +328,7 @@ func (g *generator) writePool(ctx context.Context, lk *lake.Lake, run string, po
 	for i, e := range envs {
 		t := tallies[i]
 		row := schemas.DesignerRewardRow{Step: int64(last), PoolStep: int64(pool), EnvID: e.row.EnvID, Skill: e.row.Skill,
-			Variant: schemas.VariantRegretAnc, Final: true, NNoHint: int32(t.nNo), NHint: int32(t.nHint)}
+			Variant: schemas.VariantRegretAnchor, Final: true, NNoHint: int32(t.nNo), NHint: int32(t.nHint)}
 		if t.nNo == 0 {
 			row.Excluded = "no usable no-hint episode"
 			rewards = append(rewards, row)

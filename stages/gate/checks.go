@@ -89,7 +89,7 @@ type Screen interface {
 // CheckOptions configures the checks.
 type CheckOptions struct {
 	// Setting is games or tools.
-	Setting string
+	Setting schemas.Setting
 	// Hint is the privileged hint (probed as an action and for leaked numbers).
 	Hint string
 	// ResetSeeds is how many seeds the determinism check uses (default 3; tools: at least 5).
@@ -245,7 +245,7 @@ func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptio
 		if opts.NoStatic {
 			return "static check switched off", nil
 		}
-		problems, err := pool.Check(ctx, code, opts.Setting, rules)
+		problems, err := pool.Check(ctx, code, string(opts.Setting), rules)
 		if err != nil {
 			return "", sandboxErr(err)
 		}

@@ -79,7 +79,9 @@ class G:
         return ("yes" if ok else "no"), (1.0 if ok else 0.0), ok, {"success": ok}
 `
 	cases := []struct {
-		name, code, hint, setting, failCheck, want string
+		name, code, hint string
+		setting          schemas.Setting
+		failCheck, want  string
 	}{
 		{"nondeterministic reset", strings.Replace(strings.Replace(base, "random.Random(seed)", "random.Random()", 1), `return "guess 1..9"`, `return "guess 1..9, not %d" % (self.rng.randint(10, 10**9))`, 1), "think", "games", CheckReset, "not deterministic"},
 		{"empty observation", strings.Replace(base, `return "guess 1..9"`, `return ""`, 1), "think", "games", CheckReset, "empty observation"},

@@ -138,7 +138,7 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 	screen := opts.Screen
 	var screenClient *llm.Client
 	if screen == nil && cfg.Setting == schemas.SettingTools && (cfg.LLM.Screen.Model != "" || cfg.LLM.Screen.BaseURL != "") {
-		screenClient, err = llm.NewFromConfig(ctx, cfg, lk, "", llm.RoleScreen)
+		screenClient, err = llm.NewFromConfig(ctx, cfg, lk, "", schemas.RoleScreen)
 		if err != nil {
 			return Result{}, fmt.Errorf("gate: screen model (llm.screen.*): %w", err)
 		}

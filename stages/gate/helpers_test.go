@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/spadekit/spade/internal/sandbox"
+	"github.com/spadekit/spade/schemas"
 )
 
 // sample is one program of testdata/envs or testdata/hostile.
 type sample struct {
-	Name, Code, Hint, Skill, Setting, Attack string
-	Expect                                   []string
+	Name, Code, Hint, Skill, Attack string
+	Setting                         schemas.Setting
+	Expect                          []string
 }
 
 // readSamples reads every *.py of dir with its sibling .hint and header comments.
@@ -47,7 +49,7 @@ func readSamples(t testing.TB, dir string) []sample {
 			case "skill":
 				s.Skill = value
 			case "setting":
-				s.Setting = value
+				s.Setting = schemas.Setting(value)
 			case "attack":
 				s.Attack = value
 			case "expect":

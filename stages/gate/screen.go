@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/schemas"
 )
 
 // ScreenPrompt is the system prompt of the tools setting's LLM screen (version 1).
@@ -45,7 +46,7 @@ func (s *LLMScreen) Screen(ctx context.Context, code string, tools json.RawMessa
 	user := fmt.Sprintf("Tools (OpenAI function schemas):\n%s\n\nFirst observation (seed 0):\n%s\n\nProgram:\n```python\n%s\n```", tools, first, code)
 	sum := sha256.Sum256([]byte(code))
 	comp, err := s.Client.Chat(ctx, llm.Request{
-		Role: llm.RoleScreen, Step: s.Step, Key: "screen/env=" + hex.EncodeToString(sum[:8]),
+		Role: schemas.RoleScreen, Step: s.Step, Key: "screen/env=" + hex.EncodeToString(sum[:8]),
 		Messages: []llm.Message{{Role: "system", Content: ScreenPrompt}, {Role: "user", Content: user}},
 	})
 	if err != nil {

@@ -48,11 +48,11 @@ type Generator struct {
 // (env.Client, checked before any call). It writes the slots of env's shard.
 func NewGenerator(ctx context.Context, env *stage.Env, step int64) (*Generator, error) {
 	cfg := env.Config
-	tmpl, err := LoadTemplate(cfg.Setting, cfg.LLM.PromptFile)
+	tmpl, err := LoadTemplate(string(cfg.Setting), cfg.LLM.PromptFile)
 	if err != nil {
 		return nil, err
 	}
-	_, client, err := env.Client(ctx, step, llm.RoleDesigner)
+	_, client, err := env.Client(ctx, step, schemas.RoleDesigner)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func (g *Generator) takeCall(callID string) []llm.Call {
 
 // attempt renders the prompt of one slot, calls the Designer and parses the answer.
 func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory []schemas.MemoryRow, attempt int32, previous *Previous) (schemas.CandidateRow, error) {
-	data := NewPromptData(s.Setting, s.Skill)
+	data := NewPromptData(string(s.Setting), s.Skill)
 	data.MaxTurns = g.cfg.Rollout.MaxTurns
 	data.MaxAttempts = g.cfg.Gate.MaxAttempts
 	data.Previous = previous
@@ -261,7 +261,7 @@ func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory []s
 		return schemas.CandidateRow{}, err
 	}
 	comp, err := g.client.Chat(ctx, llm.Request{
-		Role: llm.RoleDesigner,
+		Role: schemas.RoleDesigner,
 		Step: s.Step,
 		Key:  callKey(s.Slot, attempt),
 		Messages: []llm.Message{

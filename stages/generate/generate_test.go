@@ -256,7 +256,7 @@ func TestGenerateBadEndpoints(t *testing.T) {
 		}
 		return llmtest.Reply{Status: 500}
 	}, designerModel)
-	client, err := llm.New(ctx, llm.Settings{Roles: map[llm.Role]llm.RoleSettings{llm.RoleDesigner: {BaseURL: failing.URL, Model: designerModel, MaxTokens: 10}}, MaxRetries: -1}, nil)
+	client, err := llm.New(ctx, llm.Settings{Roles: map[schemas.Role]llm.RoleSettings{schemas.RoleDesigner: {BaseURL: failing.URL, Model: designerModel, MaxTokens: 10}}, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

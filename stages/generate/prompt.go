@@ -19,7 +19,7 @@ var promptFS embed.FS
 // any change of its text, since the text is part of every recorded request (and so of replay). Tools v2
 // asks for success_conditions() (the gate's tools_conditions check); games is unchanged, so recorded
 // games runs (testdata/sample-run) still replay.
-var PromptVersions = map[string]string{schemas.SettingGames: "v1", schemas.SettingTools: "v2"}
+var PromptVersions = map[string]string{string(schemas.SettingGames): "v1", string(schemas.SettingTools): "v2"}
 
 // TemplateName returns the embedded template file of a setting: designer_<setting>.<version>.tmpl.
 func TemplateName(setting string) string {

@@ -138,7 +138,7 @@ type DesignerInput struct {
 	// Rewards are the pool-end designer_rewards rows (only final rows of Variant are used).
 	Rewards []schemas.DesignerRewardRow
 	// Variant is regret.variant, the reward the Designer is trained on.
-	Variant string
+	Variant schemas.Variant
 	// Envs are the pool's envs (their generating call ids).
 	Envs []schemas.EnvRow
 	// Calls are the pool step's llm_calls (the Designer's calls are among them).

@@ -44,7 +44,7 @@ func goldenEpisodes(t testing.TB) map[int64][]schemas.EpisodeRow {
 		ret, _ := strconv.ParseFloat(c[4], 64)
 		group := fmt.Sprintf("%d-%s-%v", step, c[1], hinted)
 		out[step] = append(out[step], schemas.EpisodeRow{Step: step, EnvID: c[1], Skill: c[2], Hinted: hinted, Index: index[group],
-			EpisodeID: fmt.Sprintf("%s-%d", group, index[group]), Return: ret, Success: c[5] == "true", EndedBy: c[6], Turns: 2})
+			EpisodeID: fmt.Sprintf("%s-%d", group, index[group]), Return: ret, Success: c[5] == "true", EndedBy: schemas.EndedBy(c[6]), Turns: 2})
 		index[group]++
 	}
 	return out
@@ -57,7 +57,7 @@ var goldenFinalRewards = map[string]float64{"A": .7625, "B": .2125, "C": .6, "D"
 var goldenSkills = map[string]string{"A": schemas.SkillMath, "B": schemas.SkillMath, "F": schemas.SkillMath,
 	"C": schemas.SkillLogic, "D": schemas.SkillLogic, "E": schemas.SkillLogic}
 
-func tokenCall(id, role string, step int64, seed int) schemas.LLMCallRow {
+func tokenCall(id string, role schemas.Role, step int64, seed int) schemas.LLMCallRow {
 	return schemas.LLMCallRow{Step: step, CallID: id, Role: role, Request: "{}", ResponseText: "x",
 		PromptTokenIDs: []int32{1, 2, int32(seed)}, CompletionTokenIDs: []int32{int32(seed), 5},
 		CompletionLogprobs: []float32{-.5, -.25}, CompletionTokens: 2, PromptTokens: 3}
@@ -128,9 +128,9 @@ func goldenLake(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) 
 	for _, id := range []string{"A", "B", "C", "D", "E", "F"} {
 		envs = append(envs, schemas.EnvRow{EnvID: id, Skill: goldenSkills[id], Setting: schemas.SettingGames, Code: "x",
 			CodeSHA256: strings.Repeat("0", 64), CallID: "gen-" + id})
-		for _, v := range schemas.Variants {
+		for _, v := range schemas.VariantValues() {
 			reward := goldenFinalRewards[id]
-			if v != schemas.VariantRegretAnc {
+			if v != schemas.VariantRegretAnchor {
 				reward = -7 // other variants must not leak into the Designer's advantage
 			}
 			rewards = append(rewards, schemas.DesignerRewardRow{Step: 1, EnvID: id, Skill: goldenSkills[id], Variant: v, Final: true, Reward: reward})
@@ -138,7 +138,7 @@ func goldenLake(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) 
 		}
 	}
 	// An excluded env takes no part: G has a final row but is excluded.
-	rewards = append(rewards, schemas.DesignerRewardRow{Step: 1, EnvID: "G", Skill: schemas.SkillMath, Variant: schemas.VariantRegretAnc, Final: true, Excluded: "every episode ended in env_error"})
+	rewards = append(rewards, schemas.DesignerRewardRow{Step: 1, EnvID: "G", Skill: schemas.SkillMath, Variant: schemas.VariantRegretAnchor, Final: true, Excluded: "every episode ended in env_error"})
 	write(schemas.EnvsSpec.Name, 0, envs)
 	write(schemas.DesignerRewardsSpec.Name, 1, rewards)
 	return lk, "r"
@@ -310,7 +310,7 @@ func TestGoldenBatchesThroughTheLake(t *testing.T) {
 func checkBatches(t *testing.T, rows []schemas.GRPOBatchRow, size int) {
 	t.Helper()
 	count := map[int32]int{}
-	role := map[int32]string{}
+	role := map[int32]schemas.Role{}
 	maxAgent, minDesigner := int32(-1), int32(1<<30)
 	for _, r := range rows {
 		count[r.Batch]++

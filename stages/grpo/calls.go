@@ -75,7 +75,7 @@ func decodeCalls(body []byte) ([]schemas.LLMCallRow, error) {
 	meta = meta[:n]
 	rows := make([]schemas.LLMCallRow, n)
 	for i, m := range meta {
-		rows[i] = schemas.LLMCallRow{Step: m.Step, CallID: m.CallID, Role: m.Role, ResponseText: m.ResponseText, ToolCalls: m.ToolCalls,
+		rows[i] = schemas.LLMCallRow{Step: m.Step, CallID: m.CallID, Role: schemas.Role(m.Role), ResponseText: m.ResponseText, ToolCalls: m.ToolCalls,
 			CompletionTokens: m.CompletionTokens, Model: m.Model, Error: m.Error}
 	}
 	f, err := parquet.OpenFile(bytes.NewReader(body), int64(len(body)))

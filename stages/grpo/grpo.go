@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
@@ -184,8 +182,8 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 	if cfg.Ablation.FrozenDesigner {
 		return agent, nil, true, nil
 	}
-	if !slices.Contains(schemas.Variants, cfg.Regret.Variant) {
-		return nil, nil, false, fmt.Errorf("grpo: config key regret.variant: unknown reward variant %q (one of %s)", cfg.Regret.Variant, strings.Join(schemas.Variants, ", "))
+	if _, err := schemas.ParseVariant(string(cfg.Regret.Variant)); err != nil {
+		return nil, nil, false, fmt.Errorf("grpo: config key regret.variant: %w", err)
 	}
 	rewards, err := readStep[schemas.DesignerRewardRow](ctx, lk, run, schemas.DesignerRewardsSpec.Name, step, stage.Regret)
 	if err != nil {

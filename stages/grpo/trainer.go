@@ -29,9 +29,9 @@ type TrainerKind string
 
 const (
 	// TrainerNone records no update: batches are written, weights never move (data-only runs, tests).
-	TrainerNone TrainerKind = "none"
+	TrainerNone = TrainerKind(config.TrainerNone)
 	// TrainerTorch runs the PyTorch trainer of stages/grpo/trainer (spade_trainer) as a subprocess.
-	TrainerTorch TrainerKind = "torch"
+	TrainerTorch = TrainerKind(config.TrainerTorch)
 )
 
 // Trainer turns one step's GRPO batch into a weight update.
@@ -202,9 +202,9 @@ func (t *torchTrainer) settings(step int64) (trainerConfig, error) {
 	return trainerConfig{
 		Step: step, Seed: cfg.Seed, ModelPath: modelPath, CheckpointDir: checkpoints,
 		LoRARank: g.LoRARank, LoRAAlpha: g.LoRAAlpha, LR: g.LR, WeightDecay: g.WeightDecay,
-		MaxGradNorm: g.MaxGradNorm, ClipLow: g.ClipLow, ClipHigh: g.ClipHigh, KLBeta: g.KLBeta, Agg: g.Agg,
+		MaxGradNorm: g.MaxGradNorm, ClipLow: g.ClipLow, ClipHigh: g.ClipHigh, KLBeta: g.KLBeta, Agg: string(g.Agg),
 		MicroBatchTokens: g.MicroBatchTokens, GradientCheckpointing: g.GradientCheckpointing,
-		Publish: publishSettings{Mode: g.Publish, BaseURL: baseURL, Command: g.PublishCommand, NamePrefix: t.opts.Run},
+		Publish: publishSettings{Mode: string(g.Publish), BaseURL: baseURL, Command: g.PublishCommand, NamePrefix: t.opts.Run},
 	}, nil
 }
 
@@ -347,7 +347,7 @@ func readMetrics(path string, step int64) ([]schemas.TrainMetricsRow, error) {
 			return nil, fmt.Errorf("grpo: trainer: step %d: metrics line %q: %w", step, line, err)
 		}
 		row := schemas.TrainMetricsRow{
-			Step: step, Role: m.Role, Loss: m.Loss, KL: m.KL, ClipFrac: m.ClipFrac, ClipFracLow: m.ClipFracLow,
+			Step: step, Role: schemas.Role(m.Role), Loss: m.Loss, KL: m.KL, ClipFrac: m.ClipFrac, ClipFracLow: m.ClipFracLow,
 			ClipFracHigh: m.ClipFracHigh, RatioMean: m.RatioMean, RatioMax: m.RatioMax, ISWeightMean: m.ISWeightMean,
 			GradNorm: m.GradNorm, LR: m.LR, Tokens: m.Tokens, Samples: m.Samples, WeightsVersion: m.WeightsVersion,
 			Seconds: m.Seconds,

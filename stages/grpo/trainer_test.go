@@ -28,7 +28,7 @@ func TestNewTrainerValidatesKind(t *testing.T) {
 	if got := TrainerKinds(); len(got) != 2 || got[0] != TrainerNone || got[1] != TrainerTorch {
 		t.Fatalf("TrainerKinds() = %v", got)
 	}
-	cfg.GRPO.Trainer = string(TrainerTorch)
+	cfg.GRPO.Trainer = config.TrainerTorch
 	cfg.GRPO.ModelPath = ""
 	if _, err := NewTrainer(TrainerOptions{Config: cfg, Run: "r"}); err == nil || !strings.Contains(err.Error(), "grpo.model_path") {
 		t.Fatalf("torch without a model path: got %v", err)
@@ -37,7 +37,7 @@ func TestNewTrainerValidatesKind(t *testing.T) {
 
 func TestNoneTrainerRecordsNothing(t *testing.T) {
 	cfg := config.Default()
-	cfg.GRPO.Trainer = string(TrainerNone)
+	cfg.GRPO.Trainer = config.TrainerNone
 	tr, err := NewTrainer(TrainerOptions{Config: cfg, Run: "r"})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestPythonPrecedence(t *testing.T) {
 // sampleRows returns agent and designer rows of one step over a 48-token vocabulary.
 func sampleRows(step int64, agents, designers int) []schemas.GRPOBatchRow {
 	var rows []schemas.GRPOBatchRow
-	add := func(role string, i int, isCap float64) {
+	add := func(role schemas.Role, i int, isCap float64) {
 		resp := []int32{int32(i % 48), int32((i*7 + 3) % 48), int32((i*11 + 5) % 48)}
 		old := make([]float32, len(resp))
 		for j := range old {
@@ -189,7 +189,7 @@ func torchConfig(t *testing.T, python, root string) *config.Config {
 		t.Fatal(err)
 	}
 	cfg := config.Default()
-	cfg.GRPO.Trainer = string(TrainerTorch)
+	cfg.GRPO.Trainer = config.TrainerTorch
 	cfg.GRPO.Python = python
 	cfg.GRPO.ModelPath = model
 	cfg.GRPO.CheckpointDir = filepath.Join(root, "ckpt")
@@ -285,7 +285,7 @@ func TestTorchTrainerFailsWithTheTrainersMessage(t *testing.T) {
 
 func TestTorchTrainerRejectsInvalidRowsBeforeRunning(t *testing.T) {
 	cfg := config.Default()
-	cfg.GRPO.Trainer = string(TrainerTorch)
+	cfg.GRPO.Trainer = config.TrainerTorch
 	cfg.GRPO.ModelPath = t.TempDir()
 	cfg.GRPO.Python = "/nonexistent/python" // never started
 	tr, err := NewTrainer(TrainerOptions{Config: cfg, Run: "r"})

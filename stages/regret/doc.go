@@ -2,7 +2,7 @@
 // of a pool, into the environment memory (SPADE §2.2 difficulty anchor, §2.3 hint regret, §2.4 memory, §3.5
 // EMA learning potential; docs/architecture.md, "One training step", "Formulas").
 //
-// Reads: run.json (regret.*, memory.capacity, metrics.band_lo/hi, sample.refresh_every), `episodes` of the
+// Reads: run.json (regret.*, outcome.*, memory.capacity, metrics.band_lo/hi, sample.refresh_every), `episodes` of the
 // step (and of every step of the pool's window at the pool's last step), `envs` of the pool (code, hint,
 // slot), the newest `ema_state` and `memory` partitions before the step.
 //
@@ -12,6 +12,10 @@
 //   - `designer_rewards` at t, last (its manifest marks the stage done): one row per env and variant
 //     scored on t's episodes (final = false), plus at the pool end one row per env and variant aggregated
 //     over the pool's whole window (final = true), which is what GRPO's Designer samples use.
+//
+// Which episodes count and what an env's solve rate and mean outcome are is internal/outcome's (under
+// outcome.exclude_ended_by and outcome.value), the same definition the audit models of sql/ read through
+// env_outcomes, so the Designer is rewarded on the numbers it is audited on.
 //
 // Every output is a function of committed inputs, so a re-run, a resume after a crash, or n shards
 // (`--shard i --shards n`: each shard writes the designer_rewards rows of its envs; shard 0 writes the

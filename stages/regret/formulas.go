@@ -4,27 +4,8 @@ import "math"
 
 // One function per formula (STYLE habit 5). Inputs are plain numbers so each can be checked by hand.
 
-// SolveRate returns the fraction of successful episodes, successes / n (SPADE §2.2: the anchor's
-// "solve rate"). Edge case: n = 0 returns 0; callers exclude such envs before using it.
-func SolveRate(successes, n int) float64 {
-	if n <= 0 {
-		return 0
-	}
-	return float64(successes) / float64(n)
-}
-
-// MeanReturn returns r̄ = (1/n) Σ r_i, the mean episode return (r̄(e) without the hint, r̄(e|h) with it).
-// Edge case: no episodes returns 0.
-func MeanReturn(returns []float64) float64 {
-	if len(returns) == 0 {
-		return 0
-	}
-	sum := 0.0
-	for _, r := range returns {
-		sum += r
-	}
-	return sum / float64(len(returns))
-}
+// The solve rate and the mean outcome r̄ are internal/outcome's (Rules.Summarize): one definition for the
+// reward and the audits.
 
 // HintRegret returns r_D(e) = r̄(e|h) − r̄(e), the hint regret (SPADE §2.3, eq. r_D). It is negative when
 // the hint hurt. Edge case: an env with no hinted episodes is given r̄(e|h) = r̄(e) by the caller, so its

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/outcome"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -44,7 +45,7 @@ func loadEpisodes(t testing.TB) map[int64][]schemas.EpisodeRow {
 		}
 		group := fmt.Sprintf("%d-%s-%v", step, c[1], hinted)
 		ep := schemas.EpisodeRow{Step: step, PoolStep: 0, EnvID: c[1], Skill: c[2], Hinted: hinted, Index: index[group],
-			EpisodeID: fmt.Sprintf("%s-%d", group, index[group]), Return: ret, Success: c[5] == "true", EndedBy: c[6], Turns: 1}
+			EpisodeID: fmt.Sprintf("%s-%d", group, index[group]), Return: ret, Success: c[5] == "true", EndedBy: schemas.EndedBy(c[6]), Turns: 1}
 		index[group]++
 		out[step] = append(out[step], ep)
 	}
@@ -53,7 +54,7 @@ func loadEpisodes(t testing.TB) map[int64][]schemas.EpisodeRow {
 
 func testParams() Params {
 	return Params{WeightRegret: 0.4, WeightAnchor: 0.6, BandLo: 0.4, BandHi: 0.6, GammaFast: 0.5, GammaSlow: 0.1,
-		LearnLo: 0.2, LearnHi: 0.8, Deployed: RegretAnchor}
+		LearnLo: 0.2, LearnHi: 0.8, Deployed: schemas.VariantRegretAnchor, Outcome: outcome.Default()}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
@@ -115,13 +116,13 @@ var goldenFinal = []golden{
 
 func checkRows(t *testing.T, label string, rows []schemas.DesignerRewardRow, want []golden, final bool) {
 	t.Helper()
-	got := map[string]map[string]schemas.DesignerRewardRow{}
+	got := map[string]map[schemas.Variant]schemas.DesignerRewardRow{}
 	for _, r := range rows {
 		if r.Final != final {
 			continue
 		}
 		if got[r.EnvID] == nil {
-			got[r.EnvID] = map[string]schemas.DesignerRewardRow{}
+			got[r.EnvID] = map[schemas.Variant]schemas.DesignerRewardRow{}
 		}
 		got[r.EnvID][r.Variant] = r
 	}
@@ -130,10 +131,10 @@ func checkRows(t *testing.T, label string, rows []schemas.DesignerRewardRow, wan
 	}
 	for _, w := range want {
 		byVariant := got[w.env]
-		if len(byVariant) != len(schemas.Variants) {
-			t.Fatalf("%s env %s: %d variants, want %d", label, w.env, len(byVariant), len(schemas.Variants))
+		if len(byVariant) != len(schemas.VariantValues()) {
+			t.Fatalf("%s env %s: %d variants, want %d", label, w.env, len(byVariant), len(schemas.VariantValues()))
 		}
-		r := byVariant[string(RegretAnchor)]
+		r := byVariant[schemas.VariantRegretAnchor]
 		if int(r.NNoHint) != w.nNoHint || int(r.NHint) != w.nHint || r.Excluded != w.excluded {
 			t.Errorf("%s env %s: n=%d/%d excluded=%q, want %d/%d %q", label, w.env, r.NNoHint, r.NHint, r.Excluded, w.nNoHint, w.nHint, w.excluded)
 		}
@@ -144,9 +145,9 @@ func checkRows(t *testing.T, label string, rows []schemas.DesignerRewardRow, wan
 			{"solve_rate", r.SolveRate, w.solve}, {"r_nohint", r.RNoHint, w.rNoHint}, {"r_hint", r.RHint, w.rHint},
 			{"regret", r.Regret, w.regret}, {"anchor", r.Anchor, w.anchor},
 			{"reward regret_anchor", r.Reward, w.regretAnchor},
-			{"reward regret", byVariant[string(RegretOnly)].Reward, map[bool]float64{true: 0, false: w.regret}[w.excluded != ""]},
-			{"reward anchor", byVariant[string(AnchorOnly)].Reward, w.anchor},
-			{"reward ema_lp", byVariant[string(EMALP)].Reward, w.emaLP},
+			{"reward regret", byVariant[schemas.VariantRegret].Reward, map[bool]float64{true: 0, false: w.regret}[w.excluded != ""]},
+			{"reward anchor", byVariant[schemas.VariantAnchor].Reward, w.anchor},
+			{"reward ema_lp", byVariant[schemas.VariantEMALP].Reward, w.emaLP},
 		}
 		for _, c := range checks {
 			if !near(c.got, c.want) {
@@ -278,20 +279,10 @@ func TestEpisodesMissingNamesTheFix(t *testing.T) {
 
 func TestUnknownVariantNamesTheKey(t *testing.T) {
 	lk, run := newRun(t, func(c *config.Config) { c.Regret.Variant = "bogus" })
-	_, err := Run(context.Background(), testEnv(t, lk, run, shard.All, false), 0)
+	// run.json is validated when it is read, before any stage runs.
+	_, err := stage.NewEnv(context.Background(), lk, run, nil)
 	if err == nil || !strings.Contains(err.Error(), "regret.variant") || !strings.Contains(err.Error(), "ema_lp") {
 		t.Fatalf("want an error naming regret.variant and the choices, got %v", err)
-	}
-}
-
-func TestRegistryMatchesSchema(t *testing.T) {
-	if len(variantOrder) != len(schemas.Variants) || len(variants) != len(variantOrder) {
-		t.Fatalf("registry %v, schema %v", variantOrder, schemas.Variants)
-	}
-	for i, v := range variantOrder {
-		if string(v) != schemas.Variants[i] {
-			t.Errorf("variant %d: %s, schema says %s", i, v, schemas.Variants[i])
-		}
 	}
 }
 

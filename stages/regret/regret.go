@@ -207,15 +207,16 @@ func memoryEntries(envs []schemas.EnvRow, scores []EnvScore, p Params) []schemas
 // rewardRows returns one designer_rewards row per env and variant, envs in order, variants in canonical
 // order.
 func rewardRows(scores []EnvScore, p Params, slow map[string]float64, step int64, final bool) []schemas.DesignerRewardRow {
-	rewards := map[Variant][]float64{}
-	for _, v := range variantOrder {
+	order := schemas.VariantValues()
+	rewards := map[schemas.Variant][]float64{}
+	for _, v := range order {
 		rewards[v] = Rewards(v, scores, p, slow)
 	}
-	rows := make([]schemas.DesignerRewardRow, 0, len(scores)*len(variantOrder))
+	rows := make([]schemas.DesignerRewardRow, 0, len(scores)*len(order))
 	for i, s := range scores {
-		for _, v := range variantOrder {
+		for _, v := range order {
 			rows = append(rows, schemas.DesignerRewardRow{Step: step, PoolStep: s.PoolStep, EnvID: s.EnvID, Skill: s.Skill,
-				Variant: string(v), Final: final, NNoHint: int32(s.NNoHint), NHint: int32(s.NHint), SolveRate: s.SolveRate,
+				Variant: v, Final: final, NNoHint: int32(s.NNoHint), NHint: int32(s.NHint), SolveRate: s.SolveRate,
 				RNoHint: s.RNoHint, RHint: s.RHint, Regret: s.Regret, Anchor: s.Anchor, Reward: rewards[v][i], Excluded: s.Excluded})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/outcome"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -20,7 +21,10 @@ type Params struct {
 	// decides the memory labels.
 	LearnLo, LearnHi float64
 	// Deployed is regret.variant, the variant GRPO trains the Designer on.
-	Deployed Variant
+	Deployed schemas.Variant
+	// Outcome decides which episodes count and what their outcome is (outcome.exclude_ended_by,
+	// outcome.value): the same rules as the audits of sql/.
+	Outcome outcome.Rules
 }
 
 // ParamsFrom reads and checks the reward settings of a run configuration; an error names the key.
@@ -31,11 +35,14 @@ func ParamsFrom(cfg *config.Config) (Params, error) {
 		GammaFast: cfg.Regret.EMAFast, GammaSlow: cfg.Regret.EMASlow,
 		LearnLo: cfg.Metrics.BandLo, LearnHi: cfg.Metrics.BandHi,
 	}
-	v, err := ParseVariant(cfg.Regret.Variant)
+	v, err := schemas.ParseVariant(string(cfg.Regret.Variant))
 	if err != nil {
 		return p, fmt.Errorf("config key regret.variant: %w", err)
 	}
 	p.Deployed = v
+	if p.Outcome, err = outcome.FromConfig(cfg); err != nil {
+		return p, err
+	}
 	switch {
 	case !(p.BandLo >= 0 && p.BandLo <= p.BandHi && p.BandHi <= 1):
 		return p, fmt.Errorf("config keys regret.band_lo, regret.band_hi: need 0 <= band_lo <= band_hi <= 1, got %v, %v", p.BandLo, p.BandHi)
@@ -53,10 +60,11 @@ func ParamsFrom(cfg *config.Config) (Params, error) {
 
 // Why an env gets no reward (designer_rewards.excluded).
 const (
-	// ExcludedEnvError: every episode ended in env_error, so nothing measures the Agent.
+	// ExcludedEnvError: every episode ended in env_error (or another ended_by of
+	// outcome.exclude_ended_by, timeout by default), so nothing measures the Agent.
 	ExcludedEnvError = "every episode ended in env_error"
-	// ExcludedNoBaseline: no episode without the hint finished without an env error, so r̄(e) and the
-	// solve rate are undefined.
+	// ExcludedNoBaseline: no episode without the hint counts (env errors and the other excluded
+	// ended_by are left out), so r̄(e) and the solve rate are undefined.
 	ExcludedNoBaseline = "no episode without the hint (env errors excluded)"
 )
 
@@ -65,13 +73,15 @@ type EnvScore struct {
 	EnvID    string
 	Skill    string
 	PoolStep int64
-	// NNoHint and NHint count the episodes used; episodes that ended in env_error are not used (the
-	// env, not the Agent, failed).
+	// NNoHint and NHint count the episodes used; episodes whose ended_by is excluded
+	// (outcome.exclude_ended_by: env_error and timeout by default) are not used (the env, not the
+	// Agent, failed).
 	NNoHint, NHint int
 	// SolveRate is the no-hint success fraction; HintSolveRate the hinted one (= SolveRate when there are
 	// no hinted episodes).
 	SolveRate, HintSolveRate float64
-	// RNoHint is r̄(e); RHint is r̄(e|h) (= r̄(e) when there are no hinted episodes).
+	// RNoHint is r̄(e); RHint is r̄(e|h) (= r̄(e) when there are no hinted episodes): mean outcomes
+	// (outcome.value, the return by default).
 	RNoHint, RHint float64
 	// Regret is r̄(e|h) − r̄(e), unclipped; Anchor is DifficultyAnchor(SolveRate).
 	Regret, Anchor float64
@@ -82,49 +92,28 @@ type EnvScore struct {
 // Scored reports whether the env has a reward (is not excluded).
 func (s EnvScore) Scored() bool { return s.Excluded == "" }
 
-// ScoreEnv scores one env from its episodes (any mix of steps and of hinted and unhinted plays).
+// ScoreEnv scores one env from its episodes (any mix of steps and of hinted and unhinted plays). Which
+// episodes count, the solve rates and the mean outcomes are outcome.Rules.Summarize's, under p.Outcome.
 //
-// Edge cases: episodes that ended in env_error are dropped; if none is left the env is excluded
+// Edge cases: episodes whose ended_by is excluded are dropped; if none is left the env is excluded
 // (ExcludedEnvError), and if no unhinted one is left it is excluded too (ExcludedNoBaseline). With no
 // hinted episode, r̄(e|h) = r̄(e) and the regret is 0. One episode is a valid group (solve rate 0 or 1).
 func ScoreEnv(envID string, episodes []schemas.EpisodeRow, p Params) EnvScore {
-	s := EnvScore{EnvID: envID}
-	if len(episodes) > 0 {
-		s.Skill, s.PoolStep = episodes[0].Skill, episodes[0].PoolStep
-	}
-	var noHint, hinted []float64
-	var noHintWins, hintedWins int
-	for _, e := range episodes {
-		if e.EndedBy == schemas.EndedEnvError {
-			continue
-		}
-		if e.Hinted {
-			hinted = append(hinted, e.Return)
-			if e.Success {
-				hintedWins++
-			}
-		} else {
-			noHint = append(noHint, e.Return)
-			if e.Success {
-				noHintWins++
-			}
-		}
-	}
+	sum := p.Outcome.Summarize(episodes)
+	s := EnvScore{EnvID: envID, Skill: sum.Skill, PoolStep: sum.PoolStep}
 	switch {
-	case len(noHint)+len(hinted) == 0:
+	case sum.NoHint.Counted+sum.Hint.Counted == 0:
 		s.Excluded = ExcludedEnvError
 		return s
-	case len(noHint) == 0:
+	case sum.NoHint.Counted == 0:
 		s.Excluded = ExcludedNoBaseline
 		return s
 	}
-	s.NNoHint, s.NHint = len(noHint), len(hinted)
-	s.SolveRate = SolveRate(noHintWins, len(noHint))
-	s.RNoHint = MeanReturn(noHint)
+	s.NNoHint, s.NHint = sum.NoHint.Counted, sum.Hint.Counted
+	s.SolveRate, s.RNoHint = sum.NoHint.SolveRate, sum.NoHint.MeanOutcome
 	s.RHint, s.HintSolveRate = s.RNoHint, s.SolveRate
-	if len(hinted) > 0 {
-		s.RHint = MeanReturn(hinted)
-		s.HintSolveRate = SolveRate(hintedWins, len(hinted))
+	if sum.Hint.Counted > 0 {
+		s.RHint, s.HintSolveRate = sum.Hint.MeanOutcome, sum.Hint.SolveRate
 	}
 	s.Regret = HintRegret(s.RHint, s.RNoHint)
 	s.Anchor = DifficultyAnchor(s.SolveRate, p.BandLo, p.BandHi)

@@ -128,7 +128,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	}
 	lakeRead := time.Since(lakeStart)
 
-	_, client, err := env.Client(ctx, step, llm.RoleAgent)
+	_, client, err := env.Client(ctx, step, schemas.RoleAgent)
 	if err != nil {
 		return Result{}, err
 	}
@@ -136,7 +136,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	tmpl, err := agentTemplate(cfg.Setting)
+	tmpl, err := agentTemplate(string(cfg.Setting))
 	if err != nil {
 		return Result{}, err
 	}
@@ -153,7 +153,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	res.Timing.LLM = time.Duration(r.llmNanos.Load())
 	res.Timing.Sandbox = time.Duration(r.sandboxNanos.Load())
 	for _, e := range episodes {
-		res.EndedBy[e.EndedBy]++
+		res.EndedBy[string(e.EndedBy)]++
 		res.Tokens += e.Tokens
 	}
 
@@ -319,7 +319,7 @@ func (r *runner) playEnv(ctx context.Context, env schemas.EnvRow) ([]episodeOut,
 }
 
 // endedBy classifies a sandbox error: a missed deadline is a timeout, anything else an env error.
-func endedBy(err error) string {
+func endedBy(err error) schemas.EndedBy {
 	if errors.Is(err, sandbox.ErrTimeout) {
 		return schemas.EndedTimeout
 	}
@@ -390,7 +390,7 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 	for turn := 0; turn < r.cfg.Rollout.MaxTurns; turn++ {
 		t1 := time.Now()
 		comp, err := r.client.Chat(ctx, llm.Request{
-			Role: llm.RoleAgent, Step: r.step, Key: fmt.Sprintf("%s/turn=%d", id, turn),
+			Role: schemas.RoleAgent, Step: r.step, Key: fmt.Sprintf("%s/turn=%d", id, turn),
 			Messages: CutHistory(messages, budget), Tools: tools,
 		})
 		r.llmNanos.Add(int64(time.Since(t1)))
@@ -414,7 +414,7 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		if err != nil {
 			row.ParseError = err.Error()
 			out.turns = append(out.turns, row)
-			feedback := ParseFeedback(r.cfg.Setting, err)
+			feedback := ParseFeedback(string(r.cfg.Setting), err)
 			messages = appendExchange(messages, comp, feedback)
 			obs = feedback
 			continue

@@ -42,7 +42,7 @@ func testPool(t testing.TB, workers int) *sandbox.Pool {
 	return pool
 }
 
-func envRow(poolStep int64, slot int, code, hint, skill, setting string) schemas.EnvRow {
+func envRow(poolStep int64, slot int, code, hint, skill string, setting schemas.Setting) schemas.EnvRow {
 	sum := sha256.Sum256([]byte(code))
 	return schemas.EnvRow{Step: poolStep, PoolStep: poolStep, Slot: int32(slot), EnvID: "env-" + hex.EncodeToString(sum[:6]),
 		Attempt: 1, Skill: skill, Setting: setting, Code: code, Hint: hint, CodeSHA256: hex.EncodeToString(sum[:])}
@@ -135,7 +135,7 @@ func TestRolloutGamesEndsBadEnvsAndPairsSeeds(t *testing.T) {
 		if ended[e.EnvID] == nil {
 			ended[e.EnvID] = map[string]int{}
 		}
-		ended[e.EnvID][e.EndedBy]++
+		ended[e.EnvID][string(e.EndedBy)]++
 		if e.EnvID == guess.EnvID {
 			s := seeds[e.Index]
 			h := 0

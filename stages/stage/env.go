@@ -65,7 +65,7 @@ type shared struct {
 // clientEntry is a client and the roles already checked against their endpoints.
 type clientEntry struct {
 	client  *llm.Client
-	checked []llm.Role
+	checked []schemas.Role
 }
 
 // NewEnv reads run's configuration from lk once and returns an unsharded, unforced Env logging to log.
@@ -113,7 +113,7 @@ func (e *Env) SetPool(p *sandbox.Pool) {
 // and the client that calls it, built on first use and shared by every stage of the process (a replay
 // client loads its recorded run once). Each role in roles is checked against its endpoint once, before
 // its first use, so a bad endpoint fails before any work.
-func (e *Env) Client(ctx context.Context, step int64, roles ...llm.Role) (string, *llm.Client, error) {
+func (e *Env) Client(ctx context.Context, step int64, roles ...schemas.Role) (string, *llm.Client, error) {
 	weights := e.Weights
 	if weights == "" {
 		var err error
@@ -136,7 +136,7 @@ func (e *Env) Client(ctx context.Context, step int64, roles ...llm.Role) (string
 		entry = &clientEntry{client: c}
 		d.clients[weights] = entry
 	}
-	var unchecked []llm.Role
+	var unchecked []schemas.Role
 	for _, r := range roles {
 		if !slices.Contains(entry.checked, r) {
 			unchecked = append(unchecked, r)
