@@ -32,6 +32,7 @@ type Config struct {
 	Rollout  Rollout         `json:"rollout"`
 	Regret   Regret          `json:"regret"`
 	Memory   Memory          `json:"memory"`
+	Generate Generate        `json:"generate"`
 	Ablation Ablation        `json:"ablation"`
 	GRPO     GRPO            `json:"grpo"`
 	Metrics  Metrics         `json:"metrics"`
@@ -44,7 +45,21 @@ type Sample struct {
 	SkillsPerWindow int    `json:"skills_per_window"`
 	RefreshEvery    int    `json:"refresh_every"`
 	Corpus          string `json:"corpus"`
-	ExcerptChars    int    `json:"excerpt_chars"`
+	// ExcerptChars cuts a slot's document to this many characters (0: no character cut).
+	ExcerptChars int `json:"excerpt_chars"`
+	// ExcerptWords cuts a slot's document to this many words (0: no word cut); the authors' scripts cut
+	// games documents at 6,000 and tools documents at 4,000.
+	ExcerptWords int `json:"excerpt_words"`
+	// DocDraw is how a slot's document is drawn: uniform or matched to the skill's domains.
+	DocDraw DocDraw `json:"doc_draw"`
+	// Skills is the comma-separated list of skills the pools draw from, in round-robin order (empty:
+	// all six, in schemas.Skills order); the two-skill ablation lists two.
+	Skills string `json:"skills"`
+	// SkillOrder is how each pool's sample.skills_per_window active skills are chosen.
+	SkillOrder SkillOrder `json:"skill_order"`
+	// Pool names a static pool imported with `spade pool import` that every refresh step takes its envs
+	// from instead of generating them (fixed-environment GRPO; empty: the Designer generates).
+	Pool string `json:"pool"`
 }
 
 // Role configures the model behind one role.
@@ -55,6 +70,8 @@ type Role struct {
 	MaxTokens   int     `json:"max_tokens"`
 	Temperature float64 `json:"temperature"`
 	TopP        float64 `json:"top_p"`
+	// TopK keeps the k most likely tokens at each sampling step (0: not sent, the server's default).
+	TopK int `json:"top_k"`
 }
 
 // LLM configures the generation backends.
@@ -81,16 +98,49 @@ type Sandbox struct {
 
 // Gate configures the acceptance checks.
 type Gate struct {
+	// MaxAttempts counts every attempt of a slot, the first included.
 	MaxAttempts int `json:"max_attempts"`
 	ResetSeeds  int `json:"reset_seeds"`
+	// Checks is the check set that decides acceptance (official or strict).
+	Checks GateChecks `json:"checks"`
+}
+
+// Generate configures the Designer's calls.
+type Generate struct {
+	// HintMode is who writes the hint: a separate untrained call after the gate, or the Designer inline.
+	HintMode HintMode `json:"hint_mode"`
+	// HintTemperature and HintMaxTokens sample the separate hint call.
+	HintTemperature float64 `json:"hint_temperature"`
+	HintMaxTokens   int     `json:"hint_max_tokens"`
+	// HintPromptFile, when set, is a template file used instead of the embedded hint prompt.
+	HintPromptFile string `json:"hint_prompt_file"`
+	// Regen is how a failed slot is asked again: resample or repair.
+	Regen Regen `json:"regen"`
 }
 
 // Rollout configures the Agent's episodes.
 type Rollout struct {
-	GroupSize     int  `json:"group_size"`
-	MaxTurns      int  `json:"max_turns"`
-	ContextTokens int  `json:"context_tokens"`
-	PairedSeeds   bool `json:"paired_seeds"`
+	// GroupSize is the number of plays without the hint per env and step.
+	GroupSize int `json:"group_size"`
+	// HintedGroupSize is the number of plays with the hint per env, at the steps HintedAt names.
+	HintedGroupSize int `json:"hinted_group_size"`
+	// HintedAt is when the hinted plays run: the pool's first step only, or every step.
+	HintedAt      HintedAt `json:"hinted_at"`
+	MaxTurns      int      `json:"max_turns"`
+	ContextTokens int      `json:"context_tokens"`
+	// Context is what happens when the history passes ContextTokens: truncate (end the episode) or
+	// drop_oldest.
+	Context ContextPolicy `json:"context"`
+	// PairedSeeds gives the i-th hinted and unhinted plays of an env the same reset seed.
+	PairedSeeds bool `json:"paired_seeds"`
+	// Return is an episode's return: terminal (last reward clipped to [−1, 1] if it terminated) or sum.
+	Return ReturnKind `json:"return"`
+	// HintPlacement is where a hinted play shows the hint: the first observation or the system prompt.
+	HintPlacement HintPlacement `json:"hint_placement"`
+	// ActionFormat is how a games answer marks its move: \boxed{...} or <action>...</action>.
+	ActionFormat ActionFormat `json:"action_format"`
+	// PromptFile, when set, is a template file used instead of the embedded Agent prompt.
+	PromptFile string `json:"prompt_file"`
 }
 
 // Regret configures the Designer reward.
@@ -103,6 +153,17 @@ type Regret struct {
 	Variant schemas.Variant `json:"variant"`
 	EMAFast float64         `json:"ema_fast"`
 	EMASlow float64         `json:"ema_slow"`
+	// Scale divides the hint regret before it is clipped to [0, 1]: clip(Δ/scale, 0, 1); 0 keeps the
+	// unscaled max(0, Δ).
+	Scale float64 `json:"scale"`
+	// Ramp is the distance outside [band_lo, band_hi] over which the anchor falls from 1 to 0; 0 makes it
+	// fall linearly to 0 at solve rates 0 and 1.
+	Ramp float64 `json:"ramp"`
+	// Delta is which unhinted plays Δ compares the hinted ones with: matched (same step) or window.
+	Delta RegretDelta `json:"delta"`
+	// EMAUpdate is how often the EMA baselines move: once per pool or every step (the weight is on the
+	// new value).
+	EMAUpdate EMAUpdate `json:"ema_update"`
 }
 
 // Memory configures the FIFO environment memory.
@@ -110,6 +171,16 @@ type Memory struct {
 	Capacity int `json:"capacity"`
 	Seeds    int `json:"seeds"`
 	Examples int `json:"examples"`
+	// SeedPool is the size of the top-by-regret pool the seeds are drawn from (at least 3 × seeds).
+	SeedPool int `json:"seed_pool"`
+	// CodeChars cuts a seed's program to this many characters in the prompt (0: whole).
+	CodeChars int `json:"code_chars"`
+	// ShowHint shows a seed's hint in the prompt.
+	ShowHint bool `json:"show_hint"`
+	// Negatives is the number of too-easy or too-hard envs shown as what to avoid.
+	Negatives int `json:"negatives"`
+	// NegativesCode shows a negative's program (otherwise its class name only).
+	NegativesCode bool `json:"negatives_code"`
 }
 
 // Ablation holds the paper's ablation switches.
@@ -117,6 +188,9 @@ type Ablation struct {
 	NoCorpus       bool `json:"no_corpus"`
 	NoMemory       bool `json:"no_memory"`
 	FrozenDesigner bool `json:"frozen_designer"`
+	// NoDesignerGrad drops the Designer's samples from training while the shared weights keep moving with
+	// the Agent's updates (the authors' "no Designer training"; frozen_designer pins the Designer's model).
+	NoDesignerGrad bool `json:"no_designer_grad"`
 }
 
 // GRPO configures batch assembly and the trainer.
@@ -159,6 +233,9 @@ type GRPO struct {
 	WeightDecay float64 `json:"weight_decay"`
 	// GradientCheckpointing recomputes activations in backward to fit long sequences (HF models).
 	GradientCheckpointing bool `json:"gradient_checkpointing"`
+	// DesignerAdvScale multiplies the Designer's centred rewards: a number, or auto = min(50, Agent plays
+	// per step / Designer samples per pool × sample.refresh_every).
+	DesignerAdvScale string `json:"designer_adv_scale"`
 }
 
 // Metrics configures the audits.
@@ -416,6 +493,24 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: key \"grpo.micro_batch_tokens\" must be >= 1")
 	case c.Metrics.Window < 1:
 		return fmt.Errorf("config: key \"metrics.window\" must be >= 1")
+	case c.Rollout.HintedGroupSize < 0:
+		return fmt.Errorf("config: key \"rollout.hinted_group_size\" must be >= 0")
+	case c.Sample.ExcerptChars < 0 || c.Sample.ExcerptWords < 0:
+		return fmt.Errorf("config: keys \"sample.excerpt_chars\" and \"sample.excerpt_words\" must be >= 0")
+	case c.Regret.Scale < 0 || c.Regret.Ramp < 0:
+		return fmt.Errorf("config: keys \"regret.scale\" and \"regret.ramp\" must be >= 0")
+	case c.Memory.SeedPool < 0 || c.Memory.CodeChars < 0 || c.Memory.Negatives < 0:
+		return fmt.Errorf("config: keys \"memory.seed_pool\", \"memory.code_chars\" and \"memory.negatives\" must be >= 0")
+	case c.Generate.HintMaxTokens < 1:
+		return fmt.Errorf("config: key \"generate.hint_max_tokens\" must be >= 1")
+	case c.LLM.Designer.TopK < 0 || c.LLM.Agent.TopK < 0:
+		return fmt.Errorf("config: keys \"llm.designer.top_k\" and \"llm.agent.top_k\" must be >= 0")
+	}
+	if _, err := c.SkillList(); err != nil {
+		return err
+	}
+	if _, _, err := c.DesignerAdvScale(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -79,6 +79,18 @@ var enumTypes = map[reflect.Type][]string{
 	reflect.TypeFor[Publish]():         names(PublishValues()),
 	reflect.TypeFor[Agg]():             names(AggValues()),
 	reflect.TypeFor[OutcomeValue]():    names(OutcomeValueValues()),
+	reflect.TypeFor[HintedAt]():        names(HintedAtValues()),
+	reflect.TypeFor[ReturnKind]():      names(ReturnKindValues()),
+	reflect.TypeFor[HintPlacement]():   names(HintPlacementValues()),
+	reflect.TypeFor[ActionFormat]():    names(ActionFormatValues()),
+	reflect.TypeFor[ContextPolicy]():   names(ContextPolicyValues()),
+	reflect.TypeFor[HintMode]():        names(HintModeValues()),
+	reflect.TypeFor[Regen]():           names(RegenValues()),
+	reflect.TypeFor[GateChecks]():      names(GateChecksValues()),
+	reflect.TypeFor[DocDraw]():         names(DocDrawValues()),
+	reflect.TypeFor[SkillOrder]():      names(SkillOrderValues()),
+	reflect.TypeFor[RegretDelta]():     names(RegretDeltaValues()),
+	reflect.TypeFor[EMAUpdate]():       names(EMAUpdateValues()),
 }
 
 func names[T ~string](values []T) []string {
