@@ -231,6 +231,13 @@ type GRPO struct {
 	MicroBatchTokens int `json:"micro_batch_tokens"`
 	// WeightDecay is AdamW's decoupled weight decay.
 	WeightDecay float64 `json:"weight_decay"`
+	// AdamBeta1 and AdamBeta2 are Adam's moment decay rates (the authors: 0.9, 0.98).
+	AdamBeta1 float64 `json:"adam_beta1"`
+	AdamBeta2 float64 `json:"adam_beta2"`
+	// TIS is the truncated importance sampling: token (every token of every sample weighted by
+	// min(tis_cap, π_old/π_rollout), the authors'), sequence (the Designer's samples by a capped
+	// per-sample weight) or off.
+	TIS TIS `json:"tis"`
 	// GradientCheckpointing recomputes activations in backward to fit long sequences (HF models).
 	GradientCheckpointing bool `json:"gradient_checkpointing"`
 	// DesignerAdvScale multiplies the Designer's centred rewards: a number, or auto = min(50, Agent plays
@@ -489,6 +496,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: key \"grpo.lora_rank\" must be >= 1 when grpo.publish is lora (or publish full weights with command)")
 	case c.GRPO.LoRARank < 0:
 		return fmt.Errorf("config: key \"grpo.lora_rank\" must be >= 0")
+	case !(c.GRPO.AdamBeta1 >= 0 && c.GRPO.AdamBeta1 < 1 && c.GRPO.AdamBeta2 >= 0 && c.GRPO.AdamBeta2 < 1):
+		return fmt.Errorf("config: keys \"grpo.adam_beta1\" and \"grpo.adam_beta2\" must be in [0, 1)")
+	case !(c.GRPO.TISCap > 0):
+		return fmt.Errorf("config: key \"grpo.tis_cap\" must be > 0")
 	case c.GRPO.MicroBatchTokens < 1:
 		return fmt.Errorf("config: key \"grpo.micro_batch_tokens\" must be >= 1")
 	case c.Metrics.Window < 1:

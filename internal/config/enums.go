@@ -91,6 +91,7 @@ var enumTypes = map[reflect.Type][]string{
 	reflect.TypeFor[SkillOrder]():      names(SkillOrderValues()),
 	reflect.TypeFor[RegretDelta]():     names(RegretDeltaValues()),
 	reflect.TypeFor[EMAUpdate]():       names(EMAUpdateValues()),
+	reflect.TypeFor[TIS]():             names(TISValues()),
 }
 
 func names[T ~string](values []T) []string {

@@ -229,3 +229,19 @@ func (c *Config) DesignerAdvScale() (scale float64, auto bool, err error) {
 	}
 	return x, false, nil
 }
+
+// TIS is grpo.tis: how the trainer corrects for the inference engine's log-probs.
+type TIS string
+
+// The TIS modes.
+const (
+	// TISToken weights every token by min(grpo.tis_cap, π_old/π_rollout) (the authors' --use-tis).
+	TISToken TIS = "token"
+	// TISSequence weights the Designer's samples by a capped per-sample ratio to the proximal policy.
+	TISSequence TIS = "sequence"
+	// TISOff trains on the rollout log-probs as they are.
+	TISOff TIS = "off"
+)
+
+// TISValues lists every TIS mode.
+func TISValues() []TIS { return []TIS{TISToken, TISSequence, TISOff} }

@@ -144,6 +144,10 @@ type trainerConfig struct {
 	LoRAAlpha             float64         `json:"lora_alpha"`
 	LR                    float64         `json:"lr"`
 	WeightDecay           float64         `json:"weight_decay"`
+	AdamBeta1             float64         `json:"adam_beta1"`
+	AdamBeta2             float64         `json:"adam_beta2"`
+	TIS                   string          `json:"tis"`
+	TISCap                float64         `json:"tis_cap"`
 	MaxGradNorm           float64         `json:"max_grad_norm"`
 	ClipLow               float64         `json:"clip_low"`
 	ClipHigh              float64         `json:"clip_high"`
@@ -202,6 +206,7 @@ func (t *torchTrainer) settings(step int64) (trainerConfig, error) {
 	return trainerConfig{
 		Step: step, Seed: cfg.Seed, ModelPath: modelPath, CheckpointDir: checkpoints,
 		LoRARank: g.LoRARank, LoRAAlpha: g.LoRAAlpha, LR: g.LR, WeightDecay: g.WeightDecay,
+		AdamBeta1: g.AdamBeta1, AdamBeta2: g.AdamBeta2, TIS: string(g.TIS), TISCap: g.TISCap,
 		MaxGradNorm: g.MaxGradNorm, ClipLow: g.ClipLow, ClipHigh: g.ClipHigh, KLBeta: g.KLBeta, Agg: string(g.Agg),
 		MicroBatchTokens: g.MicroBatchTokens, GradientCheckpointing: g.GradientCheckpointing,
 		Publish: publishSettings{Mode: string(g.Publish), BaseURL: baseURL, Command: g.PublishCommand, NamePrefix: t.opts.Run},

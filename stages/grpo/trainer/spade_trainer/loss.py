@@ -81,6 +81,25 @@ def compute_truncated_is_weight(
         return torch.where(tokens > 0, weight, torch.ones_like(weight))
 
 
+def compute_token_tis_weight(
+    old_logp: torch.Tensor, rollout_logp: torch.Tensor, mask: torch.Tensor, cap: float
+) -> torch.Tensor:
+    """Token-level truncated importance weight of the trainer's policy over the inference engine's.
+
+    ``w_it = min(C, exp(log π_old(y_t) − log π_rollout(y_t)))`` on masked tokens, 0 elsewhere; detached.
+
+    ``old_logp`` are the trainer's own log-probs of the sampled tokens before the update (the same
+    weights the server sampled with, computed by a different engine), ``rollout_logp`` those the server
+    returned. The weight corrects the mismatch between the two engines, which every sample has (the
+    authors' ``--use-tis``; slime's vanilla TIS clamps at ``tis_clip`` = ``grpo.tis_cap`` = 2). A ratio
+    below 1 is kept as it is (no lower clamp). [B, T] → [B, T].
+    """
+    with torch.no_grad():
+        log_ratio = (old_logp - rollout_logp).clamp(-LOG_RATIO_LIMIT, LOG_RATIO_LIMIT)
+        weight = torch.exp(log_ratio).clamp(max=cap)
+        return weight * mask.to(weight.dtype)
+
+
 def compute_k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
     """k3 estimator of KL[π_θ ‖ π_ref], per token (Schulman's unbiased, non-negative estimator).
 
@@ -100,7 +119,9 @@ def aggregate_token_mean(per_token: torch.Tensor, mask: torch.Tensor) -> torch.T
 def aggregate_seq_mean_token_mean(per_token: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean over samples of each sample's token mean: ``(1/B') Σ_i (Σ_t ℓ_it m_it / Σ_t m_it)``.
 
-    B' counts samples with at least one masked token; 0 when there is none.
+    B' counts samples with at least one masked token; 0 when there is none. This is slime's
+    ``sum_of_sample_mean`` reduction when the trainer divides the sum by B' = the global batch size (the
+    trainer's ``sample_mean_denominator``: every sample of a full batch, inert padding included).
     """
     tokens = mask.sum(-1)
     per_sample = (per_token * mask).sum(-1) / tokens.clamp(min=1.0)
@@ -142,9 +163,12 @@ def _check_shapes(
         if t is not None and t.shape != logp.shape:
             raise ValueError(f"grpo_loss: {name} has shape {tuple(t.shape)}, logp has {tuple(logp.shape)}")
     batch = logp.shape[0]
-    for name, t in (("advantages", advantages), ("is_weights", is_weights)):
-        if t is not None and tuple(t.shape) != (batch,):
-            raise ValueError(f"grpo_loss: {name} must be [B]=({batch},), got shape {tuple(t.shape)}")
+    if tuple(advantages.shape) != (batch,):
+        raise ValueError(f"grpo_loss: advantages must be [B]=({batch},), got shape {tuple(advantages.shape)}")
+    if is_weights is not None and tuple(is_weights.shape) not in ((batch,), tuple(logp.shape)):
+        raise ValueError(
+            f"grpo_loss: is_weights must be [B]=({batch},) or [B, T]={tuple(logp.shape)}, got shape {tuple(is_weights.shape)}"
+        )
 
 
 def grpo_loss(
@@ -163,10 +187,10 @@ def grpo_loss(
     """GRPO loss with asymmetric clipping, importance weights and a k3 KL penalty
     (docs/architecture.md, "Formulas").
 
-    ``ℓ_it = w_i · −min(r_it Â_i, clip(r_it, 1 − ε_low, 1 + ε_high) Â_i) + β · (exp(d_it) − d_it − 1)``
+    ``ℓ_it = w_it · −min(r_it Â_i, clip(r_it, 1 − ε_low, 1 + ε_high) Â_i) + β · (exp(d_it) − d_it − 1)``
 
-    with ``r_it = exp(logp − behaviour_logp)``, ``d_it = ref_logp − logp`` and ``w_i`` the sample's IS
-    weight (1 when ``is_weights`` is None), aggregated by ``agg`` (``token-mean`` over every masked token
+    with ``r_it = exp(logp − behaviour_logp)``, ``d_it = ref_logp − logp`` and ``w_it`` the IS weight of the
+    token (a [B, T] weight) or of its sample (a [B] weight; 1 when ``is_weights`` is None), aggregated by ``agg`` (``token-mean`` over every masked token
     of the batch, or ``seq-mean-token-mean``).
 
     Args:
@@ -175,7 +199,7 @@ def grpo_loss(
         advantages: [B] one advantage per sample, broadcast over its tokens.
         mask: [B, T] 1.0 on trained response tokens, 0.0 on padding.
         clip_low, clip_high: ε_low, ε_high (``grpo.clip_low`` 0.20, ``grpo.clip_high`` 0.28).
-        is_weights: [B] importance weights (treated as constants), or None.
+        is_weights: [B] per-sample or [B, T] per-token importance weights (treated as constants), or None.
         ref_logp: [B, T] log-probs under the frozen reference; required when ``kl_beta`` > 0.
         kl_beta: β (``grpo.kl_beta``).
         agg: a key of :data:`AGGREGATIONS`.
@@ -199,7 +223,8 @@ def grpo_loss(
     ratio = compute_ratio(logp, behaviour_logp)
     pg_per_token = compute_clipped_surrogate(ratio, advantages, clip_low, clip_high)
     if is_weights is not None:
-        pg_per_token = pg_per_token * is_weights.detach().to(logp.dtype).unsqueeze(-1)
+        w = is_weights.detach().to(logp.dtype)
+        pg_per_token = pg_per_token * (w if w.dim() == 2 else w.unsqueeze(-1))
     per_token = pg_per_token
     kl_per_token = None
     if ref_logp is not None:
@@ -224,7 +249,11 @@ def grpo_loss(
             "ratio_mean": token_mean(ratio),
             "ratio_max": float(ratio[on].max().item()) if tokens > 0 else 0.0,
             "is_weight_mean": (
-                float(is_weights[present].float().mean().item())
+                (
+                    token_mean(is_weights)
+                    if is_weights.dim() == 2
+                    else float(is_weights[present].float().mean().item())
+                )
                 if is_weights is not None and bool(present.any())
                 else (1.0 if tokens > 0 else 0.0)
             ),

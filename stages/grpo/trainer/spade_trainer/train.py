@@ -52,6 +52,11 @@ from spade_trainer import model as models
 from spade_trainer import publish as publishing
 from spade_trainer.logprobs import logprobs_fused
 
+TIS_TOKEN = "token"
+TIS_SEQUENCE = "sequence"
+TIS_OFF = "off"
+TIS_MODES = (TIS_TOKEN, TIS_SEQUENCE, TIS_OFF)
+
 LATEST_FILE = "latest.json"
 TRAINER_DIR = "trainer"
 METRICS_FILE = "metrics.jsonl"
@@ -95,7 +100,19 @@ class TrainConfig:
     )
     lr: float = 1e-6
     weight_decay: float = 0.0
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
     max_grad_norm: float = 1.0
+    #: ``grpo.tis``: ``token`` weights every token of every sample by min(tis_cap, π_old/π_rollout), with
+    #: π_old the trainer's own log-probs before the update; ``sequence`` corrects only samples with an
+    #: ``is_cap`` (the Designer's late rewards) by a capped per-sample weight; ``off`` uses the rollout
+    #: log-probs as they are.
+    tis: str = TIS_SEQUENCE
+    tis_cap: float = 2.0
+    #: Divides the sum of sample means of ``seq-mean-token-mean`` by max(this, samples in the global batch)
+    #: instead of the samples present (0): slime's ``sum_of_sample_mean`` over ``global_batch`` samples,
+    #: which a short batch compensates by scaling its rewards.
+    sample_mean_denominator: int = 0
     clip_low: float = 0.2
     clip_high: float = 0.28
     kl_beta: float = 0.0
@@ -123,6 +140,14 @@ class TrainConfig:
         return cfg
 
     def validate(self) -> None:
+        if self.tis not in TIS_MODES:
+            raise ValueError(f"grpo.tis: {self.tis!r} is not one of {', '.join(TIS_MODES)}")
+        if not self.tis_cap > 0:
+            raise ValueError(f"grpo.tis_cap: want > 0, got {self.tis_cap}")
+        if not (0 <= self.adam_beta1 < 1 and 0 <= self.adam_beta2 < 1):
+            raise ValueError(f"grpo.adam_beta1/adam_beta2: want values in [0, 1), got {self.adam_beta1}/{self.adam_beta2}")
+        if self.sample_mean_denominator < 0:
+            raise ValueError(f"grpo.global_batch (sample_mean_denominator): want >= 0, got {self.sample_mean_denominator}")
         if self.agg not in losses.AGGREGATIONS:
             raise ValueError(f"grpo.agg: {self.agg!r} is not one of {sorted(losses.AGGREGATIONS)}")
         if not (0 <= self.clip_low < 1) or self.clip_high < 0:
@@ -402,7 +427,13 @@ def run_update(
     proximal: Dict[int, List[float]] = {}
     device = dist.device
 
-    tis = [i for i, s in enumerate(samples) if s.is_cap > 0]
+    # The proximal pass: the policy's own log-probs before the update, for the samples it corrects.
+    if cfg.tis == TIS_TOKEN:
+        tis = list(range(len(samples)))
+    elif cfg.tis == TIS_SEQUENCE:
+        tis = [i for i, s in enumerate(samples) if s.is_cap > 0]
+    else:
+        tis = []
     if tis:
         started = time.perf_counter()
         with torch.no_grad():
@@ -413,7 +444,7 @@ def run_update(
                     for b, i in enumerate(group):
                         proximal[i] = logp[b, : len(samples[i].response_ids)].tolist()
         proximal = _gather_proximal(proximal, dist)
-        log(f"proximal pass over {len(tis)} IS-weighted samples in {time.perf_counter() - started:.1f}s")
+        log(f"proximal pass over {len(tis)} samples ({cfg.tis} TIS) in {time.perf_counter() - started:.1f}s")
 
     for batch_no in sorted({s.batch for s in samples}):
         in_batch = [i for i, s in enumerate(samples) if s.batch == batch_no]
@@ -424,7 +455,7 @@ def run_update(
         if cfg.agg == losses.AGG_TOKEN_MEAN:
             units = float(sum(len(samples[i].response_ids) for i in in_batch))
         else:
-            units = float(len(in_batch))
+            units = float(max(len(in_batch), cfg.sample_mean_denominator))
         policy.optimizer.zero_grad(set_to_none=True)
         roles_in_batch = sorted({samples[i].role for i in in_batch})
         bad_samples: List[str] = []
@@ -433,7 +464,13 @@ def run_update(
             mb = collate(group, samples, device)
             behaviour = mb.behaviour
             is_weights = mb.is_weights
-            if any(samples[i].is_cap > 0 for i in group):
+            if cfg.tis == TIS_TOKEN:
+                prox = torch.zeros_like(mb.behaviour)
+                for b, i in enumerate(group):
+                    prox[b, : len(proximal[i])] = torch.tensor(proximal[i], device=device)
+                is_weights = losses.compute_token_tis_weight(prox, mb.behaviour, mb.mask, cfg.tis_cap)
+                behaviour = prox
+            elif cfg.tis == TIS_SEQUENCE and any(samples[i].is_cap > 0 for i in group):
                 prox = torch.zeros_like(mb.behaviour)
                 for b, i in enumerate(group):
                     if samples[i].is_cap > 0:
@@ -577,7 +614,8 @@ def build_policy(cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None
         # of micro-batches over ranks, the loss scaling and the metric reductions are the FSDP path's.
         module = nn.parallel.DistributedDataParallel(module)
     params = [p for p in module.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    # Adam with decoupled weight decay (AdamW), constant lr: the authors' OPTIMIZER_ARGS.
+    optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(cfg.adam_beta1, cfg.adam_beta2))
     if latest_dir:
         opt_path = os.path.join(latest_dir, TRAINER_DIR, _optimizer_file(dist))
         if os.path.exists(opt_path):
@@ -585,6 +623,7 @@ def build_policy(cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None
             for group in optimizer.param_groups:
                 group["lr"] = cfg.lr
                 group["weight_decay"] = cfg.weight_decay
+                group["betas"] = (cfg.adam_beta1, cfg.adam_beta2)
         else:
             log(f"no optimizer state at {opt_path}: AdamW starts from zero moments")
 

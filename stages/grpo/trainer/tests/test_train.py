@@ -202,3 +202,31 @@ class Packing(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TokenTISUpdate(TrainerCase):
+    def test_token_tis_weights_every_sample_by_the_engine_mismatch(self):
+        # The rollout log-probs say the server gave every token 0.5 nats less than the trainer does, so
+        # each token's weight is min(2, e^0.5) ≈ 1.65 for every role; with a positive advantage the update
+        # still raises the log-probs.
+        agent = H.make_samples(self.model_dir, 4, advantage=1.0, seed=5, prefix="a")
+        designer = H.make_samples(self.model_dir, 2, advantage=1.0, role="designer", is_cap=2.0, seed=6, prefix="d")
+        samples = agent + designer
+        for s in samples:
+            s.old_logprobs = [lp - 0.5 for lp in s.old_logprobs]
+        before = sum(map(sum, H.logprobs(H.load_version(self.model_dir), samples)))
+        cfg = H.config(self.model_dir, self.ckpt, tis="token", tis_cap=2.0, adam_beta2=0.98, weight_decay=0.1)
+        with quiet():
+            code, rows, error = H.run_main(self.root, samples, cfg)
+        self.assertEqual(code, 0, error)
+        for row in rows:
+            self.assertAlmostEqual(row["is_weight_mean"], math.exp(0.5), places=3, msg=row["role"])
+        after = sum(map(sum, H.logprobs(H.load_version(self.model_dir, self.ckpt), samples)))
+        self.assertGreater(after, before)
+        # With the cap below the mismatch every weight is the cap.
+        shutil_dir = os.path.join(self.root, "ckpt2")
+        with quiet():
+            code, rows, error = H.run_main(self.root, samples, H.config(self.model_dir, shutil_dir, tis="token", tis_cap=1.2))
+        self.assertEqual(code, 0, error)
+        for row in rows:
+            self.assertAlmostEqual(row["is_weight_mean"], 1.2, places=6, msg=row["role"])
