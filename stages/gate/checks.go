@@ -13,7 +13,8 @@ import (
 	"github.com/spadekit/spade/schemas"
 )
 
-// The check names, in the order they run (schemas.GateResultRow.Check).
+// The check names (schemas.GateResultRow.Check); the order they run in is the check tables'
+// (gamesChecks, toolsChecks).
 const (
 	CheckStatic          = "static"
 	CheckLoad            = "load"
@@ -28,10 +29,11 @@ const (
 	CheckToolsScreen     = "tools_screen"
 )
 
-// GamesChecks and ToolsChecks list the checks of each setting in order.
+// GamesChecks and ToolsChecks list the checks of each setting in order; they are the names of
+// the check tables (CheckNames).
 var (
-	GamesChecks = []string{CheckStatic, CheckLoad, CheckInstantiate, CheckReset, CheckSmoke, CheckTrivial, CheckHintLeak}
-	ToolsChecks = append(append([]string{}, GamesChecks...), CheckToolsSchema, CheckToolsReset, CheckToolsConditions, CheckToolsScreen)
+	GamesChecks = CheckNames(schemas.SettingGames)
+	ToolsChecks = CheckNames(schemas.SettingTools)
 )
 
 // CheckResult is the verdict of one check.
@@ -127,16 +129,78 @@ func hintLeakActions(hint string) []string {
 	return actions
 }
 
-// checker runs the checks of one program, recording results in order.
+// gateCheck is one row of a check table: a check's name and the function that runs it.
+type gateCheck struct {
+	name string
+	run  checkFunc
+}
+
+// checkFunc runs one check on the program being judged. It returns a reason when the check is
+// skipped and an error when the program fails it; what later checks need (the loaded program,
+// the first observations, the tool schemas) passes through the checker.
+type checkFunc func(c *checker) (skipReason string, err error)
+
+// gamesChecks is the games setting's check table: Check runs its rows in this order, and every
+// other place that lists the order (GamesChecks, the CLI's description, the README's table)
+// derives from it or is tested against it.
+var gamesChecks = []gateCheck{
+	{CheckStatic, (*checker).checkStatic},
+	{CheckLoad, (*checker).checkLoad},
+	{CheckInstantiate, (*checker).checkInstantiate},
+	{CheckReset, (*checker).checkReset},
+	{CheckSmoke, (*checker).checkSmoke},
+	{CheckTrivial, (*checker).checkTrivial},
+	{CheckHintLeak, (*checker).checkHintLeak},
+}
+
+// toolsChecks is the tools setting's check table: the games checks, then the tool-use ones
+// (SPADE §3.3).
+var toolsChecks = append(append([]gateCheck{}, gamesChecks...),
+	gateCheck{CheckToolsSchema, (*checker).checkToolsSchema},
+	gateCheck{CheckToolsReset, (*checker).checkToolsReset},
+	gateCheck{CheckToolsConditions, (*checker).checkToolsConditions},
+	gateCheck{CheckToolsScreen, (*checker).checkToolsScreen},
+)
+
+// checkTable returns the check table of a setting (games for anything but tools).
+func checkTable(setting string) []gateCheck {
+	if setting == schemas.SettingTools {
+		return toolsChecks
+	}
+	return gamesChecks
+}
+
+// CheckNames returns the names of the setting's checks in the order Check runs them (games for
+// anything but tools): the order of the gate_results rows of one candidate attempt.
+func CheckNames(setting string) []string {
+	table := checkTable(setting)
+	names := make([]string, len(table))
+	for i, chk := range table {
+		names[i] = chk.name
+	}
+	return names
+}
+
+// checker runs the checks of one program, recording results in order, and carries what one
+// check hands to the next.
 type checker struct {
 	ctx     context.Context
 	pool    *sandbox.Pool
 	opts    CheckOptions
+	rules   sandbox.StaticRules
 	code    string
-	checks  []string
+	seeds   []int64
 	results []CheckResult
 	failed  bool
 	infra   error
+
+	prog         *sandbox.Program     // set by load
+	class        string               // set by load
+	env          *sandbox.Env         // set by instantiate
+	firstObs     []string             // set by reset: the observation of each seed
+	probeResults []sandbox.StepResult // set by smoke: each probe's step after a reset
+	toolsRaw     json.RawMessage      // set by tools_schema
+	instructions []string             // set by tools_reset: the first observation of each seed
 }
 
 // infraError marks an error of the sandbox's machinery rather than of the program.
@@ -161,17 +225,17 @@ func sandboxErr(err error) error {
 }
 
 // run executes one check unless an earlier one failed.
-func (c *checker) run(name string, fn func() (skipReason string, err error)) {
+func (c *checker) run(chk gateCheck) {
 	if c.failed {
-		c.results = append(c.results, CheckResult{Check: name, Skipped: true, Error: "skipped: an earlier check failed"})
+		c.results = append(c.results, CheckResult{Check: chk.name, Skipped: true, Error: "skipped: an earlier check failed"})
 		return
 	}
 	start := time.Now()
-	skip, err := fn()
-	r := CheckResult{Check: name, Duration: time.Since(start)}
+	skip, err := chk.run(c)
+	r := CheckResult{Check: chk.name, Duration: time.Since(start)}
 	var se *sandbox.Error
 	if err != nil && c.infra == nil && !errors.As(err, &se) && (isInfra(err) || c.ctx.Err() != nil) {
-		c.infra = fmt.Errorf("gate: check %s could not run: %w", name, err)
+		c.infra = fmt.Errorf("gate: check %s could not run: %w", chk.name, err)
 	}
 	switch {
 	case err != nil:
@@ -207,244 +271,282 @@ func errorText(err error) string {
 	return text
 }
 
-// Check runs every gate check of the setting on code, in order, and returns the verdict.
-// Generated code runs only in pool's sandboxes.
+// withDefaults fills in the setting (games), the static rules and the number of reset seeds
+// (3; at least 5 in the tools setting).
+func (o CheckOptions) withDefaults() CheckOptions {
+	if o.Setting == "" {
+		o.Setting = schemas.SettingGames
+	}
+	if o.ResetSeeds <= 0 {
+		o.ResetSeeds = 3
+	}
+	if o.Setting == schemas.SettingTools && o.ResetSeeds < 5 {
+		o.ResetSeeds = 5
+	}
+	if o.Rules == nil {
+		rules := sandbox.DefaultStaticRules()
+		o.Rules = &rules
+	}
+	return o
+}
+
+// Check runs every gate check of the setting on code, in the order of the setting's check
+// table (CheckNames), and returns the verdict. Generated code runs only in pool's sandboxes.
 func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptions) Verdict {
-	if opts.Setting == "" {
-		opts.Setting = schemas.SettingGames
-	}
-	if opts.ResetSeeds <= 0 {
-		opts.ResetSeeds = 3
-	}
-	if opts.Setting == schemas.SettingTools && opts.ResetSeeds < 5 {
-		opts.ResetSeeds = 5
-	}
-	rules := sandbox.DefaultStaticRules()
-	if opts.Rules != nil {
-		rules = *opts.Rules
-	}
-	c := &checker{ctx: ctx, pool: pool, opts: opts, code: code}
-	var (
-		prog     *sandbox.Program
-		env      *sandbox.Env
-		firstObs []string
-		probeRes []sandbox.StepResult
-		toolsRaw json.RawMessage
-	)
+	opts = opts.withDefaults()
+	c := &checker{ctx: ctx, pool: pool, opts: opts, rules: *opts.Rules, code: code}
 	defer func() {
-		if prog != nil {
-			prog.Close()
+		if c.prog != nil {
+			c.prog.Close()
 		}
 	}()
-	seeds := make([]int64, opts.ResetSeeds)
-	for i := range seeds {
-		seeds[i] = int64(i)
+	c.seeds = make([]int64, opts.ResetSeeds)
+	for i := range c.seeds {
+		c.seeds[i] = int64(i)
 	}
-
-	c.run(CheckStatic, func() (string, error) {
-		if opts.NoStatic {
-			return "static check switched off", nil
-		}
-		problems, err := pool.Check(ctx, code, opts.Setting, rules)
-		if err != nil {
-			return "", sandboxErr(err)
-		}
-		if len(problems) > 0 {
-			return "", errors.New(strings.Join(problems, "; "))
-		}
-		return "", nil
-	})
-	var class string
-	c.run(CheckLoad, func() (string, error) {
-		var err error
-		prog, err = pool.Load(ctx, code)
-		if err != nil {
-			return "", sandboxErr(err)
-		}
-		class = prog.Class
-		if opts.Setting == schemas.SettingTools && !prog.HasTools {
-			return "", fmt.Errorf("class %s has no tools() method (required in the tools setting)", prog.Class)
-		}
-		return "", nil
-	})
-	c.run(CheckInstantiate, func() (string, error) {
-		var err error
-		env, err = prog.NewEnv(ctx)
-		return "", err
-	})
-	c.run(CheckReset, func() (string, error) {
-		for _, seed := range seeds {
-			obs, err := env.Reset(ctx, seed)
-			if err != nil {
-				return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
-			}
-			if strings.TrimSpace(obs) == "" {
-				return "", fmt.Errorf("reset(seed=%d) returned an empty observation", seed)
-			}
-			firstObs = append(firstObs, obs)
-		}
-		// the same seeds again, in reverse order, on a fresh instance: a reset may depend only on its seed
-		fresh, err := prog.NewEnv(ctx)
-		if err != nil {
-			return "", fmt.Errorf("second instance: %w", err)
-		}
-		defer fresh.Close()
-		for i := len(seeds) - 1; i >= 0; i-- {
-			obs, err := fresh.Reset(ctx, seeds[i])
-			if err != nil {
-				return "", fmt.Errorf("reset(seed=%d) on a fresh instance: %w", seeds[i], err)
-			}
-			if obs != firstObs[i] {
-				return "", fmt.Errorf("reset is not deterministic: seed %d gave %q, then %q", seeds[i], clip(firstObs[i]), clip(obs))
-			}
-		}
-		return "", nil
-	})
-	c.run(CheckSmoke, func() (string, error) {
-		for _, probe := range Probes(opts.Hint) {
-			if _, err := env.Reset(ctx, seeds[0]); err != nil {
-				return "", fmt.Errorf("reset(seed=%d): %w", seeds[0], err)
-			}
-			res, err := env.Step(ctx, probe)
-			if err != nil {
-				return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", clip(probe), seeds[0], err)
-			}
-			probeRes = append(probeRes, res)
-		}
-		// and the probes in a row, without a reset between them, until the episode ends
-		if _, err := env.Reset(ctx, seeds[0]); err != nil {
-			return "", fmt.Errorf("reset(seed=%d): %w", seeds[0], err)
-		}
-		for _, probe := range Probes(opts.Hint) {
-			res, err := env.Step(ctx, probe)
-			if err != nil {
-				return "", fmt.Errorf("step(%q) in sequence: %w", clip(probe), err)
-			}
-			if res.Done {
-				break
-			}
-		}
-		return "", nil
-	})
-	c.run(CheckTrivial, func() (string, error) {
-		for _, res := range probeRes {
-			if !(res.Done && res.Success()) {
-				return "", nil
-			}
-		}
-		return "", errors.New("every probe action (empty, a number, a long string, garbage, the hint) solves the env at once: it is trivial")
-	})
-	c.run(CheckHintLeak, func() (string, error) {
-		if strings.TrimSpace(opts.Hint) == "" {
-			return "", errors.New("the hint is empty")
-		}
-		for _, action := range hintLeakActions(opts.Hint) {
-			for _, seed := range seeds {
-				if _, err := env.Reset(ctx, seed); err != nil {
-					return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
-				}
-				res, err := env.Step(ctx, action)
-				if err != nil {
-					return "", fmt.Errorf("step(%q): %w", clip(action), err)
-				}
-				if res.Done && res.Success() {
-					what := "the hint text"
-					if action != opts.Hint {
-						what = fmt.Sprintf("the number %s from the hint", action)
-					}
-					return "", fmt.Errorf("submitting %s as the first action solves the env (seed %d): the hint leaks the answer", what, seed)
-				}
-			}
-		}
-		return "", nil
-	})
-	if opts.Setting == schemas.SettingTools {
-		var instructions []string
-		c.run(CheckToolsSchema, func() (string, error) {
-			var err error
-			toolsRaw, err = env.Tools(ctx)
-			if err != nil {
-				return "", err
-			}
-			return "", ValidateToolSchemas(toolsRaw)
-		})
-		c.run(CheckToolsReset, func() (string, error) {
-			fresh, err := prog.NewEnv(ctx)
-			if err != nil {
-				return "", err
-			}
-			defer fresh.Close()
-			for _, seed := range seeds {
-				a, err := env.Reset(ctx, seed)
-				if err != nil {
-					return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
-				}
-				b, err := fresh.Reset(ctx, seed)
-				if err != nil {
-					return "", fmt.Errorf("reset(seed=%d) on a fresh instance: %w", seed, err)
-				}
-				if a != b {
-					return "", fmt.Errorf("reset is not deterministic: seed %d gave %q, then %q", seed, clip(a), clip(b))
-				}
-				instructions = append(instructions, a)
-				again, err := fresh.Tools(ctx)
-				if err != nil {
-					return "", fmt.Errorf("tools() after reset(seed=%d): %w", seed, err)
-				}
-				if !jsonEqual(again, toolsRaw) {
-					return "", fmt.Errorf("tools() changes between instances or seeds (seed %d)", seed)
-				}
-			}
-			return "", nil
-		})
-		c.run(CheckToolsConditions, func() (string, error) {
-			for _, seed := range seeds {
-				if _, err := env.Reset(ctx, seed); err != nil {
-					return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
-				}
-				raw, err := env.Eval(ctx, "success_conditions")
-				if missingMethod(err, "success_conditions") {
-					return "the class defines no success_conditions() to evaluate", nil
-				}
-				if err != nil {
-					return "", fmt.Errorf("success_conditions() after reset(seed=%d): %w", seed, err)
-				}
-				var conds []any
-				if err := json.Unmarshal(raw, &conds); err != nil {
-					return "", fmt.Errorf("success_conditions() must return a list, got %s", clip(string(raw)))
-				}
-				if len(conds) < 3 || len(conds) > 5 {
-					return "", fmt.Errorf("success_conditions() must return 3 to 5 conditions (one per instruction), got %d", len(conds))
-				}
-				for i, v := range conds {
-					if _, ok := v.(bool); !ok {
-						return "", fmt.Errorf("success condition %d is %v, not a boolean", i+1, v)
-					}
-				}
-			}
-			return "", nil
-		})
-		c.run(CheckToolsScreen, func() (string, error) {
-			if opts.Screen == nil {
-				return "no screen model configured", nil
-			}
-			reachable, reason, err := opts.Screen.Screen(ctx, code, toolsRaw, instructions)
-			if err != nil {
-				return "", fmt.Errorf("screen: %w", err)
-			}
-			for i, ok := range reachable {
-				if !ok {
-					return "", fmt.Errorf("the screen found no tool chain that completes instruction %d: %s", i+1, reason)
-				}
-			}
-			return "", nil
-		})
+	for _, chk := range checkTable(opts.Setting) {
+		c.run(chk)
 	}
-	v := Verdict{Class: class, Results: c.results, Accepted: !c.failed, Err: c.infra}
+	v := Verdict{Class: c.class, Results: c.results, Accepted: !c.failed, Err: c.infra}
 	if v.Err != nil {
 		v.Accepted = false
 	}
 	return v
+}
+
+// checkStatic verifies the program without running it (sandbox.Pool.Check): it parses, has
+// exactly one env class (with tools() in the tools setting), imports only allowed modules and
+// uses no flagged name or attribute. Skipped when CheckOptions.NoStatic is set.
+func (c *checker) checkStatic() (string, error) {
+	if c.opts.NoStatic {
+		return "static check switched off", nil
+	}
+	problems, err := c.pool.Check(c.ctx, c.code, c.opts.Setting, c.rules)
+	if err != nil {
+		return "", sandboxErr(err)
+	}
+	if len(problems) > 0 {
+		return "", errors.New(strings.Join(problems, "; "))
+	}
+	return "", nil
+}
+
+// checkLoad verifies that the module executes in a sandbox and defines the env class (with a
+// tools() method in the tools setting). Never skipped.
+func (c *checker) checkLoad() (string, error) {
+	prog, err := c.pool.Load(c.ctx, c.code)
+	if err != nil {
+		return "", sandboxErr(err)
+	}
+	c.prog, c.class = prog, prog.Class
+	if c.opts.Setting == schemas.SettingTools && !prog.HasTools {
+		return "", fmt.Errorf("class %s has no tools() method (required in the tools setting)", prog.Class)
+	}
+	return "", nil
+}
+
+// checkInstantiate verifies that the class instantiates (a fresh instance of the loaded
+// program). Never skipped.
+func (c *checker) checkInstantiate() (string, error) {
+	env, err := c.prog.NewEnv(c.ctx)
+	c.env = env
+	return "", err
+}
+
+// checkReset verifies that reset(seed) returns a non-empty observation for each reset seed and
+// that the same seeds on a fresh instance, in reverse order, return the same observations: a
+// reset may depend only on its seed. Never skipped.
+func (c *checker) checkReset() (string, error) {
+	for _, seed := range c.seeds {
+		obs, err := c.env.Reset(c.ctx, seed)
+		if err != nil {
+			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+		}
+		if strings.TrimSpace(obs) == "" {
+			return "", fmt.Errorf("reset(seed=%d) returned an empty observation", seed)
+		}
+		c.firstObs = append(c.firstObs, obs)
+	}
+	fresh, err := c.prog.NewEnv(c.ctx)
+	if err != nil {
+		return "", fmt.Errorf("second instance: %w", err)
+	}
+	defer fresh.Close()
+	for i := len(c.seeds) - 1; i >= 0; i-- {
+		obs, err := fresh.Reset(c.ctx, c.seeds[i])
+		if err != nil {
+			return "", fmt.Errorf("reset(seed=%d) on a fresh instance: %w", c.seeds[i], err)
+		}
+		if obs != c.firstObs[i] {
+			return "", fmt.Errorf("reset is not deterministic: seed %d gave %q, then %q", c.seeds[i], clip(c.firstObs[i]), clip(obs))
+		}
+	}
+	return "", nil
+}
+
+// checkSmoke verifies that each probe (Probes: empty, a number, a long string, garbage, the
+// hint) returns the right types and a finite reward as the first action after a reset, and
+// that the probes also run in a row without a reset until the episode ends. Never skipped.
+func (c *checker) checkSmoke() (string, error) {
+	seed := c.seeds[0]
+	for _, probe := range Probes(c.opts.Hint) {
+		if _, err := c.env.Reset(c.ctx, seed); err != nil {
+			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+		}
+		res, err := c.env.Step(c.ctx, probe)
+		if err != nil {
+			return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", clip(probe), seed, err)
+		}
+		c.probeResults = append(c.probeResults, res)
+	}
+	if _, err := c.env.Reset(c.ctx, seed); err != nil {
+		return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+	}
+	for _, probe := range Probes(c.opts.Hint) {
+		res, err := c.env.Step(c.ctx, probe)
+		if err != nil {
+			return "", fmt.Errorf("step(%q) in sequence: %w", clip(probe), err)
+		}
+		if res.Done {
+			break
+		}
+	}
+	return "", nil
+}
+
+// checkTrivial verifies that not every probe solves the env as the first action (from the
+// smoke check's probe results). Never skipped.
+func (c *checker) checkTrivial() (string, error) {
+	for _, res := range c.probeResults {
+		if !(res.Done && res.Success()) {
+			return "", nil
+		}
+	}
+	return "", errors.New("every probe action (empty, a number, a long string, garbage, the hint) solves the env at once: it is trivial")
+}
+
+// checkHintLeak verifies that the hint is not empty and that neither the hint text nor any
+// number in it (hintLeakActions) solves the env as the first action after any reset seed.
+// Never skipped.
+func (c *checker) checkHintLeak() (string, error) {
+	hint := c.opts.Hint
+	if strings.TrimSpace(hint) == "" {
+		return "", errors.New("the hint is empty")
+	}
+	for _, action := range hintLeakActions(hint) {
+		for _, seed := range c.seeds {
+			if _, err := c.env.Reset(c.ctx, seed); err != nil {
+				return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+			}
+			res, err := c.env.Step(c.ctx, action)
+			if err != nil {
+				return "", fmt.Errorf("step(%q): %w", clip(action), err)
+			}
+			if res.Done && res.Success() {
+				what := "the hint text"
+				if action != hint {
+					what = fmt.Sprintf("the number %s from the hint", action)
+				}
+				return "", fmt.Errorf("submitting %s as the first action solves the env (seed %d): the hint leaks the answer", what, seed)
+			}
+		}
+	}
+	return "", nil
+}
+
+// checkToolsSchema verifies that tools() returns valid OpenAI function schemas
+// (ValidateToolSchemas). Tools setting only; never skipped there.
+func (c *checker) checkToolsSchema() (string, error) {
+	raw, err := c.env.Tools(c.ctx)
+	if err != nil {
+		return "", err
+	}
+	c.toolsRaw = raw
+	return "", ValidateToolSchemas(raw)
+}
+
+// checkToolsReset verifies that reset and tools() are deterministic across instances and seeds:
+// each reset seed gives the same first observation (the instructions the screen reads) on the
+// checked instance and a fresh one, and tools() there equals the schemas of tools_schema. Tools
+// setting only; never skipped there.
+func (c *checker) checkToolsReset() (string, error) {
+	fresh, err := c.prog.NewEnv(c.ctx)
+	if err != nil {
+		return "", err
+	}
+	defer fresh.Close()
+	for _, seed := range c.seeds {
+		a, err := c.env.Reset(c.ctx, seed)
+		if err != nil {
+			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+		}
+		b, err := fresh.Reset(c.ctx, seed)
+		if err != nil {
+			return "", fmt.Errorf("reset(seed=%d) on a fresh instance: %w", seed, err)
+		}
+		if a != b {
+			return "", fmt.Errorf("reset is not deterministic: seed %d gave %q, then %q", seed, clip(a), clip(b))
+		}
+		c.instructions = append(c.instructions, a)
+		again, err := fresh.Tools(c.ctx)
+		if err != nil {
+			return "", fmt.Errorf("tools() after reset(seed=%d): %w", seed, err)
+		}
+		if !jsonEqual(again, c.toolsRaw) {
+			return "", fmt.Errorf("tools() changes between instances or seeds (seed %d)", seed)
+		}
+	}
+	return "", nil
+}
+
+// checkToolsConditions verifies that success_conditions() returns 3 to 5 booleans (one per
+// instruction) after each reset seed. Tools setting only; skipped when the class defines no
+// success_conditions().
+func (c *checker) checkToolsConditions() (string, error) {
+	for _, seed := range c.seeds {
+		if _, err := c.env.Reset(c.ctx, seed); err != nil {
+			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+		}
+		raw, err := c.env.Eval(c.ctx, "success_conditions")
+		if missingMethod(err, "success_conditions") {
+			return "the class defines no success_conditions() to evaluate", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("success_conditions() after reset(seed=%d): %w", seed, err)
+		}
+		var conds []any
+		if err := json.Unmarshal(raw, &conds); err != nil {
+			return "", fmt.Errorf("success_conditions() must return a list, got %s", clip(string(raw)))
+		}
+		if len(conds) < 3 || len(conds) > 5 {
+			return "", fmt.Errorf("success_conditions() must return 3 to 5 conditions (one per instruction), got %d", len(conds))
+		}
+		for i, v := range conds {
+			if _, ok := v.(bool); !ok {
+				return "", fmt.Errorf("success condition %d is %v, not a boolean", i+1, v)
+			}
+		}
+	}
+	return "", nil
+}
+
+// checkToolsScreen verifies, through the screen model (CheckOptions.Screen), that some chain of
+// tool calls reaches every instruction's success condition. Tools setting only; skipped when no
+// screen model is configured.
+func (c *checker) checkToolsScreen() (string, error) {
+	if c.opts.Screen == nil {
+		return "no screen model configured", nil
+	}
+	reachable, reason, err := c.opts.Screen.Screen(c.ctx, c.code, c.toolsRaw, c.instructions)
+	if err != nil {
+		return "", fmt.Errorf("screen: %w", err)
+	}
+	for i, ok := range reachable {
+		if !ok {
+			return "", fmt.Errorf("the screen found no tool chain that completes instruction %d: %s", i+1, reason)
+		}
+	}
+	return "", nil
 }
 
 // missingMethod reports whether err says the env object has no attribute name.
