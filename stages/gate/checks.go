@@ -2,11 +2,17 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spadekit/spade/internal/sandbox"
@@ -61,6 +67,8 @@ type Verdict struct {
 	// Err is set when the checks could not run for a reason that is not the program's (the
 	// sandbox could not start a worker, the context ended): the program was not judged.
 	Err error
+	// seedIndex maps each reset seed the checks drew to its index among its check's seeds.
+	seedIndex map[int64]int
 }
 
 // Failure returns the first failed check, or nil when the program was accepted.
@@ -73,12 +81,29 @@ func (v Verdict) Failure() *CheckResult {
 	return nil
 }
 
-// FailureText is the message handed back to the Designer: the failed check and its error.
+// FailureText is the message handed back to the Designer: the failed check and its error, with
+// each gate seed written as its index among its check's seeds ("reset(seed=0)" is the check's
+// first seed). The Designer is the model being trained: shown the gate's seeds, it could learn to
+// recognise them. The gate_results rows keep the seeds themselves.
 func (v Verdict) FailureText() string {
 	if f := v.Failure(); f != nil {
-		return fmt.Sprintf("gate check %q failed: %s", f.Check, f.Error)
+		return fmt.Sprintf("gate check %q failed: %s", f.Check, v.seedsAsIndices(f.Error))
 	}
 	return ""
+}
+
+var seedPattern = regexp.MustCompile(`\bseed([= ])(\d+)`)
+
+// seedsAsIndices rewrites the gate seeds in text (seed=N, seed N) as their indices.
+func (v Verdict) seedsAsIndices(text string) string {
+	return seedPattern.ReplaceAllStringFunc(text, func(m string) string {
+		sub := seedPattern.FindStringSubmatch(m)
+		seed, err := strconv.ParseInt(sub[2], 10, 64)
+		if index, ok := v.seedIndex[seed]; ok && err == nil {
+			return "seed" + sub[1] + strconv.Itoa(index)
+		}
+		return m
+	})
 }
 
 // Screen asks a model whether some chain of tool calls reaches each instruction's success
@@ -96,6 +121,16 @@ type CheckOptions struct {
 	Hint string
 	// ResetSeeds is how many seeds the determinism check uses (default 3; tools: at least 5).
 	ResetSeeds int
+	// RunSeed, Step and EnvID name the candidate whose reset seeds each check draws (GateSeed),
+	// so a re-run draws the same ones. An empty EnvID stands for the code's SHA-256 (`spade env
+	// check`).
+	RunSeed, Step int64
+	EnvID         string
+	// TurnDelay spaces the trivial and hint_leak probes like an Agent's turns: between a reset
+	// and the probe's step the gate waits TurnDelay plus a jitter below TurnDelay, so a program
+	// cannot tell it from an Agent by a step that follows its reply at once. 0 means
+	// DefaultTurnDelay; negative means no wait.
+	TurnDelay time.Duration
 	// NoStatic switches the static check off (it is recorded as skipped). The sandbox alone must
 	// then contain the program; tests use it to prove that.
 	NoStatic bool
@@ -103,6 +138,37 @@ type CheckOptions struct {
 	Rules *sandbox.StaticRules
 	// Screen is the tools setting's LLM screen; nil records tools_screen as skipped.
 	Screen Screen
+}
+
+// DefaultTurnDelay is the default CheckOptions.TurnDelay: waits of 2 to 4 ms. An Agent's turn
+// takes seconds; the gate stays fast by stopping trivial at the first probe that does not solve
+// the env and playing hint_leak's actions concurrently.
+const DefaultTurnDelay = 2 * time.Millisecond
+
+// maxParallelProbes bounds the instances hint_leak plays at once (each is a process in the
+// program's worker, under its RLIMIT_NPROC).
+const maxParallelProbes = 4
+
+// replayActions are the actions the determinism check plays after a reset, on the first instance
+// and again on a fresh one: short, plain answers that rarely end an episode.
+var replayActions = []string{"1", "7", "a", "yes", "left", "42", "0", "b"}
+
+// minGateSeed is the smallest seed GateSeed returns.
+const minGateSeed = 1 << 16
+
+// GateSeed returns reset seed number `index` of check `check` on a candidate: 31 bits of
+// SHA-256(run seed, step, env key, "gate", check, index), drawn like rollout's episode seeds
+// (rollout.EpisodeSeed) so that a program cannot tell the gate's seeds from an episode's; the
+// same candidate and check always get the same seeds. A value below 2^16 is drawn again (with a
+// counter appended), so the gate never uses the small seeds an old gate used (0..N-1); an
+// episode seed is that small with probability 2^-15.
+func GateSeed(runSeed, step int64, envKey, check string, index int) int64 {
+	for round := 0; ; round++ {
+		sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%d\x00%s\x00gate\x00%s\x00%d\x00%d", runSeed, step, envKey, check, index, round))
+		if seed := int64(binary.BigEndian.Uint32(sum[:4]) >> 1); seed >= minGateSeed {
+			return seed
+		}
+	}
 }
 
 // maxProbe is the length of the long-string probe.
@@ -184,23 +250,24 @@ func CheckNames(setting string) []string {
 // checker runs the checks of one program, recording results in order, and carries what one
 // check hands to the next.
 type checker struct {
-	ctx     context.Context
-	pool    *sandbox.Pool
-	opts    CheckOptions
-	rules   sandbox.StaticRules
-	code    string
-	seeds   []int64
-	results []CheckResult
-	failed  bool
-	infra   error
+	ctx       context.Context
+	pool      *sandbox.Pool
+	opts      CheckOptions
+	rules     sandbox.StaticRules
+	code      string
+	envKey    string // the candidate's part of GateSeed
+	results   []CheckResult
+	failed    bool
+	infra     error
+	jitter    *rand.Rand // the turn delays' jitter, seeded from the candidate
+	seedMu    sync.Mutex
+	seedIndex map[int64]int // see Verdict.seedIndex
+	spare     *sandbox.Env  // set by instantiate: an instance nothing ran on yet, which reset takes
 
-	prog         *sandbox.Program     // set by load
-	class        string               // set by load
-	env          *sandbox.Env         // set by instantiate
-	firstObs     []string             // set by reset: the observation of each seed
-	probeResults []sandbox.StepResult // set by smoke: each probe's step after a reset
-	toolsRaw     json.RawMessage      // set by tools_schema
-	instructions []string             // set by tools_reset: the first observation of each seed
+	prog         *sandbox.Program // set by load
+	class        string           // set by load
+	toolsRaw     json.RawMessage  // set by tools_schema
+	instructions []string         // set by tools_reset: the first observation of each seed
 }
 
 // infraError marks an error of the sandbox's machinery rather than of the program.
@@ -271,8 +338,8 @@ func errorText(err error) string {
 	return text
 }
 
-// withDefaults fills in the setting (games), the static rules and the number of reset seeds
-// (3; at least 5 in the tools setting).
+// withDefaults fills in the setting (games), the static rules, the number of reset seeds (3; at
+// least 5 in the tools setting) and the turn delay.
 func (o CheckOptions) withDefaults() CheckOptions {
 	if o.Setting == "" {
 		o.Setting = schemas.SettingGames
@@ -287,6 +354,9 @@ func (o CheckOptions) withDefaults() CheckOptions {
 		rules := sandbox.DefaultStaticRules()
 		o.Rules = &rules
 	}
+	if o.TurnDelay == 0 {
+		o.TurnDelay = DefaultTurnDelay
+	}
 	return o
 }
 
@@ -294,20 +364,21 @@ func (o CheckOptions) withDefaults() CheckOptions {
 // table (CheckNames), and returns the verdict. Generated code runs only in pool's sandboxes.
 func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptions) Verdict {
 	opts = opts.withDefaults()
-	c := &checker{ctx: ctx, pool: pool, opts: opts, rules: *opts.Rules, code: code}
+	c := &checker{ctx: ctx, pool: pool, opts: opts, rules: *opts.Rules, code: code, envKey: opts.EnvID, seedIndex: map[int64]int{}}
+	if c.envKey == "" {
+		sum := sha256.Sum256([]byte(code))
+		c.envKey = hex.EncodeToString(sum[:])
+	}
+	c.jitter = rand.New(rand.NewPCG(uint64(GateSeed(opts.RunSeed, opts.Step, c.envKey, "turn_delay", 0)), 0))
 	defer func() {
 		if c.prog != nil {
 			c.prog.Close()
 		}
 	}()
-	c.seeds = make([]int64, opts.ResetSeeds)
-	for i := range c.seeds {
-		c.seeds[i] = int64(i)
-	}
 	for _, chk := range checkTable(opts.Setting) {
 		c.run(chk)
 	}
-	v := Verdict{Class: c.class, Results: c.results, Accepted: !c.failed, Err: c.infra}
+	v := Verdict{Class: c.class, Results: c.results, Accepted: !c.failed, Err: c.infra, seedIndex: c.seedIndex}
 	if v.Err != nil {
 		v.Accepted = false
 	}
@@ -345,65 +416,139 @@ func (c *checker) checkLoad() (string, error) {
 	return "", nil
 }
 
-// checkInstantiate verifies that the class instantiates (a fresh instance of the loaded
-// program). Never skipped.
+// seed returns reset seed number index of a check (GateSeed) and notes its index for
+// Verdict.FailureText.
+func (c *checker) seed(check string, index int) int64 {
+	seed := GateSeed(c.opts.RunSeed, c.opts.Step, c.envKey, check, index)
+	c.seedMu.Lock()
+	c.seedIndex[seed] = index
+	c.seedMu.Unlock()
+	return seed
+}
+
+// seeds returns the reset seeds of a check: ResetSeeds of them, drawn by GateSeed.
+func (c *checker) seeds(check string) []int64 {
+	seeds := make([]int64, c.opts.ResetSeeds)
+	for i := range seeds {
+		seeds[i] = c.seed(check, i)
+	}
+	return seeds
+}
+
+// freshEnv forks a fresh instance of the program; every check plays on its own instances, as
+// every rollout episode does, so no state a program keeps per process carries from one check
+// to the next.
+func (c *checker) freshEnv() (*sandbox.Env, error) {
+	return c.prog.NewEnv(c.ctx)
+}
+
+// checkInstantiate verifies that the class instantiates on a fresh instance of the loaded
+// program (which the reset check then plays first). Never skipped.
 func (c *checker) checkInstantiate() (string, error) {
-	env, err := c.prog.NewEnv(c.ctx)
-	c.env = env
+	env, err := c.freshEnv()
+	c.spare = env
 	return "", err
 }
 
-// checkReset verifies that reset(seed) returns a non-empty observation for each reset seed and
-// that the same seeds on a fresh instance, in reverse order, return the same observations: a
-// reset may depend only on its seed. Never skipped.
+// checkReset verifies determinism: reset(seed) returns a non-empty observation for each of the
+// check's seeds; the same seeds on a fresh instance, in reverse order, return the same
+// observations (a reset may depend only on its seed); and replayActions played after a reset on
+// the first instance and again on the second return the same observations, rewards and ends,
+// step for step. A step that fails ends the replay there (the smoke check judges failing
+// steps). The first instance is instantiate's, on which nothing ran yet. Never skipped.
 func (c *checker) checkReset() (string, error) {
-	for _, seed := range c.seeds {
-		obs, err := c.env.Reset(c.ctx, seed)
+	seeds := c.seeds(CheckReset)
+	first := c.spare
+	c.spare = nil
+	defer first.Close()
+	firstObs := make([]string, len(seeds))
+	for i, seed := range seeds {
+		obs, err := first.Reset(c.ctx, seed)
 		if err != nil {
 			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
 		}
 		if strings.TrimSpace(obs) == "" {
 			return "", fmt.Errorf("reset(seed=%d) returned an empty observation", seed)
 		}
-		c.firstObs = append(c.firstObs, obs)
+		firstObs[i] = obs
 	}
-	fresh, err := c.prog.NewEnv(c.ctx)
+	fresh, err := c.freshEnv()
 	if err != nil {
 		return "", fmt.Errorf("second instance: %w", err)
 	}
 	defer fresh.Close()
-	for i := len(c.seeds) - 1; i >= 0; i-- {
-		obs, err := fresh.Reset(c.ctx, c.seeds[i])
+	for i := len(seeds) - 1; i >= 0; i-- {
+		obs, err := fresh.Reset(c.ctx, seeds[i])
 		if err != nil {
-			return "", fmt.Errorf("reset(seed=%d) on a fresh instance: %w", c.seeds[i], err)
+			return "", fmt.Errorf("reset(seed=%d) on a fresh instance: %w", seeds[i], err)
 		}
-		if obs != c.firstObs[i] {
-			return "", fmt.Errorf("reset is not deterministic: seed %d gave %q, then %q", c.seeds[i], clip(c.firstObs[i]), clip(obs))
+		if obs != firstObs[i] {
+			return "", fmt.Errorf("reset is not deterministic: seed %d gave %q, then %q", seeds[i], clip(firstObs[i]), clip(obs))
 		}
 	}
-	return "", nil
+	return "", c.replay(first, fresh, seeds[0])
+}
+
+// replay plays replayActions after reset(seed) on first, then on again, and compares the steps.
+func (c *checker) replay(first, again *sandbox.Env, seed int64) error {
+	if _, err := first.Reset(c.ctx, seed); err != nil {
+		return fmt.Errorf("reset(seed=%d): %w", seed, err)
+	}
+	var played []sandbox.StepResult
+	for _, action := range replayActions {
+		res, err := first.Step(c.ctx, action)
+		if err != nil {
+			break
+		}
+		played = append(played, res)
+		if res.Done {
+			break
+		}
+	}
+	if len(played) == 0 {
+		return nil
+	}
+	if _, err := again.Reset(c.ctx, seed); err != nil {
+		return fmt.Errorf("reset(seed=%d) on a fresh instance: %w", seed, err)
+	}
+	for i, want := range played {
+		got, err := again.Step(c.ctx, replayActions[i])
+		if err != nil {
+			return fmt.Errorf("steps are not deterministic: after reset(seed=%d), step %d (%q) returned on one instance and failed on another: %w",
+				seed, i+1, replayActions[i], err)
+		}
+		if got.Observation != want.Observation || got.Reward != want.Reward || got.Done != want.Done {
+			return fmt.Errorf("steps are not deterministic: after reset(seed=%d) and the actions %q, step %d gave %q (reward %g, done %t), then %q (reward %g, done %t) on another instance",
+				seed, replayActions[:i+1], i+1, clip(want.Observation), want.Reward, want.Done, clip(got.Observation), got.Reward, got.Done)
+		}
+	}
+	return nil
 }
 
 // checkSmoke verifies that each probe (Probes: empty, a number, a long string, garbage, the
 // hint) returns the right types and a finite reward as the first action after a reset, and
-// that the probes also run in a row without a reset until the episode ends. Never skipped.
+// that the probes also run in a row without a reset until the episode ends, on a fresh
+// instance. Never skipped.
 func (c *checker) checkSmoke() (string, error) {
-	seed := c.seeds[0]
+	env, err := c.freshEnv()
+	if err != nil {
+		return "", err
+	}
+	defer env.Close()
+	seed := c.seeds(CheckSmoke)[0]
 	for _, probe := range Probes(c.opts.Hint) {
-		if _, err := c.env.Reset(c.ctx, seed); err != nil {
+		if _, err := env.Reset(c.ctx, seed); err != nil {
 			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
 		}
-		res, err := c.env.Step(c.ctx, probe)
-		if err != nil {
+		if _, err := env.Step(c.ctx, probe); err != nil {
 			return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", clip(probe), seed, err)
 		}
-		c.probeResults = append(c.probeResults, res)
 	}
-	if _, err := c.env.Reset(c.ctx, seed); err != nil {
+	if _, err := env.Reset(c.ctx, seed); err != nil {
 		return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
 	}
 	for _, probe := range Probes(c.opts.Hint) {
-		res, err := c.env.Step(c.ctx, probe)
+		res, err := env.Step(c.ctx, probe)
 		if err != nil {
 			return "", fmt.Errorf("step(%q) in sequence: %w", clip(probe), err)
 		}
@@ -414,11 +559,76 @@ func (c *checker) checkSmoke() (string, error) {
 	return "", nil
 }
 
-// checkTrivial verifies that not every probe solves the env as the first action (from the
-// smoke check's probe results). Never skipped.
+// probeResult is what one probe episode returned: its step, or the error of the stage that
+// failed ("new" for the fresh instance, "reset" or "step").
+type probeResult struct {
+	res   sandbox.StepResult
+	err   error
+	stage string
+}
+
+// failure formats a failed probe episode's error for a check's row.
+func (r probeResult) failure(action string, seed int64, stepFormat string) error {
+	switch r.stage {
+	case "new":
+		return fmt.Errorf("fresh instance: %w", r.err)
+	case "reset":
+		return fmt.Errorf("reset(seed=%d): %w", seed, r.err)
+	}
+	return fmt.Errorf(stepFormat, clip(action), seed, r.err)
+}
+
+// turnWaits draws n waits like an Agent's turns: TurnDelay plus a jitter below TurnDelay (none
+// when TurnDelay is negative).
+func (c *checker) turnWaits(n int) []time.Duration {
+	waits := make([]time.Duration, n)
+	if d := c.opts.TurnDelay; d > 0 {
+		for i := range waits {
+			waits[i] = d + time.Duration(c.jitter.Int64N(int64(d)))
+		}
+	}
+	return waits
+}
+
+// firstAction plays one probe episode on env: reset(seed), wait, then step(action).
+func (c *checker) firstAction(env *sandbox.Env, action string, seed int64, wait time.Duration) probeResult {
+	if _, err := env.Reset(c.ctx, seed); err != nil {
+		return probeResult{err: err, stage: "reset"}
+	}
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-c.ctx.Done():
+			timer.Stop()
+			return probeResult{err: c.ctx.Err(), stage: "step"}
+		}
+	}
+	res, err := env.Step(c.ctx, action)
+	return probeResult{res: res, err: err, stage: "step"}
+}
+
+// checkTrivial verifies that not every probe (Probes) solves the env as the first action. Each
+// probe is played as rollout plays an episode: on its own fresh instance, with its own large
+// seed (GateSeed), its step a turn after the reset (CheckOptions.TurnDelay); the check stops
+// at the first probe that does not solve the env. Never skipped.
 func (c *checker) checkTrivial() (string, error) {
-	for _, res := range c.probeResults {
-		if !(res.Done && res.Success()) {
+	probes := Probes(c.opts.Hint)
+	waits := c.turnWaits(len(probes))
+	for i, action := range probes {
+		seed := c.seed(CheckTrivial, i)
+		r := probeResult{stage: "new"}
+		env, err := c.freshEnv()
+		if err == nil {
+			r = c.firstAction(env, action, seed, waits[i])
+			env.Close()
+		} else {
+			r.err = err
+		}
+		if r.err != nil {
+			return "", r.failure(action, seed, "step(%q) after reset(seed=%d): %w")
+		}
+		if !(r.res.Done && r.res.Success()) {
 			return "", nil
 		}
 	}
@@ -426,23 +636,53 @@ func (c *checker) checkTrivial() (string, error) {
 }
 
 // checkHintLeak verifies that the hint is not empty and that neither the hint text nor any
-// number in it (hintLeakActions) solves the env as the first action after any reset seed.
-// Never skipped.
+// number in it (hintLeakActions) solves the env as the first action after any of the check's
+// seeds. Each action plays on its own fresh instance, its first seed first (so a leak that a
+// program allows once per process shows), each step a turn after its reset
+// (CheckOptions.TurnDelay); the actions play concurrently. Never skipped.
 func (c *checker) checkHintLeak() (string, error) {
 	hint := c.opts.Hint
 	if strings.TrimSpace(hint) == "" {
 		return "", errors.New("the hint is empty")
 	}
-	for _, action := range hintLeakActions(hint) {
-		for _, seed := range c.seeds {
-			if _, err := c.env.Reset(c.ctx, seed); err != nil {
-				return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
-			}
-			res, err := c.env.Step(c.ctx, action)
+	actions, seeds := hintLeakActions(hint), c.seeds(CheckHintLeak)
+	waits := make([][]time.Duration, len(actions))
+	for i := range waits {
+		waits[i] = c.turnWaits(len(seeds))
+	}
+	// played[i] holds action i's episodes, up to the first that failed or solved the env.
+	played := make([][]probeResult, len(actions))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxParallelProbes)
+	for i, action := range actions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			env, err := c.freshEnv()
 			if err != nil {
-				return "", fmt.Errorf("step(%q): %w", clip(action), err)
+				played[i] = []probeResult{{err: err, stage: "new"}}
+				return
 			}
-			if res.Done && res.Success() {
+			defer env.Close()
+			for j, seed := range seeds {
+				r := c.firstAction(env, action, seed, waits[i][j])
+				played[i] = append(played[i], r)
+				if r.err != nil || (r.res.Done && r.res.Success()) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, action := range actions {
+		for j, r := range played[i] {
+			seed := seeds[j]
+			if r.err != nil {
+				return "", r.failure(action, seed, "step(%q) after reset(seed=%d): %w")
+			}
+			if r.res.Done && r.res.Success() {
 				what := "the hint text"
 				if action != hint {
 					what = fmt.Sprintf("the number %s from the hint", action)
@@ -454,10 +694,15 @@ func (c *checker) checkHintLeak() (string, error) {
 	return "", nil
 }
 
-// checkToolsSchema verifies that tools() returns valid OpenAI function schemas
-// (ValidateToolSchemas). Tools setting only; never skipped there.
+// checkToolsSchema verifies that tools() on a fresh instance returns valid OpenAI function
+// schemas (ValidateToolSchemas). Tools setting only; never skipped there.
 func (c *checker) checkToolsSchema() (string, error) {
-	raw, err := c.env.Tools(c.ctx)
+	env, err := c.freshEnv()
+	if err != nil {
+		return "", err
+	}
+	defer env.Close()
+	raw, err := env.Tools(c.ctx)
 	if err != nil {
 		return "", err
 	}
@@ -466,17 +711,22 @@ func (c *checker) checkToolsSchema() (string, error) {
 }
 
 // checkToolsReset verifies that reset and tools() are deterministic across instances and seeds:
-// each reset seed gives the same first observation (the instructions the screen reads) on the
-// checked instance and a fresh one, and tools() there equals the schemas of tools_schema. Tools
-// setting only; never skipped there.
+// each of the check's seeds gives the same first observation (the instructions the screen
+// reads) on two fresh instances, and tools() after each reset equals the schemas of
+// tools_schema. Tools setting only; never skipped there.
 func (c *checker) checkToolsReset() (string, error) {
-	fresh, err := c.prog.NewEnv(c.ctx)
+	env, err := c.freshEnv()
+	if err != nil {
+		return "", err
+	}
+	defer env.Close()
+	fresh, err := c.freshEnv()
 	if err != nil {
 		return "", err
 	}
 	defer fresh.Close()
-	for _, seed := range c.seeds {
-		a, err := c.env.Reset(c.ctx, seed)
+	for _, seed := range c.seeds(CheckToolsReset) {
+		a, err := env.Reset(c.ctx, seed)
 		if err != nil {
 			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
 		}
@@ -500,14 +750,19 @@ func (c *checker) checkToolsReset() (string, error) {
 }
 
 // checkToolsConditions verifies that success_conditions() returns 3 to 5 booleans (one per
-// instruction) after each reset seed. Tools setting only; skipped when the class defines no
-// success_conditions().
+// instruction) after each of the check's seeds, on a fresh instance. Tools setting only;
+// skipped when the class defines no success_conditions().
 func (c *checker) checkToolsConditions() (string, error) {
-	for _, seed := range c.seeds {
-		if _, err := c.env.Reset(c.ctx, seed); err != nil {
+	env, err := c.freshEnv()
+	if err != nil {
+		return "", err
+	}
+	defer env.Close()
+	for _, seed := range c.seeds(CheckToolsConditions) {
+		if _, err := env.Reset(c.ctx, seed); err != nil {
 			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
 		}
-		raw, err := c.env.Eval(c.ctx, "success_conditions")
+		raw, err := env.Eval(c.ctx, "success_conditions")
 		if missingMethod(err, "success_conditions") {
 			return "the class defines no success_conditions() to evaluate", nil
 		}

@@ -43,7 +43,10 @@ func TestCheckTablesAreTheDocumentedOrder(t *testing.T) {
 }
 
 // TestSampleRunGateRowsReplay: judging the recorded sample run's candidates again gives its
-// gate_results rows (check, passed, skipped, error; not the durations), row for row.
+// gate_results rows (check, passed, skipped, error; not the durations), row for row, once the
+// errors are written as the Designer reads them (FailureText: seeds as their indices; the run was
+// recorded when the gate's seeds were 0..N-1), and the same text for the Designer, which its
+// regeneration prompts hold.
 func TestSampleRunGateRowsReplay(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -65,7 +68,7 @@ func TestSampleRunGateRowsReplay(t *testing.T) {
 		t.Fatalf("sample run has no gate_results: %v", err)
 	}
 	pool := newPool(t, sandbox.IsolationBwrap)
-	opts := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds}
+	opts := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, RunSeed: cfg.Seed}
 	judged, rejected := 0, 0
 	for _, step := range steps {
 		rows, err := lake.ReadStep[schemas.GateResultRow](ctx, lk, run, schemas.GateResultsSpec.Name, step)
@@ -101,7 +104,7 @@ func TestSampleRunGateRowsReplay(t *testing.T) {
 			v := judge(ctx, pool, cand, opts)
 			var got []string
 			for _, r := range v.Results {
-				got = append(got, rowText(r.Check, r.Passed, r.Skipped, r.Error))
+				got = append(got, rowText(r.Check, r.Passed, r.Skipped, v.seedsAsIndices(r.Error)))
 			}
 			if !slices.Equal(got, recorded[key]) {
 				t.Errorf("step %d, env %s attempt %d:\n got  %q\n want %q", step, key.env, key.n, got, recorded[key])
