@@ -11,8 +11,8 @@ type GateResultRow struct {
 	EnvID string `parquet:"env_id"`
 	// Attempt is the candidate's attempt number (from 1).
 	Attempt int32 `parquet:"attempt"`
-	// Check names the gate: static, load, instantiate, reset, smoke, trivial, hint_leak, tools_schema,
-	// tools_reset, tools_conditions, tools_screen.
+	// Check names the gate check; stages/gate.CheckNames lists them per setting, in the order they run
+	// (static, load, ..., hint_leak; tools_* in the tools setting).
 	Check string `parquet:"check"`
 	// Passed is true when the check passed (false when skipped).
 	Passed bool `parquet:"passed"`

@@ -2,18 +2,25 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
 )
 
-// The check names, in the order they run (schemas.GateResultRow.Check).
+// The check names (schemas.GateResultRow.Check); the order they run in is the check tables'
+// (gamesChecks, toolsChecks).
 const (
 	CheckStatic          = "static"
 	CheckLoad            = "load"
@@ -28,10 +35,11 @@ const (
 	CheckToolsScreen     = "tools_screen"
 )
 
-// GamesChecks and ToolsChecks list the checks of each setting in order.
+// GamesChecks and ToolsChecks list the checks of each setting in order; they are the names of
+// the check tables (CheckNames).
 var (
-	GamesChecks = []string{CheckStatic, CheckLoad, CheckInstantiate, CheckReset, CheckSmoke, CheckTrivial, CheckHintLeak}
-	ToolsChecks = append(append([]string{}, GamesChecks...), CheckToolsSchema, CheckToolsReset, CheckToolsConditions, CheckToolsScreen)
+	GamesChecks = CheckNames(schemas.SettingGames)
+	ToolsChecks = CheckNames(schemas.SettingTools)
 )
 
 // CheckResult is the verdict of one check.
@@ -59,6 +67,8 @@ type Verdict struct {
 	// Err is set when the checks could not run for a reason that is not the program's (the
 	// sandbox could not start a worker, the context ended): the program was not judged.
 	Err error
+	// seedIndex maps each reset seed the checks drew to its index among its check's seeds.
+	seedIndex map[int64]int
 }
 
 // Failure returns the first failed check, or nil when the program was accepted.
@@ -71,12 +81,29 @@ func (v Verdict) Failure() *CheckResult {
 	return nil
 }
 
-// FailureText is the message handed back to the Designer: the failed check and its error.
+// FailureText is the message handed back to the Designer: the failed check and its error, with
+// each gate seed written as its index among its check's seeds ("reset(seed=0)" is the check's
+// first seed). The Designer is the model being trained: shown the gate's seeds, it could learn to
+// recognise them. The gate_results rows keep the seeds themselves.
 func (v Verdict) FailureText() string {
 	if f := v.Failure(); f != nil {
-		return fmt.Sprintf("gate check %q failed: %s", f.Check, f.Error)
+		return fmt.Sprintf("gate check %q failed: %s", f.Check, v.seedsAsIndices(f.Error))
 	}
 	return ""
+}
+
+var seedPattern = regexp.MustCompile(`\bseed([= ])(\d+)`)
+
+// seedsAsIndices rewrites the gate seeds in text (seed=N, seed N) as their indices.
+func (v Verdict) seedsAsIndices(text string) string {
+	return seedPattern.ReplaceAllStringFunc(text, func(m string) string {
+		sub := seedPattern.FindStringSubmatch(m)
+		seed, err := strconv.ParseInt(sub[2], 10, 64)
+		if index, ok := v.seedIndex[seed]; ok && err == nil {
+			return "seed" + sub[1] + strconv.Itoa(index)
+		}
+		return m
+	})
 }
 
 // Screen asks a model whether some chain of tool calls reaches each instruction's success
@@ -94,6 +121,16 @@ type CheckOptions struct {
 	Hint string
 	// ResetSeeds is how many seeds the determinism check uses (default 3; tools: at least 5).
 	ResetSeeds int
+	// RunSeed, Step and EnvID name the candidate whose reset seeds each check draws (GateSeed),
+	// so a re-run draws the same ones. An empty EnvID stands for the code's SHA-256 (`spade env
+	// check`).
+	RunSeed, Step int64
+	EnvID         string
+	// TurnDelay spaces the trivial and hint_leak probes like an Agent's turns: between a reset
+	// and the probe's step the gate waits TurnDelay plus a jitter below TurnDelay, so a program
+	// cannot tell it from an Agent by a step that follows its reply at once. 0 means
+	// DefaultTurnDelay; negative means no wait.
+	TurnDelay time.Duration
 	// NoStatic switches the static check off (it is recorded as skipped). The sandbox alone must
 	// then contain the program; tests use it to prove that.
 	NoStatic bool
@@ -101,6 +138,37 @@ type CheckOptions struct {
 	Rules *sandbox.StaticRules
 	// Screen is the tools setting's LLM screen; nil records tools_screen as skipped.
 	Screen Screen
+}
+
+// DefaultTurnDelay is the default CheckOptions.TurnDelay: waits of 2 to 4 ms. An Agent's turn
+// takes seconds; the gate stays fast by stopping trivial at the first probe that does not solve
+// the env and playing hint_leak's actions concurrently.
+const DefaultTurnDelay = 2 * time.Millisecond
+
+// maxParallelProbes bounds the instances hint_leak plays at once (each is a process in the
+// program's worker, under its RLIMIT_NPROC).
+const maxParallelProbes = 4
+
+// replayActions are the actions the determinism check plays after a reset, on the first instance
+// and again on a fresh one: short, plain answers that rarely end an episode.
+var replayActions = []string{"1", "7", "a", "yes", "left", "42", "0", "b"}
+
+// minGateSeed is the smallest seed GateSeed returns.
+const minGateSeed = 1 << 16
+
+// GateSeed returns reset seed number `index` of check `check` on a candidate: 31 bits of
+// SHA-256(run seed, step, env key, "gate", check, index), drawn like rollout's episode seeds
+// (rollout.EpisodeSeed) so that a program cannot tell the gate's seeds from an episode's; the
+// same candidate and check always get the same seeds. A value below 2^16 is drawn again (with a
+// counter appended), so the gate never uses the small seeds an old gate used (0..N-1); an
+// episode seed is that small with probability 2^-15.
+func GateSeed(runSeed, step int64, envKey, check string, index int) int64 {
+	for round := 0; ; round++ {
+		sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%d\x00%s\x00gate\x00%s\x00%d\x00%d", runSeed, step, envKey, check, index, round))
+		if seed := int64(binary.BigEndian.Uint32(sum[:4]) >> 1); seed >= minGateSeed {
+			return seed
+		}
+	}
 }
 
 // maxProbe is the length of the long-string probe.
@@ -127,16 +195,79 @@ func hintLeakActions(hint string) []string {
 	return actions
 }
 
-// checker runs the checks of one program, recording results in order.
+// gateCheck is one row of a check table: a check's name and the function that runs it.
+type gateCheck struct {
+	name string
+	run  checkFunc
+}
+
+// checkFunc runs one check on the program being judged. It returns a reason when the check is
+// skipped and an error when the program fails it; what later checks need (the loaded program,
+// the first observations, the tool schemas) passes through the checker.
+type checkFunc func(c *checker) (skipReason string, err error)
+
+// gamesChecks is the games setting's check table: Check runs its rows in this order, and every
+// other place that lists the order (GamesChecks, the CLI's description, the README's table)
+// derives from it or is tested against it.
+var gamesChecks = []gateCheck{
+	{CheckStatic, (*checker).checkStatic},
+	{CheckLoad, (*checker).checkLoad},
+	{CheckInstantiate, (*checker).checkInstantiate},
+	{CheckReset, (*checker).checkReset},
+	{CheckSmoke, (*checker).checkSmoke},
+	{CheckTrivial, (*checker).checkTrivial},
+	{CheckHintLeak, (*checker).checkHintLeak},
+}
+
+// toolsChecks is the tools setting's check table: the games checks, then the tool-use ones
+// (SPADE §3.3).
+var toolsChecks = append(append([]gateCheck{}, gamesChecks...),
+	gateCheck{CheckToolsSchema, (*checker).checkToolsSchema},
+	gateCheck{CheckToolsReset, (*checker).checkToolsReset},
+	gateCheck{CheckToolsConditions, (*checker).checkToolsConditions},
+	gateCheck{CheckToolsScreen, (*checker).checkToolsScreen},
+)
+
+// checkTable returns the check table of a setting (games for anything but tools).
+func checkTable(setting schemas.Setting) []gateCheck {
+	if setting == schemas.SettingTools {
+		return toolsChecks
+	}
+	return gamesChecks
+}
+
+// CheckNames returns the names of the setting's checks in the order Check runs them (games for
+// anything but tools): the order of the gate_results rows of one candidate attempt.
+func CheckNames(setting schemas.Setting) []string {
+	table := checkTable(setting)
+	names := make([]string, len(table))
+	for i, chk := range table {
+		names[i] = chk.name
+	}
+	return names
+}
+
+// checker runs the checks of one program, recording results in order, and carries what one
+// check hands to the next.
 type checker struct {
-	ctx     context.Context
-	pool    *sandbox.Pool
-	opts    CheckOptions
-	code    string
-	checks  []string
-	results []CheckResult
-	failed  bool
-	infra   error
+	ctx       context.Context
+	pool      *sandbox.Pool
+	opts      CheckOptions
+	rules     sandbox.StaticRules
+	code      string
+	envKey    string // the candidate's part of GateSeed
+	results   []CheckResult
+	failed    bool
+	infra     error
+	jitter    *rand.Rand // the turn delays' jitter, seeded from the candidate
+	seedMu    sync.Mutex
+	seedIndex map[int64]int // see Verdict.seedIndex
+	spare     *sandbox.Env  // set by instantiate: an instance nothing ran on yet, which reset takes
+
+	prog         *sandbox.Program // set by load
+	class        string           // set by load
+	toolsRaw     json.RawMessage  // set by tools_schema
+	instructions []string         // set by tools_reset: the first observation of each seed
 }
 
 // infraError marks an error of the sandbox's machinery rather than of the program.
@@ -161,17 +292,17 @@ func sandboxErr(err error) error {
 }
 
 // run executes one check unless an earlier one failed.
-func (c *checker) run(name string, fn func() (skipReason string, err error)) {
+func (c *checker) run(chk gateCheck) {
 	if c.failed {
-		c.results = append(c.results, CheckResult{Check: name, Skipped: true, Error: "skipped: an earlier check failed"})
+		c.results = append(c.results, CheckResult{Check: chk.name, Skipped: true, Error: "skipped: an earlier check failed"})
 		return
 	}
 	start := time.Now()
-	skip, err := fn()
-	r := CheckResult{Check: name, Duration: time.Since(start)}
+	skip, err := chk.run(c)
+	r := CheckResult{Check: chk.name, Duration: time.Since(start)}
 	var se *sandbox.Error
 	if err != nil && c.infra == nil && !errors.As(err, &se) && (isInfra(err) || c.ctx.Err() != nil) {
-		c.infra = fmt.Errorf("gate: check %s could not run: %w", name, err)
+		c.infra = fmt.Errorf("gate: check %s could not run: %w", chk.name, err)
 	}
 	switch {
 	case err != nil:
@@ -207,244 +338,470 @@ func errorText(err error) string {
 	return text
 }
 
-// Check runs every gate check of the setting on code, in order, and returns the verdict.
-// Generated code runs only in pool's sandboxes.
+// withDefaults fills in the setting (games), the static rules, the number of reset seeds (3; at
+// least 5 in the tools setting) and the turn delay.
+func (o CheckOptions) withDefaults() CheckOptions {
+	if o.Setting == "" {
+		o.Setting = schemas.SettingGames
+	}
+	if o.ResetSeeds <= 0 {
+		o.ResetSeeds = 3
+	}
+	if o.Setting == schemas.SettingTools && o.ResetSeeds < 5 {
+		o.ResetSeeds = 5
+	}
+	if o.Rules == nil {
+		rules := sandbox.DefaultStaticRules()
+		o.Rules = &rules
+	}
+	if o.TurnDelay == 0 {
+		o.TurnDelay = DefaultTurnDelay
+	}
+	return o
+}
+
+// Check runs every gate check of the setting on code, in the order of the setting's check
+// table (CheckNames), and returns the verdict. Generated code runs only in pool's sandboxes.
 func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptions) Verdict {
-	if opts.Setting == "" {
-		opts.Setting = schemas.SettingGames
+	opts = opts.withDefaults()
+	c := &checker{ctx: ctx, pool: pool, opts: opts, rules: *opts.Rules, code: code, envKey: opts.EnvID, seedIndex: map[int64]int{}}
+	if c.envKey == "" {
+		sum := sha256.Sum256([]byte(code))
+		c.envKey = hex.EncodeToString(sum[:])
 	}
-	if opts.ResetSeeds <= 0 {
-		opts.ResetSeeds = 3
-	}
-	if opts.Setting == schemas.SettingTools && opts.ResetSeeds < 5 {
-		opts.ResetSeeds = 5
-	}
-	rules := sandbox.DefaultStaticRules()
-	if opts.Rules != nil {
-		rules = *opts.Rules
-	}
-	c := &checker{ctx: ctx, pool: pool, opts: opts, code: code}
-	var (
-		prog     *sandbox.Program
-		env      *sandbox.Env
-		firstObs []string
-		probeRes []sandbox.StepResult
-		toolsRaw json.RawMessage
-	)
+	c.jitter = rand.New(rand.NewPCG(uint64(GateSeed(opts.RunSeed, opts.Step, c.envKey, "turn_delay", 0)), 0))
 	defer func() {
-		if prog != nil {
-			prog.Close()
+		if c.prog != nil {
+			c.prog.Close()
 		}
 	}()
-	seeds := make([]int64, opts.ResetSeeds)
-	for i := range seeds {
-		seeds[i] = int64(i)
+	for _, chk := range checkTable(opts.Setting) {
+		c.run(chk)
 	}
-
-	c.run(CheckStatic, func() (string, error) {
-		if opts.NoStatic {
-			return "static check switched off", nil
-		}
-		problems, err := pool.Check(ctx, code, string(opts.Setting), rules)
-		if err != nil {
-			return "", sandboxErr(err)
-		}
-		if len(problems) > 0 {
-			return "", errors.New(strings.Join(problems, "; "))
-		}
-		return "", nil
-	})
-	var class string
-	c.run(CheckLoad, func() (string, error) {
-		var err error
-		prog, err = pool.Load(ctx, code)
-		if err != nil {
-			return "", sandboxErr(err)
-		}
-		class = prog.Class
-		if opts.Setting == schemas.SettingTools && !prog.HasTools {
-			return "", fmt.Errorf("class %s has no tools() method (required in the tools setting)", prog.Class)
-		}
-		return "", nil
-	})
-	c.run(CheckInstantiate, func() (string, error) {
-		var err error
-		env, err = prog.NewEnv(ctx)
-		return "", err
-	})
-	c.run(CheckReset, func() (string, error) {
-		for _, seed := range seeds {
-			obs, err := env.Reset(ctx, seed)
-			if err != nil {
-				return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
-			}
-			if strings.TrimSpace(obs) == "" {
-				return "", fmt.Errorf("reset(seed=%d) returned an empty observation", seed)
-			}
-			firstObs = append(firstObs, obs)
-		}
-		// the same seeds again, in reverse order, on a fresh instance: a reset may depend only on its seed
-		fresh, err := prog.NewEnv(ctx)
-		if err != nil {
-			return "", fmt.Errorf("second instance: %w", err)
-		}
-		defer fresh.Close()
-		for i := len(seeds) - 1; i >= 0; i-- {
-			obs, err := fresh.Reset(ctx, seeds[i])
-			if err != nil {
-				return "", fmt.Errorf("reset(seed=%d) on a fresh instance: %w", seeds[i], err)
-			}
-			if obs != firstObs[i] {
-				return "", fmt.Errorf("reset is not deterministic: seed %d gave %q, then %q", seeds[i], clip(firstObs[i]), clip(obs))
-			}
-		}
-		return "", nil
-	})
-	c.run(CheckSmoke, func() (string, error) {
-		for _, probe := range Probes(opts.Hint) {
-			if _, err := env.Reset(ctx, seeds[0]); err != nil {
-				return "", fmt.Errorf("reset(seed=%d): %w", seeds[0], err)
-			}
-			res, err := env.Step(ctx, probe)
-			if err != nil {
-				return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", clip(probe), seeds[0], err)
-			}
-			probeRes = append(probeRes, res)
-		}
-		// and the probes in a row, without a reset between them, until the episode ends
-		if _, err := env.Reset(ctx, seeds[0]); err != nil {
-			return "", fmt.Errorf("reset(seed=%d): %w", seeds[0], err)
-		}
-		for _, probe := range Probes(opts.Hint) {
-			res, err := env.Step(ctx, probe)
-			if err != nil {
-				return "", fmt.Errorf("step(%q) in sequence: %w", clip(probe), err)
-			}
-			if res.Done {
-				break
-			}
-		}
-		return "", nil
-	})
-	c.run(CheckTrivial, func() (string, error) {
-		for _, res := range probeRes {
-			if !(res.Done && res.Success()) {
-				return "", nil
-			}
-		}
-		return "", errors.New("every probe action (empty, a number, a long string, garbage, the hint) solves the env at once: it is trivial")
-	})
-	c.run(CheckHintLeak, func() (string, error) {
-		if strings.TrimSpace(opts.Hint) == "" {
-			return "", errors.New("the hint is empty")
-		}
-		for _, action := range hintLeakActions(opts.Hint) {
-			for _, seed := range seeds {
-				if _, err := env.Reset(ctx, seed); err != nil {
-					return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
-				}
-				res, err := env.Step(ctx, action)
-				if err != nil {
-					return "", fmt.Errorf("step(%q): %w", clip(action), err)
-				}
-				if res.Done && res.Success() {
-					what := "the hint text"
-					if action != opts.Hint {
-						what = fmt.Sprintf("the number %s from the hint", action)
-					}
-					return "", fmt.Errorf("submitting %s as the first action solves the env (seed %d): the hint leaks the answer", what, seed)
-				}
-			}
-		}
-		return "", nil
-	})
-	if opts.Setting == schemas.SettingTools {
-		var instructions []string
-		c.run(CheckToolsSchema, func() (string, error) {
-			var err error
-			toolsRaw, err = env.Tools(ctx)
-			if err != nil {
-				return "", err
-			}
-			return "", ValidateToolSchemas(toolsRaw)
-		})
-		c.run(CheckToolsReset, func() (string, error) {
-			fresh, err := prog.NewEnv(ctx)
-			if err != nil {
-				return "", err
-			}
-			defer fresh.Close()
-			for _, seed := range seeds {
-				a, err := env.Reset(ctx, seed)
-				if err != nil {
-					return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
-				}
-				b, err := fresh.Reset(ctx, seed)
-				if err != nil {
-					return "", fmt.Errorf("reset(seed=%d) on a fresh instance: %w", seed, err)
-				}
-				if a != b {
-					return "", fmt.Errorf("reset is not deterministic: seed %d gave %q, then %q", seed, clip(a), clip(b))
-				}
-				instructions = append(instructions, a)
-				again, err := fresh.Tools(ctx)
-				if err != nil {
-					return "", fmt.Errorf("tools() after reset(seed=%d): %w", seed, err)
-				}
-				if !jsonEqual(again, toolsRaw) {
-					return "", fmt.Errorf("tools() changes between instances or seeds (seed %d)", seed)
-				}
-			}
-			return "", nil
-		})
-		c.run(CheckToolsConditions, func() (string, error) {
-			for _, seed := range seeds {
-				if _, err := env.Reset(ctx, seed); err != nil {
-					return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
-				}
-				raw, err := env.Eval(ctx, "success_conditions")
-				if missingMethod(err, "success_conditions") {
-					return "the class defines no success_conditions() to evaluate", nil
-				}
-				if err != nil {
-					return "", fmt.Errorf("success_conditions() after reset(seed=%d): %w", seed, err)
-				}
-				var conds []any
-				if err := json.Unmarshal(raw, &conds); err != nil {
-					return "", fmt.Errorf("success_conditions() must return a list, got %s", clip(string(raw)))
-				}
-				if len(conds) < 3 || len(conds) > 5 {
-					return "", fmt.Errorf("success_conditions() must return 3 to 5 conditions (one per instruction), got %d", len(conds))
-				}
-				for i, v := range conds {
-					if _, ok := v.(bool); !ok {
-						return "", fmt.Errorf("success condition %d is %v, not a boolean", i+1, v)
-					}
-				}
-			}
-			return "", nil
-		})
-		c.run(CheckToolsScreen, func() (string, error) {
-			if opts.Screen == nil {
-				return "no screen model configured", nil
-			}
-			reachable, reason, err := opts.Screen.Screen(ctx, code, toolsRaw, instructions)
-			if err != nil {
-				return "", fmt.Errorf("screen: %w", err)
-			}
-			for i, ok := range reachable {
-				if !ok {
-					return "", fmt.Errorf("the screen found no tool chain that completes instruction %d: %s", i+1, reason)
-				}
-			}
-			return "", nil
-		})
-	}
-	v := Verdict{Class: class, Results: c.results, Accepted: !c.failed, Err: c.infra}
+	v := Verdict{Class: c.class, Results: c.results, Accepted: !c.failed, Err: c.infra, seedIndex: c.seedIndex}
 	if v.Err != nil {
 		v.Accepted = false
 	}
 	return v
+}
+
+// checkStatic verifies the program without running it (sandbox.Pool.Check): it parses, has
+// exactly one env class (with tools() in the tools setting), imports only allowed modules and
+// uses no flagged name or attribute. Skipped when CheckOptions.NoStatic is set.
+func (c *checker) checkStatic() (string, error) {
+	if c.opts.NoStatic {
+		return "static check switched off", nil
+	}
+	problems, err := c.pool.Check(c.ctx, c.code, string(c.opts.Setting), c.rules)
+	if err != nil {
+		return "", sandboxErr(err)
+	}
+	if len(problems) > 0 {
+		return "", errors.New(strings.Join(problems, "; "))
+	}
+	return "", nil
+}
+
+// checkLoad verifies that the module executes in a sandbox and defines the env class (with a
+// tools() method in the tools setting). Never skipped.
+func (c *checker) checkLoad() (string, error) {
+	prog, err := c.pool.Load(c.ctx, c.code)
+	if err != nil {
+		return "", sandboxErr(err)
+	}
+	c.prog, c.class = prog, prog.Class
+	if c.opts.Setting == schemas.SettingTools && !prog.HasTools {
+		return "", fmt.Errorf("class %s has no tools() method (required in the tools setting)", prog.Class)
+	}
+	return "", nil
+}
+
+// seed returns reset seed number index of a check (GateSeed) and notes its index for
+// Verdict.FailureText.
+func (c *checker) seed(check string, index int) int64 {
+	seed := GateSeed(c.opts.RunSeed, c.opts.Step, c.envKey, check, index)
+	c.seedMu.Lock()
+	c.seedIndex[seed] = index
+	c.seedMu.Unlock()
+	return seed
+}
+
+// seeds returns the reset seeds of a check: ResetSeeds of them, drawn by GateSeed.
+func (c *checker) seeds(check string) []int64 {
+	seeds := make([]int64, c.opts.ResetSeeds)
+	for i := range seeds {
+		seeds[i] = c.seed(check, i)
+	}
+	return seeds
+}
+
+// freshEnv forks a fresh instance of the program; every check plays on its own instances, as
+// every rollout episode does, so no state a program keeps per process carries from one check
+// to the next.
+func (c *checker) freshEnv() (*sandbox.Env, error) {
+	return c.prog.NewEnv(c.ctx)
+}
+
+// checkInstantiate verifies that the class instantiates on a fresh instance of the loaded
+// program (which the reset check then plays first). Never skipped.
+func (c *checker) checkInstantiate() (string, error) {
+	env, err := c.freshEnv()
+	c.spare = env
+	return "", err
+}
+
+// checkReset verifies determinism: reset(seed) returns a non-empty observation for each of the
+// check's seeds; the same seeds on a fresh instance, in reverse order, return the same
+// observations (a reset may depend only on its seed); and replayActions played after a reset on
+// the first instance and again on the second return the same observations, rewards and ends,
+// step for step. A step that fails ends the replay there (the smoke check judges failing
+// steps). The first instance is instantiate's, on which nothing ran yet. Never skipped.
+func (c *checker) checkReset() (string, error) {
+	seeds := c.seeds(CheckReset)
+	first := c.spare
+	c.spare = nil
+	defer first.Close()
+	firstObs := make([]string, len(seeds))
+	for i, seed := range seeds {
+		obs, err := first.Reset(c.ctx, seed)
+		if err != nil {
+			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+		}
+		if strings.TrimSpace(obs) == "" {
+			return "", fmt.Errorf("reset(seed=%d) returned an empty observation", seed)
+		}
+		firstObs[i] = obs
+	}
+	fresh, err := c.freshEnv()
+	if err != nil {
+		return "", fmt.Errorf("second instance: %w", err)
+	}
+	defer fresh.Close()
+	for i := len(seeds) - 1; i >= 0; i-- {
+		obs, err := fresh.Reset(c.ctx, seeds[i])
+		if err != nil {
+			return "", fmt.Errorf("reset(seed=%d) on a fresh instance: %w", seeds[i], err)
+		}
+		if obs != firstObs[i] {
+			return "", fmt.Errorf("reset is not deterministic: seed %d gave %q, then %q", seeds[i], clip(firstObs[i]), clip(obs))
+		}
+	}
+	return "", c.replay(first, fresh, seeds[0])
+}
+
+// replay plays replayActions after reset(seed) on first, then on again, and compares the steps.
+func (c *checker) replay(first, again *sandbox.Env, seed int64) error {
+	if _, err := first.Reset(c.ctx, seed); err != nil {
+		return fmt.Errorf("reset(seed=%d): %w", seed, err)
+	}
+	var played []sandbox.StepResult
+	for _, action := range replayActions {
+		res, err := first.Step(c.ctx, action)
+		if err != nil {
+			break
+		}
+		played = append(played, res)
+		if res.Done {
+			break
+		}
+	}
+	if len(played) == 0 {
+		return nil
+	}
+	if _, err := again.Reset(c.ctx, seed); err != nil {
+		return fmt.Errorf("reset(seed=%d) on a fresh instance: %w", seed, err)
+	}
+	for i, want := range played {
+		got, err := again.Step(c.ctx, replayActions[i])
+		if err != nil {
+			return fmt.Errorf("steps are not deterministic: after reset(seed=%d), step %d (%q) returned on one instance and failed on another: %w",
+				seed, i+1, replayActions[i], err)
+		}
+		if got.Observation != want.Observation || got.Reward != want.Reward || got.Done != want.Done {
+			return fmt.Errorf("steps are not deterministic: after reset(seed=%d) and the actions %q, step %d gave %q (reward %g, done %t), then %q (reward %g, done %t) on another instance",
+				seed, replayActions[:i+1], i+1, clip(want.Observation), want.Reward, want.Done, clip(got.Observation), got.Reward, got.Done)
+		}
+	}
+	return nil
+}
+
+// checkSmoke verifies that each probe (Probes: empty, a number, a long string, garbage, the
+// hint) returns the right types and a finite reward as the first action after a reset, and
+// that the probes also run in a row without a reset until the episode ends, on a fresh
+// instance. Never skipped.
+func (c *checker) checkSmoke() (string, error) {
+	env, err := c.freshEnv()
+	if err != nil {
+		return "", err
+	}
+	defer env.Close()
+	seed := c.seeds(CheckSmoke)[0]
+	for _, probe := range Probes(c.opts.Hint) {
+		if _, err := env.Reset(c.ctx, seed); err != nil {
+			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+		}
+		if _, err := env.Step(c.ctx, probe); err != nil {
+			return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", clip(probe), seed, err)
+		}
+	}
+	if _, err := env.Reset(c.ctx, seed); err != nil {
+		return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+	}
+	for _, probe := range Probes(c.opts.Hint) {
+		res, err := env.Step(c.ctx, probe)
+		if err != nil {
+			return "", fmt.Errorf("step(%q) in sequence: %w", clip(probe), err)
+		}
+		if res.Done {
+			break
+		}
+	}
+	return "", nil
+}
+
+// probeResult is what one probe episode returned: its step, or the error of the stage that
+// failed ("new" for the fresh instance, "reset" or "step").
+type probeResult struct {
+	res   sandbox.StepResult
+	err   error
+	stage string
+}
+
+// failure formats a failed probe episode's error for a check's row.
+func (r probeResult) failure(action string, seed int64, stepFormat string) error {
+	switch r.stage {
+	case "new":
+		return fmt.Errorf("fresh instance: %w", r.err)
+	case "reset":
+		return fmt.Errorf("reset(seed=%d): %w", seed, r.err)
+	}
+	return fmt.Errorf(stepFormat, clip(action), seed, r.err)
+}
+
+// turnWaits draws n waits like an Agent's turns: TurnDelay plus a jitter below TurnDelay (none
+// when TurnDelay is negative).
+func (c *checker) turnWaits(n int) []time.Duration {
+	waits := make([]time.Duration, n)
+	if d := c.opts.TurnDelay; d > 0 {
+		for i := range waits {
+			waits[i] = d + time.Duration(c.jitter.Int64N(int64(d)))
+		}
+	}
+	return waits
+}
+
+// firstAction plays one probe episode on env: reset(seed), wait, then step(action).
+func (c *checker) firstAction(env *sandbox.Env, action string, seed int64, wait time.Duration) probeResult {
+	if _, err := env.Reset(c.ctx, seed); err != nil {
+		return probeResult{err: err, stage: "reset"}
+	}
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-c.ctx.Done():
+			timer.Stop()
+			return probeResult{err: c.ctx.Err(), stage: "step"}
+		}
+	}
+	res, err := env.Step(c.ctx, action)
+	return probeResult{res: res, err: err, stage: "step"}
+}
+
+// checkTrivial verifies that not every probe (Probes) solves the env as the first action. Each
+// probe is played as rollout plays an episode: on its own fresh instance, with its own large
+// seed (GateSeed), its step a turn after the reset (CheckOptions.TurnDelay); the check stops
+// at the first probe that does not solve the env. Never skipped.
+func (c *checker) checkTrivial() (string, error) {
+	probes := Probes(c.opts.Hint)
+	waits := c.turnWaits(len(probes))
+	for i, action := range probes {
+		seed := c.seed(CheckTrivial, i)
+		r := probeResult{stage: "new"}
+		env, err := c.freshEnv()
+		if err == nil {
+			r = c.firstAction(env, action, seed, waits[i])
+			env.Close()
+		} else {
+			r.err = err
+		}
+		if r.err != nil {
+			return "", r.failure(action, seed, "step(%q) after reset(seed=%d): %w")
+		}
+		if !(r.res.Done && r.res.Success()) {
+			return "", nil
+		}
+	}
+	return "", errors.New("every probe action (empty, a number, a long string, garbage, the hint) solves the env at once: it is trivial")
+}
+
+// checkHintLeak verifies that the hint is not empty and that neither the hint text nor any
+// number in it (hintLeakActions) solves the env as the first action after any of the check's
+// seeds. Each action plays on its own fresh instance, its first seed first (so a leak that a
+// program allows once per process shows), each step a turn after its reset
+// (CheckOptions.TurnDelay); the actions play concurrently. Never skipped.
+func (c *checker) checkHintLeak() (string, error) {
+	hint := c.opts.Hint
+	if strings.TrimSpace(hint) == "" {
+		return "", errors.New("the hint is empty")
+	}
+	actions, seeds := hintLeakActions(hint), c.seeds(CheckHintLeak)
+	waits := make([][]time.Duration, len(actions))
+	for i := range waits {
+		waits[i] = c.turnWaits(len(seeds))
+	}
+	// played[i] holds action i's episodes, up to the first that failed or solved the env.
+	played := make([][]probeResult, len(actions))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxParallelProbes)
+	for i, action := range actions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			env, err := c.freshEnv()
+			if err != nil {
+				played[i] = []probeResult{{err: err, stage: "new"}}
+				return
+			}
+			defer env.Close()
+			for j, seed := range seeds {
+				r := c.firstAction(env, action, seed, waits[i][j])
+				played[i] = append(played[i], r)
+				if r.err != nil || (r.res.Done && r.res.Success()) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, action := range actions {
+		for j, r := range played[i] {
+			seed := seeds[j]
+			if r.err != nil {
+				return "", r.failure(action, seed, "step(%q) after reset(seed=%d): %w")
+			}
+			if r.res.Done && r.res.Success() {
+				what := "the hint text"
+				if action != hint {
+					what = fmt.Sprintf("the number %s from the hint", action)
+				}
+				return "", fmt.Errorf("submitting %s as the first action solves the env (seed %d): the hint leaks the answer", what, seed)
+			}
+		}
+	}
+	return "", nil
+}
+
+// checkToolsSchema verifies that tools() on a fresh instance returns valid OpenAI function
+// schemas (ValidateToolSchemas). Tools setting only; never skipped there.
+func (c *checker) checkToolsSchema() (string, error) {
+	env, err := c.freshEnv()
+	if err != nil {
+		return "", err
+	}
+	defer env.Close()
+	raw, err := env.Tools(c.ctx)
+	if err != nil {
+		return "", err
+	}
+	c.toolsRaw = raw
+	return "", ValidateToolSchemas(raw)
+}
+
+// checkToolsReset verifies that reset and tools() are deterministic across instances and seeds:
+// each of the check's seeds gives the same first observation (the instructions the screen
+// reads) on two fresh instances, and tools() after each reset equals the schemas of
+// tools_schema. Tools setting only; never skipped there.
+func (c *checker) checkToolsReset() (string, error) {
+	env, err := c.freshEnv()
+	if err != nil {
+		return "", err
+	}
+	defer env.Close()
+	fresh, err := c.freshEnv()
+	if err != nil {
+		return "", err
+	}
+	defer fresh.Close()
+	for _, seed := range c.seeds(CheckToolsReset) {
+		a, err := env.Reset(c.ctx, seed)
+		if err != nil {
+			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+		}
+		b, err := fresh.Reset(c.ctx, seed)
+		if err != nil {
+			return "", fmt.Errorf("reset(seed=%d) on a fresh instance: %w", seed, err)
+		}
+		if a != b {
+			return "", fmt.Errorf("reset is not deterministic: seed %d gave %q, then %q", seed, clip(a), clip(b))
+		}
+		c.instructions = append(c.instructions, a)
+		again, err := fresh.Tools(c.ctx)
+		if err != nil {
+			return "", fmt.Errorf("tools() after reset(seed=%d): %w", seed, err)
+		}
+		if !jsonEqual(again, c.toolsRaw) {
+			return "", fmt.Errorf("tools() changes between instances or seeds (seed %d)", seed)
+		}
+	}
+	return "", nil
+}
+
+// checkToolsConditions verifies that success_conditions() returns 3 to 5 booleans (one per
+// instruction) after each of the check's seeds, on a fresh instance. Tools setting only;
+// skipped when the class defines no success_conditions().
+func (c *checker) checkToolsConditions() (string, error) {
+	env, err := c.freshEnv()
+	if err != nil {
+		return "", err
+	}
+	defer env.Close()
+	for _, seed := range c.seeds(CheckToolsConditions) {
+		if _, err := env.Reset(c.ctx, seed); err != nil {
+			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+		}
+		raw, err := env.Eval(c.ctx, "success_conditions")
+		if missingMethod(err, "success_conditions") {
+			return "the class defines no success_conditions() to evaluate", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("success_conditions() after reset(seed=%d): %w", seed, err)
+		}
+		var conds []any
+		if err := json.Unmarshal(raw, &conds); err != nil {
+			return "", fmt.Errorf("success_conditions() must return a list, got %s", clip(string(raw)))
+		}
+		if len(conds) < 3 || len(conds) > 5 {
+			return "", fmt.Errorf("success_conditions() must return 3 to 5 conditions (one per instruction), got %d", len(conds))
+		}
+		for i, v := range conds {
+			if _, ok := v.(bool); !ok {
+				return "", fmt.Errorf("success condition %d is %v, not a boolean", i+1, v)
+			}
+		}
+	}
+	return "", nil
+}
+
+// checkToolsScreen verifies, through the screen model (CheckOptions.Screen), that some chain of
+// tool calls reaches every instruction's success condition. Tools setting only; skipped when no
+// screen model is configured.
+func (c *checker) checkToolsScreen() (string, error) {
+	if c.opts.Screen == nil {
+		return "no screen model configured", nil
+	}
+	reachable, reason, err := c.opts.Screen.Screen(c.ctx, c.code, c.toolsRaw, c.instructions)
+	if err != nil {
+		return "", fmt.Errorf("screen: %w", err)
+	}
+	for i, ok := range reachable {
+		if !ok {
+			return "", fmt.Errorf("the screen found no tool chain that completes instruction %d: %s", i+1, reason)
+		}
+	}
+	return "", nil
 }
 
 // missingMethod reports whether err says the env object has no attribute name.

@@ -3,10 +3,9 @@
 // non-trivial, and hints must not leak the answer; §3.3 for the tool-use checks).
 //
 // Reads: run.json (setting, sandbox.*, gate.*), `candidates` at the pool step.
-// Writes: `gate_results` (one row per check per candidate attempt, in order: static, load,
-// instantiate, reset, smoke, trivial, hint_leak, then for the tools setting tools_schema,
-// tools_reset, tools_conditions, tools_screen; after the first failure the rest are recorded as
-// skipped) and `envs` (the accepted candidate of each slot).
+// Writes: `gate_results` (one row per check per candidate attempt, in the order of the setting's
+// check table in checks.go, which CheckNames returns and the README's gate table lists; after the
+// first failure the rest are recorded as skipped) and `envs` (the accepted candidate of each slot).
 //
 // Every check runs generated code only through internal/sandbox. A slot whose candidates all
 // fail goes back to the Designer with the last error through a Regenerator, up to

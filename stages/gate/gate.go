@@ -144,7 +144,7 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 		}
 		screen = &LLMScreen{Client: screenClient, Step: step}
 	}
-	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, NoStatic: opts.NoStatic, Screen: screen}
+	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, RunSeed: cfg.Seed, NoStatic: opts.NoStatic, Screen: screen}
 	outcomes := make([]slotOutcome, len(order))
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -261,7 +261,7 @@ func judgeSlot(ctx context.Context, pool *sandbox.Pool, list []schemas.Candidate
 
 // judge checks one candidate; a candidate whose response did not parse fails the static check.
 func judge(ctx context.Context, pool *sandbox.Pool, cand schemas.CandidateRow, check CheckOptions) Verdict {
-	check.Hint = cand.Hint
+	check.Hint, check.Step, check.EnvID = cand.Hint, cand.Step, cand.EnvID
 	if cand.Setting != "" {
 		check.Setting = cand.Setting
 	}
