@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
 )
@@ -33,6 +34,7 @@ const (
 	CheckToolsReset      = "tools_reset"
 	CheckToolsConditions = "tools_conditions"
 	CheckToolsScreen     = "tools_screen"
+	CheckSteps           = "steps"
 )
 
 // GamesChecks and ToolsChecks list the checks of each setting in order; they are the names of
@@ -138,6 +140,8 @@ type CheckOptions struct {
 	Rules *sandbox.StaticRules
 	// Screen is the tools setting's LLM screen; nil records tools_screen as skipped.
 	Screen Screen
+	// Checks is the check set (gate.checks): strict (the default) or official.
+	Checks config.GateChecks
 }
 
 // DefaultTurnDelay is the default CheckOptions.TurnDelay: waits of 2 to 4 ms. An Agent's turn
@@ -228,18 +232,48 @@ var toolsChecks = append(append([]gateCheck{}, gamesChecks...),
 	gateCheck{CheckToolsScreen, (*checker).checkToolsScreen},
 )
 
-// checkTable returns the check table of a setting (games for anything but tools).
-func checkTable(setting schemas.Setting) []gateCheck {
-	if setting == schemas.SettingTools {
+// officialGamesChecks is the check table of gate.checks = official, the authors' gate: the program
+// loads, an instance is made, and reset then step("1"), step("2"), step("test") raise nothing. The
+// static check stays on (an addition that does not change the method: it keeps hostile code out).
+var officialGamesChecks = []gateCheck{
+	{CheckStatic, (*checker).checkStatic},
+	{CheckLoad, (*checker).checkLoad},
+	{CheckInstantiate, (*checker).checkInstantiate},
+	{CheckSteps, (*checker).checkSteps},
+}
+
+// officialToolsChecks adds the authors' tool-use gate to the official games table: the tool schemas,
+// a reset gate on the tools and the LLM validator (the screen).
+var officialToolsChecks = append(append([]gateCheck{}, officialGamesChecks...),
+	gateCheck{CheckToolsSchema, (*checker).checkToolsSchema},
+	gateCheck{CheckToolsReset, (*checker).checkToolsReset},
+	gateCheck{CheckToolsScreen, (*checker).checkToolsScreen},
+)
+
+// checkTable returns the check table of a setting (games for anything but tools) and check set
+// (strict for anything but official).
+func checkTable(setting schemas.Setting, checks config.GateChecks) []gateCheck {
+	official := checks == config.GateOfficial
+	switch {
+	case setting == schemas.SettingTools && official:
+		return officialToolsChecks
+	case setting == schemas.SettingTools:
 		return toolsChecks
+	case official:
+		return officialGamesChecks
 	}
 	return gamesChecks
 }
 
-// CheckNames returns the names of the setting's checks in the order Check runs them (games for
-// anything but tools): the order of the gate_results rows of one candidate attempt.
+// CheckNames returns the names of the setting's strict checks in the order Check runs them (games
+// for anything but tools): the order of the gate_results rows of one candidate attempt.
 func CheckNames(setting schemas.Setting) []string {
-	table := checkTable(setting)
+	return CheckNamesFor(setting, config.GateStrict)
+}
+
+// CheckNamesFor returns the names of the checks of a setting and check set (gate.checks), in order.
+func CheckNamesFor(setting schemas.Setting, checks config.GateChecks) []string {
+	table := checkTable(setting, checks)
 	names := make([]string, len(table))
 	for i, chk := range table {
 		names[i] = chk.name
@@ -375,7 +409,7 @@ func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptio
 			c.prog.Close()
 		}
 	}()
-	for _, chk := range checkTable(opts.Setting) {
+	for _, chk := range checkTable(opts.Setting, opts.Checks) {
 		c.run(chk)
 	}
 	v := Verdict{Class: c.class, Results: c.results, Accepted: !c.failed, Err: c.infra, seedIndex: c.seedIndex}
@@ -529,6 +563,35 @@ func (c *checker) replay(first, again *sandbox.Env, seed int64) error {
 // hint) returns the right types and a finite reward as the first action after a reset, and
 // that the probes also run in a row without a reset until the episode ends, on a fresh
 // instance. Never skipped.
+// officialActions are the actions the official gate plays after a reset.
+var officialActions = []string{"1", "2", "test"}
+
+// checkSteps is the official gate's play check: on instantiate's instance, reset(seed) and then
+// step("1"), step("2"), step("test") raise no exception and break no contract (an episode that ends
+// is reset before the next action). Nothing is judged about the observations or rewards. Never
+// skipped.
+func (c *checker) checkSteps() (string, error) {
+	env := c.spare
+	c.spare = nil
+	defer env.Close()
+	seed := c.seeds(CheckSteps)[0]
+	if _, err := env.Reset(c.ctx, seed); err != nil {
+		return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
+	}
+	for _, action := range officialActions {
+		res, err := env.Step(c.ctx, action)
+		if err != nil {
+			return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", action, seed, err)
+		}
+		if res.Done {
+			if _, err := env.Reset(c.ctx, seed); err != nil {
+				return "", fmt.Errorf("reset(seed=%d) after the episode ended: %w", seed, err)
+			}
+		}
+	}
+	return "", nil
+}
+
 func (c *checker) checkSmoke() (string, error) {
 	env, err := c.freshEnv()
 	if err != nil {

@@ -144,7 +144,8 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 		}
 		screen = &LLMScreen{Client: screenClient, Step: step}
 	}
-	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, RunSeed: cfg.Seed, NoStatic: opts.NoStatic, Screen: screen}
+	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, RunSeed: cfg.Seed, NoStatic: opts.NoStatic, Screen: screen,
+		Checks: cfg.Gate.Checks}
 	outcomes := make([]slotOutcome, len(order))
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -266,10 +267,7 @@ func judge(ctx context.Context, pool *sandbox.Pool, cand schemas.CandidateRow, c
 		check.Setting = cand.Setting
 	}
 	if cand.Code == "" {
-		names := GamesChecks
-		if check.Setting == schemas.SettingTools {
-			names = ToolsChecks
-		}
+		names := CheckNamesFor(check.Setting, check.Checks)
 		v := Verdict{Results: []CheckResult{{Check: CheckStatic, Error: "the Designer's response could not be parsed: " + cand.ParseError}}}
 		for _, name := range names[1:] {
 			v.Results = append(v.Results, CheckResult{Check: name, Skipped: true, Error: "skipped: an earlier check failed"})
