@@ -14,7 +14,7 @@ import (
 // gate.checks = official runs the authors' gate (load, instantiate, reset then step("1"), step("2"),
 // step("test")) with the static check still on: the sample envs pass it; a program that raises on one of
 // the three actions fails it; and programs that only the strict checks catch (trivial, an empty reset
-// reset observation) pass it, which is the difference between the two sets.
+// observation) pass it, which is the difference between the two sets.
 func TestOfficialChecks(t *testing.T) {
 	if got, want := CheckNamesFor(schemas.SettingGames, config.GateOfficial), []string{CheckStatic, CheckLoad, CheckInstantiate, CheckSteps}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("official games checks %v, want %v", got, want)
