@@ -254,7 +254,7 @@ func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory []s
 		data.Excerpt = s.Excerpt
 	}
 	if !g.cfg.Ablation.NoMemory {
-		data.Memory = SelectMemory(memory, s.Skill, g.cfg.Memory.Seeds, g.cfg.Memory.Examples)
+		data.Memory = ChooseMemory(memory, s.Skill, MemoryOptionsFrom(g.cfg, s.Step, s.Slot))
 	}
 	prompt, err := Render(g.tmpl, data)
 	if err != nil {

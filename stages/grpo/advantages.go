@@ -40,7 +40,8 @@ func ComputeGRPOOutcomeAdvantage(returns []float64, eps float64) []float64 {
 
 // ComputeDesignerAdvantage returns A(e) = R(e) − mean{R(e') : skill(e') = skill(e)}, each env's Designer
 // reward centred on the mean over the pool's envs of the same skill (SPADE §2.2: the Designer's rewards
-// are mean-centred across same-skill envs, not standardized, so neither role's scale dominates).
+// are mean-centred across same-skill envs, not standardized). DesignerSamples multiplies the result by
+// grpo.designer_adv_scale (a number, or ComputeDesignerAdvScale under auto; 1 by default).
 //
 // Edge case: a skill with a single env gives it 0. The advantages of each skill sum to 0.
 func ComputeDesignerAdvantage(rewards []float64, skills []string) []float64 {
@@ -55,4 +56,23 @@ func ComputeDesignerAdvantage(rewards []float64, skills []string) []float64 {
 		out[i] = r - sum[skills[i]]/float64(count[skills[i]])
 	}
 	return out
+}
+
+// DesignerAdvScaleCap bounds the automatic Designer advantage scale (the authors' max_env_reward_scale).
+const DesignerAdvScaleCap = 50.0
+
+// ComputeDesignerAdvScale returns the automatic multiplier of the Designer's centred rewards
+// (grpo.designer_adv_scale = auto; the authors' compute_env_reward_scale):
+//
+//	scale = min(50, agent plays per step / Designer samples per pool × sample.refresh_every)
+//
+// so the Designer, which gets one sample per env once per pool, weighs about as much in the updates as the
+// Agent's plays over that pool: 192 plays / 24 designs × 4 = 32 in the authors' games setting. Edge cases:
+// no plays or no Designer samples (or a refresh interval ≤ 0) give 1, the authors' fallback; the cap
+// applies from 50 on.
+func ComputeDesignerAdvScale(agentPlays, designerSamples, refreshEvery int) float64 {
+	if agentPlays <= 0 || designerSamples <= 0 || refreshEvery <= 0 {
+		return 1
+	}
+	return math.Min(DesignerAdvScaleCap, float64(agentPlays)/float64(designerSamples)*float64(refreshEvery))
 }

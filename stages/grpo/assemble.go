@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -145,12 +146,15 @@ type DesignerInput struct {
 	Calls []schemas.LLMCallRow
 	// TISCap is grpo.tis_cap, stored with each sample for the trainer's truncated IS weight.
 	TISCap float64
+	// Scale multiplies the centred rewards (grpo.designer_adv_scale, resolved; DesignerAdvScale); 0 means 1.
+	Scale float64
 }
 
 // DesignerSamples returns one sample per scored env of the pool: its generating call's tokens, advantage
-// ComputeDesignerAdvantage of the final rewards over the pool's scored envs, is_weight 1 and is_cap
-// TISCap (the trainer recomputes min(is_cap, π_θ/π_behaviour) with the current policy). Excluded envs give
-// no sample and take no part in the skill means. Sorted by env_id.
+// ComputeDesignerAdvantage of the final rewards over the pool's scored envs times Scale, is_weight 1 and
+// is_cap TISCap (the trainer recomputes min(is_cap, π_θ/π_behaviour) with the current policy). Excluded
+// envs (including a regret_anchor row masked for a negative blend) give no sample and take no part in the
+// skill means. Sorted by env_id.
 func DesignerSamples(in DesignerInput) ([]schemas.GRPOBatchRow, error) {
 	envs := map[string]*schemas.EnvRow{}
 	for i := range in.Envs {
@@ -172,6 +176,10 @@ func DesignerSamples(in DesignerInput) ([]schemas.GRPOBatchRow, error) {
 	for i, r := range scored {
 		rewards[i], skills[i] = r.Reward, r.Skill
 	}
+	scale := in.Scale
+	if scale == 0 {
+		scale = 1
+	}
 	advantages := ComputeDesignerAdvantage(rewards, skills)
 	out := make([]schemas.GRPOBatchRow, 0, len(scored))
 	for i, r := range scored {
@@ -191,7 +199,28 @@ func DesignerSamples(in DesignerInput) ([]schemas.GRPOBatchRow, error) {
 			return nil, fmt.Errorf("grpo: env %s: its generating call %s sampled no tokens", env.EnvID, call.CallID)
 		}
 		out = append(out, schemas.GRPOBatchRow{Role: schemas.RoleDesigner, SampleID: call.CallID, EnvID: env.EnvID,
-			PromptIDs: prompt, ResponseIDs: response, OldLogprobs: logprobs, Advantage: advantages[i], ISWeight: 1, ISCap: in.TISCap})
+			PromptIDs: prompt, ResponseIDs: response, OldLogprobs: logprobs, Advantage: scale * advantages[i], ISWeight: 1, ISCap: in.TISCap})
 	}
 	return out, nil
+}
+
+// DesignerAdvScale resolves grpo.designer_adv_scale for a pool end: the number it names, or under auto
+// ComputeDesignerAdvScale of the step's Agent plays (its unhinted episodes: the plays the Agent is trained
+// on, as the authors count them; hinted plays are never trained there) and the pool's Designer samples
+// (one per env of the pool) over sample.refresh_every steps.
+func DesignerAdvScale(cfg *config.Config, episodes []schemas.EpisodeRow, envs []schemas.EnvRow) (float64, error) {
+	scale, auto, err := cfg.DesignerAdvScale()
+	if err != nil {
+		return 0, fmt.Errorf("grpo: %w", err)
+	}
+	if !auto {
+		return scale, nil
+	}
+	plays := 0
+	for i := range episodes {
+		if !episodes[i].Hinted {
+			plays++
+		}
+	}
+	return ComputeDesignerAdvScale(plays, len(envs), cfg.Sample.RefreshEvery), nil
 }

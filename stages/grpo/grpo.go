@@ -156,8 +156,17 @@ func countRows(res *Result, rows []schemas.GRPOBatchRow) {
 	res.Batches = len(batches)
 }
 
-// Assemble reads the step's inputs and returns its agent samples and, at a pool's last step (unless
-// ablation.frozen_designer), its designer samples; poolEnd reports whether the step ended its pool.
+// Assemble reads the step's inputs and returns its agent samples and, at a pool's last step, its designer
+// samples; poolEnd reports whether the step ended its pool.
+//
+// Two ablations leave the Designer's samples out. ablation.frozen_designer: the Designer is served by the
+// base model (internal/llm SettingsFromConfig), so its calls carry no tokens to train on. And
+// ablation.no_designer_grad (the authors' "no Designer training"): the Designer keeps calling the newest
+// shared weights, which move with the Agent's updates, but none of its samples reaches grpo_batches. Its
+// rows are dropped rather than kept with advantage 0 because a zero-advantage row is not gradient-free: the
+// KL term (grpo.kl_beta > 0) still pulls on its tokens, it takes a slot of the global batch from an Agent
+// sample and it counts in the sequence-mean divisor; the authors likewise clear the Designer's samples
+// from the batch. The regret stage still writes its rewards, for the analyses.
 func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, step int64) (agent, designer []schemas.GRPOBatchRow, poolEnd bool, err error) {
 	episodes, err := readStep[schemas.EpisodeRow](ctx, lk, run, schemas.EpisodesSpec.Name, step, stage.Rollout)
 	if err != nil {
@@ -179,7 +188,7 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 	if !cfg.PoolEnd(step) {
 		return agent, nil, false, nil
 	}
-	if cfg.Ablation.FrozenDesigner {
+	if cfg.Ablation.FrozenDesigner || cfg.Ablation.NoDesignerGrad {
 		return agent, nil, true, nil
 	}
 	if _, err := schemas.ParseVariant(string(cfg.Regret.Variant)); err != nil {
@@ -199,7 +208,12 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 			return nil, nil, false, err
 		}
 	}
-	designer, err = DesignerSamples(DesignerInput{Rewards: rewards, Variant: cfg.Regret.Variant, Envs: envs, Calls: poolCalls, TISCap: cfg.GRPO.TISCap})
+	scale, err := DesignerAdvScale(cfg, episodes, envs)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	designer, err = DesignerSamples(DesignerInput{Rewards: rewards, Variant: cfg.Regret.Variant, Envs: envs, Calls: poolCalls,
+		TISCap: cfg.GRPO.TISCap, Scale: scale})
 	if err != nil {
 		return nil, nil, false, err
 	}

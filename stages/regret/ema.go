@@ -24,9 +24,11 @@ func SkillMeans(scores []EnvScore) map[string]float64 {
 	return means
 }
 
-// FoldEMA returns the per-skill state after step: every skill played at step is updated with EMAUpdate
-// (the first observation initialises both averages); the others are carried forward unchanged. The rows
-// are sorted by skill and all carry Step = step.
+// FoldEMA returns the per-skill state after step: every skill of scores is updated with EMAUpdate on its
+// mean (SkillMeans; the first observation initialises both averages); the others are carried forward
+// unchanged. scores are the step's (regret.ema_update = step) or, at a pool's end, the pool window's
+// (pool); nil scores carry the whole state forward (a step inside a pool under pool). Rounds then counts
+// the updates (steps or pools). The rows are sorted by skill and all carry Step = step.
 func FoldEMA(previous []schemas.EMAStateRow, scores []EnvScore, step int64, p Params) []schemas.EMAStateRow {
 	state := map[string]schemas.EMAStateRow{}
 	for _, r := range previous {
@@ -55,6 +57,20 @@ func SlowBaselines(state []schemas.EMAStateRow) map[string]float64 {
 	out := make(map[string]float64, len(state))
 	for _, r := range state {
 		out[r.Skill] = r.MuSlow
+	}
+	return out
+}
+
+// BaselinesOrFirst maps each skill to μ_slow(s) of the state and, for a skill of scores the state has not
+// seen yet (before its first pool end under regret.ema_update = pool), to the skill's mean over scores:
+// the value its first update will initialise μ_slow to, so the ema_lp variant has a baseline from the
+// first step on.
+func BaselinesOrFirst(state []schemas.EMAStateRow, scores []EnvScore) map[string]float64 {
+	out := SlowBaselines(state)
+	for skill, mean := range SkillMeans(scores) {
+		if _, seen := out[skill]; !seen {
+			out[skill] = mean
+		}
 	}
 	return out
 }

@@ -140,27 +140,40 @@ func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config,
 		return nil, err
 	}
 	out := &Output{StepScores: ScoreEpisodes(episodes, p)}
-	out.EMA = FoldEMA(previousEMA, out.StepScores, step, p)
-	slow := SlowBaselines(out.EMA)
-	out.Rewards = rewardRows(out.StepScores, p, slow, step, false)
-
 	poolStep := cfg.PoolStep(step)
-	if !cfg.PoolEnd(step) {
+	out.PoolEnd = cfg.PoolEnd(step)
+	if out.PoolEnd {
+		window := episodes
+		for s := poolStep; s < step; s++ {
+			rows, err := lake.ReadRows[schemas.EpisodeRow](ctx, lk, key(run, schemas.EpisodesSpec.Name, s))
+			if errors.Is(err, lake.ErrNotCommitted) {
+				return nil, fmt.Errorf("regret: pool %d ends at step %d but episodes of step %d are not committed (run the pool's steps in order): %w", poolStep, step, s, err)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("regret: %w", err)
+			}
+			window = append(window, rows...)
+		}
+		out.FinalScores = ScoreEpisodes(window, p)
+	}
+	// The per-skill baselines move on the step's means (regret.ema_update = step) or once per pool, at its
+	// end, on the window's means (pool; between pool ends the state is carried forward unchanged).
+	var slow map[string]float64
+	switch {
+	case !p.perPool():
+		out.EMA = FoldEMA(previousEMA, out.StepScores, step, p)
+		slow = SlowBaselines(out.EMA)
+	case out.PoolEnd:
+		out.EMA = FoldEMA(previousEMA, out.FinalScores, step, p)
+		slow = SlowBaselines(out.EMA)
+	default:
+		out.EMA = FoldEMA(previousEMA, nil, step, p)
+		slow = BaselinesOrFirst(out.EMA, out.StepScores)
+	}
+	out.Rewards = rewardRows(out.StepScores, p, slow, step, false)
+	if !out.PoolEnd {
 		return out, nil
 	}
-	out.PoolEnd = true
-	window := episodes
-	for s := poolStep; s < step; s++ {
-		rows, err := lake.ReadRows[schemas.EpisodeRow](ctx, lk, key(run, schemas.EpisodesSpec.Name, s))
-		if errors.Is(err, lake.ErrNotCommitted) {
-			return nil, fmt.Errorf("regret: pool %d ends at step %d but episodes of step %d are not committed (run the pool's steps in order): %w", poolStep, step, s, err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("regret: %w", err)
-		}
-		window = append(window, rows...)
-	}
-	out.FinalScores = ScoreEpisodes(window, p)
 	out.Rewards = append(out.Rewards, rewardRows(out.FinalScores, p, slow, step, true)...)
 
 	envs, err := lake.ReadRows[schemas.EnvRow](ctx, lk, key(run, schemas.EnvsSpec.Name, poolStep))
@@ -205,7 +218,8 @@ func memoryEntries(envs []schemas.EnvRow, scores []EnvScore, p Params) []schemas
 }
 
 // rewardRows returns one designer_rewards row per env and variant, envs in order, variants in canonical
-// order.
+// order. A regret_anchor row whose blend is negative is marked ExcludedNegativeBlend (never, with the
+// weights the config accepts; see DesignerReward).
 func rewardRows(scores []EnvScore, p Params, slow map[string]float64, step int64, final bool) []schemas.DesignerRewardRow {
 	order := schemas.VariantValues()
 	rewards := map[schemas.Variant][]float64{}
@@ -215,9 +229,13 @@ func rewardRows(scores []EnvScore, p Params, slow map[string]float64, step int64
 	rows := make([]schemas.DesignerRewardRow, 0, len(scores)*len(order))
 	for i, s := range scores {
 		for _, v := range order {
+			excluded := s.Excluded
+			if v == schemas.VariantRegretAnchor && s.Scored() && NegativeBlend(rewards[v][i]) {
+				excluded = ExcludedNegativeBlend
+			}
 			rows = append(rows, schemas.DesignerRewardRow{Step: step, PoolStep: s.PoolStep, EnvID: s.EnvID, Skill: s.Skill,
 				Variant: v, Final: final, NNoHint: int32(s.NNoHint), NHint: int32(s.NHint), SolveRate: s.SolveRate,
-				RNoHint: s.RNoHint, RHint: s.RHint, Regret: s.Regret, Anchor: s.Anchor, Reward: rewards[v][i], Excluded: s.Excluded})
+				RNoHint: s.RNoHint, RHint: s.RHint, Regret: s.Regret, Anchor: s.Anchor, Reward: rewards[v][i], Excluded: excluded})
 		}
 	}
 	return rows

@@ -2,6 +2,7 @@ package regret
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/spadekit/spade/internal/config"
@@ -25,6 +26,35 @@ type Params struct {
 	// Outcome decides which episodes count and what their outcome is (outcome.exclude_ended_by,
 	// outcome.value): the same rules as the audits of sql/.
 	Outcome outcome.Rules
+	// Scale is regret.scale: the regret term is clip(Δ/Scale, 0, 1) when > 0, max(0, Δ) when 0.
+	Scale float64
+	// Ramp is regret.ramp: the anchor is PlateauAnchor with this ramp when > 0, DifficultyAnchor when 0.
+	Ramp float64
+	// Delta is regret.delta: matched compares the hinted plays with the unhinted plays of their own step and
+	// anchors on the mean unhinted outcome; window (or empty) compares with every unhinted play of the
+	// scored episodes and anchors on the solve rate.
+	Delta config.RegretDelta
+	// EMAUpdate is regret.ema_update: pool moves the per-skill baselines once per pool, at its end, on the
+	// window's means; step (or empty) at every step on the step's means.
+	EMAUpdate config.EMAUpdate
+}
+
+// matched reports whether Δ is taken against the hinted plays' own step (regret.delta = matched).
+func (p Params) matched() bool { return p.Delta == config.DeltaMatched }
+
+// perPool reports whether the EMA baselines move once per pool (regret.ema_update = pool).
+func (p Params) perPool() bool { return p.EMAUpdate == config.EMAPerPool }
+
+// regretTerm is the regret term of the blend under regret.scale (RegretTerm).
+func (p Params) regretTerm(regret float64) float64 { return RegretTerm(regret, p.Scale) }
+
+// anchor is the difficulty anchor of a win rate under regret.ramp: PlateauAnchor when the ramp is set,
+// else today's DifficultyAnchor.
+func (p Params) anchor(winRate float64) float64 {
+	if p.Ramp > 0 {
+		return PlateauAnchor(winRate, p.BandLo, p.BandHi, p.Ramp)
+	}
+	return DifficultyAnchor(winRate, p.BandLo, p.BandHi)
 }
 
 // ParamsFrom reads and checks the reward settings of a run configuration; an error names the key.
@@ -34,6 +64,7 @@ func ParamsFrom(cfg *config.Config) (Params, error) {
 		BandLo: cfg.Regret.BandLo, BandHi: cfg.Regret.BandHi,
 		GammaFast: cfg.Regret.EMAFast, GammaSlow: cfg.Regret.EMASlow,
 		LearnLo: cfg.Metrics.BandLo, LearnHi: cfg.Metrics.BandHi,
+		Scale: cfg.Regret.Scale, Ramp: cfg.Regret.Ramp, Delta: cfg.Regret.Delta, EMAUpdate: cfg.Regret.EMAUpdate,
 	}
 	v, err := schemas.ParseVariant(string(cfg.Regret.Variant))
 	if err != nil {
@@ -54,6 +85,12 @@ func ParamsFrom(cfg *config.Config) (Params, error) {
 		return p, fmt.Errorf("config key regret.ema_fast: must be in (0, 1], got %v", p.GammaFast)
 	case !(p.GammaSlow > 0 && p.GammaSlow <= 1):
 		return p, fmt.Errorf("config key regret.ema_slow: must be in (0, 1], got %v", p.GammaSlow)
+	case p.Scale < 0 || p.Ramp < 0:
+		return p, fmt.Errorf("config keys regret.scale, regret.ramp: must be >= 0, got %v, %v", p.Scale, p.Ramp)
+	case p.Delta != "" && !slices.Contains(config.RegretDeltaValues(), p.Delta):
+		return p, fmt.Errorf("config key regret.delta: must be one of %s, got %q", schemas.JoinValues(config.RegretDeltaValues(), ", "), p.Delta)
+	case p.EMAUpdate != "" && !slices.Contains(config.EMAUpdateValues(), p.EMAUpdate):
+		return p, fmt.Errorf("config key regret.ema_update: must be one of %s, got %q", schemas.JoinValues(config.EMAUpdateValues(), ", "), p.EMAUpdate)
 	}
 	return p, nil
 }
@@ -66,6 +103,10 @@ const (
 	// ExcludedNoBaseline: no episode without the hint counts (env errors and the other excluded
 	// ended_by are left out), so r̄(e) and the solve rate are undefined.
 	ExcludedNoBaseline = "no episode without the hint (env errors excluded)"
+	// ExcludedNegativeBlend marks the regret_anchor row of an env whose blend is negative (NegativeBlend):
+	// the row keeps its reward but GRPO leaves the env out of the Designer's skill-centering. Only that
+	// variant's row carries it.
+	ExcludedNegativeBlend = "negative Designer reward blend (masked)"
 )
 
 // EnvScore is what the episodes of one env say about it: the inputs of every reward variant.
@@ -80,10 +121,16 @@ type EnvScore struct {
 	// SolveRate is the no-hint success fraction; HintSolveRate the hinted one (= SolveRate when there are
 	// no hinted episodes).
 	SolveRate, HintSolveRate float64
-	// RNoHint is r̄(e); RHint is r̄(e|h) (= r̄(e) when there are no hinted episodes): mean outcomes
-	// (outcome.value, the return by default).
+	// RNoHint is r̄(e), over every unhinted play scored; RHint is r̄(e|h) (= the baseline when Δ is
+	// undefined): mean outcomes (outcome.value, the return by default).
 	RNoHint, RHint float64
-	// Regret is r̄(e|h) − r̄(e), unclipped; Anchor is DifficultyAnchor(SolveRate).
+	// RBaseline is the unhinted mean Δ compares with: RNoHint under regret.delta = window, the mean outcome
+	// of the unhinted plays of the hinted plays' step(s) under matched.
+	RBaseline float64
+	// WinRate is the anchor's input: SolveRate under regret.delta = window, RNoHint (the mean unhinted
+	// outcome of every scored step, the authors' win rate) under matched.
+	WinRate float64
+	// Regret is Δ = RHint − RBaseline, unclipped (0 when undefined); Anchor is the anchor of WinRate.
 	Regret, Anchor float64
 	// Excluded is empty for a scored env, else one of the Excluded* reasons (every number is then 0).
 	Excluded string
@@ -95,9 +142,18 @@ func (s EnvScore) Scored() bool { return s.Excluded == "" }
 // ScoreEnv scores one env from its episodes (any mix of steps and of hinted and unhinted plays). Which
 // episodes count, the solve rates and the mean outcomes are outcome.Rules.Summarize's, under p.Outcome.
 //
+// Δ = r̄(e|h) − baseline. Under regret.delta = window the baseline is r̄(e), the mean outcome of every
+// counted unhinted play, and the anchor reads the solve rate. Under matched the baseline is the mean outcome
+// of the counted unhinted plays of the steps that have counted hinted plays (the pool's first step when
+// rollout.hinted_at = pool_start), so the hint is compared with plays of the same policy; the anchor reads
+// the win rate r̄(e), the mean unhinted outcome over every scored step (the pool's whole window for the
+// final rows). For a single step's episodes both baselines are the step's own.
+//
 // Edge cases: episodes whose ended_by is excluded are dropped; if none is left the env is excluded
 // (ExcludedEnvError), and if no unhinted one is left it is excluded too (ExcludedNoBaseline). With no
-// hinted episode, r̄(e|h) = r̄(e) and the regret is 0. One episode is a valid group (solve rate 0 or 1).
+// hinted episode (a step other than the pool's first under hinted_at = pool_start), or under matched with
+// no counted unhinted play at the hinted plays' step, Δ is undefined: r̄(e|h) is set to the baseline and
+// the regret is 0. One episode is a valid group (solve rate 0 or 1).
 func ScoreEnv(envID string, episodes []schemas.EpisodeRow, p Params) EnvScore {
 	sum := p.Outcome.Summarize(episodes)
 	s := EnvScore{EnvID: envID, Skill: sum.Skill, PoolStep: sum.PoolStep}
@@ -111,13 +167,43 @@ func ScoreEnv(envID string, episodes []schemas.EpisodeRow, p Params) EnvScore {
 	}
 	s.NNoHint, s.NHint = sum.NoHint.Counted, sum.Hint.Counted
 	s.SolveRate, s.RNoHint = sum.NoHint.SolveRate, sum.NoHint.MeanOutcome
-	s.RHint, s.HintSolveRate = s.RNoHint, s.SolveRate
-	if sum.Hint.Counted > 0 {
-		s.RHint, s.HintSolveRate = sum.Hint.MeanOutcome, sum.Hint.SolveRate
+	s.RBaseline, s.WinRate = s.RNoHint, s.SolveRate
+	if p.matched() {
+		s.WinRate = s.RNoHint
 	}
-	s.Regret = HintRegret(s.RHint, s.RNoHint)
-	s.Anchor = DifficultyAnchor(s.SolveRate, p.BandLo, p.BandHi)
+	s.RHint, s.HintSolveRate = s.RBaseline, s.SolveRate
+	if sum.Hint.Counted > 0 {
+		s.HintSolveRate = sum.Hint.SolveRate
+		baseline, defined := s.RNoHint, true
+		if p.matched() {
+			baseline, defined = matchedBaseline(episodes, p)
+		}
+		if defined {
+			s.RBaseline, s.RHint = baseline, sum.Hint.MeanOutcome
+		}
+	}
+	s.Regret = HintRegret(s.RHint, s.RBaseline)
+	s.Anchor = p.anchor(s.WinRate)
 	return s
+}
+
+// matchedBaseline returns the mean outcome of the counted unhinted episodes played at the steps where
+// counted hinted episodes were played, and false when there are none.
+func matchedBaseline(episodes []schemas.EpisodeRow, p Params) (float64, bool) {
+	hintedSteps := map[int64]bool{}
+	for i := range episodes {
+		if e := &episodes[i]; e.Hinted && p.Outcome.Counts(e) {
+			hintedSteps[e.Step] = true
+		}
+	}
+	var same []schemas.EpisodeRow
+	for _, e := range episodes {
+		if !e.Hinted && hintedSteps[e.Step] {
+			same = append(same, e)
+		}
+	}
+	side := p.Outcome.Summarize(same).NoHint
+	return side.MeanOutcome, side.Counted > 0
 }
 
 // ScoreEpisodes groups episodes by env and scores each env, sorted by env_id.

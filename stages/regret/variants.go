@@ -10,7 +10,7 @@ type VariantFunc func(scores []EnvScore, p Params, slow map[string]float64) []fl
 // variants is the registry: one formula per variant of schemas.VariantValues(), keyed by its name.
 var variants = map[schemas.Variant]VariantFunc{
 	schemas.VariantRegretAnchor: perEnv(func(s EnvScore, p Params) float64 {
-		return DesignerReward(ClippedRegret(s.Regret), s.Anchor, p.WeightRegret, p.WeightAnchor)
+		return DesignerReward(p.regretTerm(s.Regret), s.Anchor, p.WeightRegret, p.WeightAnchor)
 	}),
 	schemas.VariantRegret: perEnv(func(s EnvScore, _ Params) float64 { return s.Regret }),
 	schemas.VariantAnchor: perEnv(func(s EnvScore, _ Params) float64 { return s.Anchor }),
