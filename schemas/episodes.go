@@ -12,13 +12,16 @@ type EpisodeRow struct {
 	Skill string `parquet:"skill"`
 	// EpisodeID is unique within the run.
 	EpisodeID string `parquet:"episode_id"`
-	// Hinted is true when the hint was in the Agent's system prompt.
+	// Hinted is true when the Agent was shown the hint (rollout.hint_placement: the first observation or
+	// the system prompt).
 	Hinted bool `parquet:"hinted"`
-	// Index numbers the episode within its (env, hinted) group, 0 .. group_size-1.
+	// Index numbers the episode within its (env, hinted) group, 0 .. n−1 (n: rollout.group_size, or the
+	// step's hinted plays).
 	Index int32 `parquet:"index"`
 	// Seed is the seed passed to reset.
 	Seed int64 `parquet:"seed"`
-	// Return is the sum of the env's rewards over the episode.
+	// Return is the episode's return under rollout.return: the sum of the env's rewards (sum), or the
+	// last reward clipped to [−1, 1] when the env ended the episode and 0 otherwise (terminal).
 	Return float64 `parquet:"return"`
 	// Success is info["success"] at termination, else terminal reward >= 1.
 	Success bool `parquet:"success"`

@@ -122,7 +122,9 @@ type Generate struct {
 type Rollout struct {
 	// GroupSize is the number of plays without the hint per env and step.
 	GroupSize int `json:"group_size"`
-	// HintedGroupSize is the number of plays with the hint per env, at the steps HintedAt names.
+	// HintedGroupSize is the number of plays with the hint per env, at the steps HintedAt names; with
+	// every_step at most GroupSize of them are played (each hinted play has an unhinted twin), so a run
+	// that only lowers group_size plays as many hinted as unhinted episodes (stages/rollout.Plays).
 	HintedGroupSize int `json:"hinted_group_size"`
 	// HintedAt is when the hinted plays run: the pool's first step only, or every step.
 	HintedAt      HintedAt `json:"hinted_at"`
@@ -139,7 +141,9 @@ type Rollout struct {
 	HintPlacement HintPlacement `json:"hint_placement"`
 	// ActionFormat is how a games answer marks its move: \boxed{...} or <action>...</action>.
 	ActionFormat ActionFormat `json:"action_format"`
-	// PromptFile, when set, is a template file used instead of the embedded Agent prompt.
+	// PromptFile, when set, is a template file used instead of the embedded Agent prompt: its body is the
+	// system prompt (none when empty), an optional {{define "first_user"}} the first user message; both
+	// get stages/rollout.PromptData (MaxTurns, Hint, Observation, ActionFormat).
 	PromptFile string `json:"prompt_file"`
 }
 

@@ -20,7 +20,7 @@ const (
 	// HintedAtPoolStart plays rollout.hinted_group_size hinted episodes per env at the pool's first
 	// step only (the authors' scripts).
 	HintedAtPoolStart HintedAt = "pool_start"
-	// HintedAtEveryStep plays them at every step of the pool.
+	// HintedAtEveryStep plays them at every step of the pool, at most rollout.group_size of them.
 	HintedAtEveryStep HintedAt = "every_step"
 )
 

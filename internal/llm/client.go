@@ -120,6 +120,7 @@ func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
 		yes, zero := true, 0
 		body.MaxTokens = rs.MaxTokens
 		body.Temperature, body.TopP = &rs.Temperature, &rs.TopP
+		body.TopK = max(rs.TopK, 0)
 		body.Logprobs, body.TopLogprobs, body.ReturnTokenIDs = &yes, &zero, &yes
 	}
 	if len(req.Tools) > 0 {
@@ -174,11 +175,12 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Completion, error) {
 }
 
 // TakeCalls returns the calls recorded since the last TakeCalls, sorted by call id, and forgets them.
+// Calls made again under the same key (a retried episode) keep the order in which they were made.
 func (c *Client) TakeCalls() []Call {
 	c.mu.Lock()
 	calls := c.calls
 	c.calls = nil
 	c.mu.Unlock()
-	sort.Slice(calls, func(i, j int) bool { return calls[i].CallID < calls[j].CallID })
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].CallID < calls[j].CallID })
 	return calls
 }

@@ -21,7 +21,7 @@ import (
 func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 	role := func(r config.Role, trained bool) RoleSettings {
 		rs := RoleSettings{BaseURL: r.BaseURL, Model: r.Model, APIKeyEnv: r.APIKeyEnv, MaxTokens: r.MaxTokens,
-			Temperature: r.Temperature, TopP: r.TopP, WeightsVersion: r.Model}
+			Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, WeightsVersion: r.Model}
 		if trained && weightsVersion != "" {
 			rs.Model, rs.WeightsVersion = weightsVersion, weightsVersion
 		}

@@ -466,6 +466,51 @@ func TestPlainRoleSendsPortableRequest(t *testing.T) {
 	}
 }
 
+// top_k goes into the body only when a role sets it (> 0) and is not Plain; 0 leaves the body as it was
+// before the setting existed, so recorded runs still replay by request hash.
+func TestTopKIsSentOnlyWhenSet(t *testing.T) {
+	srv := llmtest.Start(t, echo, model)
+	s := settings(srv.URL)
+	unset := newClient(t, s)
+	if _, err := unset.Chat(context.Background(), ask(schemas.RoleAgent, "k", "move")); err != nil {
+		t.Fatal(err)
+	}
+	plainBody := unset.TakeCalls()[0].RequestJSON
+	if strings.Contains(plainBody, "top_k") {
+		t.Fatalf("top_k sent with top_k 0: %s", plainBody)
+	}
+	for _, role := range []schemas.Role{schemas.RoleAgent, schemas.RoleDesigner} {
+		rs := s.Roles[role]
+		rs.TopK = 20
+		s.Roles[role] = rs
+	}
+	hosted := s.Roles[schemas.RoleDesigner]
+	hosted.Plain = true
+	withPlain := s
+	withPlain.Roles = map[schemas.Role]llm.RoleSettings{schemas.RoleAgent: s.Roles[schemas.RoleAgent], schemas.RoleDesigner: hosted}
+	set := newClient(t, s)
+	for _, role := range []schemas.Role{schemas.RoleAgent, schemas.RoleDesigner} {
+		if _, err := set.Chat(context.Background(), ask(role, "k", "move")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, call := range set.TakeCalls() {
+		if !strings.Contains(call.RequestJSON, `"top_p":`) || !strings.Contains(call.RequestJSON, `"top_k":20`) {
+			t.Fatalf("%s request without top_k 20: %s", call.Role, call.RequestJSON)
+		}
+	}
+	if got := srv.Requests(); got[len(got)-1].TopK != 20 {
+		t.Fatalf("the server decoded top_k %d", got[len(got)-1].TopK)
+	}
+	plain := newClient(t, withPlain)
+	if _, err := plain.Chat(context.Background(), ask(schemas.RoleDesigner, "k", "design")); err != nil {
+		t.Fatal(err)
+	}
+	if body := plain.TakeCalls()[0].RequestJSON; strings.Contains(body, "top_k") {
+		t.Fatalf("a Plain role sent top_k: %s", body)
+	}
+}
+
 // Concurrent writers of one step's llm_calls, each committing its own fragment, lose no row, and a
 // reader of the step sees them all.
 func TestCommitCallsConcurrentWritersKeepEveryRow(t *testing.T) {

@@ -25,6 +25,9 @@ type RoleSettings struct {
 	Temperature float64
 	// TopP is nucleus sampling's probability mass in (0, 1].
 	TopP float64
+	// TopK keeps the k most likely tokens at each sampling step; sent as `top_k` (a vLLM extension of
+	// the OpenAI body) only when > 0 and the role is not Plain, so 0 leaves requests as they were.
+	TopK int
 	// WeightsVersion names the weights that answer (a LoRA adapter name); recorded with every call.
 	WeightsVersion string
 	// Plain sends only the portable OpenAI fields: no logprobs, top_logprobs or return_token_ids,

@@ -19,9 +19,11 @@ type ChatRequestBody struct {
 	MaxCompletionTokens int      `json:"max_completion_tokens,omitempty"`
 	Temperature         *float64 `json:"temperature,omitempty"`
 	TopP                *float64 `json:"top_p,omitempty"`
-	Seed                int64    `json:"seed"`
-	Logprobs            *bool    `json:"logprobs,omitempty"`
-	TopLogprobs         *int     `json:"top_logprobs,omitempty"`
+	// TopK is vLLM's top-k sampling; omitted when 0 (RoleSettings.TopK).
+	TopK        int   `json:"top_k,omitempty"`
+	Seed        int64 `json:"seed"`
+	Logprobs    *bool `json:"logprobs,omitempty"`
+	TopLogprobs *int  `json:"top_logprobs,omitempty"`
 	// ReturnTokenIDs is vLLM's extension returning prompt_token_ids and choices[].token_ids.
 	ReturnTokenIDs *bool `json:"return_token_ids,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/llm"
 )
 
@@ -34,6 +35,81 @@ func ParseGameAction(text string) (string, error) {
 		return "", errors.New("the <action></action> is empty")
 	}
 	return action, nil
+}
+
+var errNoBoxed = errors.New(`no \boxed{…} in the answer`)
+
+// ParseBoxedAction returns the content of the last complete \boxed{…} of an answer, trimmed, after
+// removing <think> blocks. Braces nest (\boxed{\frac{1}{2}} is \frac{1}{2}); a content that is one
+// braced group as a whole loses up to two such wrappings (\boxed{{A}} is A), as the authors' extractor
+// does. An answer without one, with only an unclosed one, or whose last one is empty is an error that
+// says which.
+func ParseBoxedAction(text string) (string, error) {
+	text = thinkStrip.ReplaceAllString(text, "")
+	const marker = `\boxed`
+	found, unclosed := false, false
+	var last string
+	for rest := text; ; {
+		at := strings.Index(rest, marker)
+		if at < 0 {
+			break
+		}
+		rest = rest[at+len(marker):]
+		open := strings.TrimLeft(rest, " \t")
+		if !strings.HasPrefix(open, "{") {
+			continue // \boxedfoo or \boxed x: not a boxed answer
+		}
+		end := closingBrace(open)
+		if end < 0 {
+			unclosed = true
+			break
+		}
+		found, last = true, open[1:end]
+		rest = open[end+1:]
+	}
+	if !found {
+		if unclosed {
+			return "", errors.New(`\boxed{ is never closed with }`)
+		}
+		return "", errNoBoxed
+	}
+	answer := strings.TrimSpace(last)
+	for range 2 {
+		if len(answer) < 2 || answer[0] != '{' || closingBrace(answer) != len(answer)-1 {
+			break
+		}
+		answer = strings.TrimSpace(answer[1 : len(answer)-1])
+	}
+	if answer == "" {
+		return "", errors.New(`the \boxed{} is empty`)
+	}
+	return answer, nil
+}
+
+// closingBrace returns the index of the brace that closes s[0] (an opening brace), or −1.
+func closingBrace(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// ParseAction reads a games answer in rollout.action_format: ParseBoxedAction for boxed,
+// ParseGameAction for tag.
+func ParseAction(format config.ActionFormat, text string) (string, error) {
+	if format == config.ActionBoxed {
+		return ParseBoxedAction(text)
+	}
+	return ParseGameAction(text)
 }
 
 // ToolAction is the action a tool-use env receives: the call as JSON {"name": …, "arguments": {…}}.
@@ -93,10 +169,14 @@ func toolNames(tools []json.RawMessage) map[string]bool {
 	return names
 }
 
-// ParseFeedback is the observation the Agent gets after an answer that could not be parsed.
-func ParseFeedback(setting string, err error) string {
+// ParseFeedback is the observation the Agent gets after an answer that could not be parsed; format is
+// rollout.action_format (games only).
+func ParseFeedback(setting string, format config.ActionFormat, err error) string {
 	if setting == "tools" {
 		return fmt.Sprintf("Your answer could not be executed: %v. Answer with exactly one call to one of the available tools.", err)
+	}
+	if format == config.ActionBoxed {
+		return fmt.Sprintf("Your answer could not be executed: %v. End your answer with your move as \\boxed{your move}.", err)
 	}
 	return fmt.Sprintf("Your answer could not be executed: %v. End your answer with <action>your action</action>.", err)
 }

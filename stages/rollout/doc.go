@@ -1,18 +1,32 @@
 // Package rollout is the `rollout` stage: the Reasoning Agent plays every environment of the current
-// pool through observations only (SPADE §2.1, §2.3), rollout.group_size episodes without the hint and as
-// many with it in the system prompt. With rollout.paired_seeds both groups reset with the same seeds,
-// so the hint regret r̄(e|h) − r̄(e) compares like with like (the paper's remedy for its noisy regret).
+// pool through observations only (SPADE §2.1, §2.3). Plays gives the schedule: rollout.group_size
+// episodes without the hint at every step, and hinted episodes either at the pool's first step only
+// (rollout.hinted_at pool_start, rollout.hinted_group_size of them, the authors' schedule) or at every
+// step beside the unhinted ones (every_step). A hinted play reads the hint in its first observation
+// (rollout.hint_placement observation: a blank line and "HINT: …", as the authors do) or in the system
+// prompt (system). With rollout.paired_seeds the i-th hinted and unhinted plays reset with the same seed,
+// so the hint regret r̄(e|h) − r̄(e) compares like with like.
 //
-// An episode runs at most rollout.max_turns turns: observation → Agent (the turn history cut to
-// rollout.context_tokens − llm.agent.max_tokens) → parse `<action>…</action>` (games) or the OpenAI tool
-// call (tools, the env's tools() sent as tools) → env.step. An unparsable answer is a turn with a parse
-// error and feedback, not a crash; an env that raises, crashes or times out ends its episode with
-// ended_by env_error or timeout; a failed model call ends it with agent_error. One bad env never stops
-// the stage. All episodes run concurrently, bounded by llm.max_in_flight and the sandbox workers.
+// An episode runs at most rollout.max_turns turns: observation → Agent → parse the answer → env.step.
+// Games answers end with `<action>…</action>` (rollout.action_format tag, prompt agent_games.v1, a system
+// prompt) or `\boxed{…}` (boxed, prompt agent_games.v2: no system prompt, the first user message frames
+// the game, after the authors' template); tools answers are OpenAI tool calls (the env's tools() sent as
+// tools). rollout.prompt_file replaces the embedded prompt (PromptData lists what a template gets). The
+// history is cut oldest first to rollout.context_tokens − llm.agent.max_tokens (rollout.context
+// drop_oldest) or kept whole, the episode ending with ended_by max_turns once it no longer fits
+// (truncate, the authors'). Its return is EpisodeReturn (rollout.return: terminal or sum).
 //
-// Reads: run.json, the newest `envs` pool at or before the step. Writes: `llm_calls` (its own "rollout"
-// fragment of the step, one shard per process), then `turns`, then `episodes` at the step. Episodes mark
-// the stage done: a re-run after a kill before them replaces the calls and turns the killed attempt
-// committed (the whole partitions unsharded, the shard's own parts sharded), so the stage resumes by
-// itself. Each episode records its env process's CPU seconds (sandbox Env.CPUSeconds).
+// Failures: an unparsable answer is a turn with a parse error and feedback, not a crash; an env that
+// raises, crashes or times out ends its episode with ended_by env_error or timeout; a failed model call
+// (after the client's retries) ends it with agent_error. An env with a timeout at an earlier step of its
+// pool is not played again in that pool (TimedOutEnvs); a play whose sandbox worker died under it is
+// played once more on a fresh worker, its first attempt's turns and calls left out. One bad env never
+// stops the stage. All episodes run concurrently, bounded by llm.max_in_flight and the sandbox workers.
+//
+// Reads: run.json, the newest `envs` pool at or before the step, the pool's earlier `episodes`. Writes:
+// `llm_calls` (its own "rollout" fragment of the step, one shard per process), then `turns`, then
+// `episodes` at the step. Episodes mark the stage done: a re-run after a kill before them replaces the
+// calls and turns the killed attempt committed (the whole partitions unsharded, the shard's own parts
+// sharded), so the stage resumes by itself. Each episode records its env process's CPU seconds (sandbox
+// Env.CPUSeconds).
 package rollout

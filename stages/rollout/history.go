@@ -16,26 +16,50 @@ func EstimateTokens(m llm.Message) int {
 	return n/BytesPerToken + 4
 }
 
-// CutHistory returns the conversation to send when it must fit in budget tokens: the system prompt and
-// the first observation (which states the task) are always kept, and whole (answer, observation) pairs
-// are dropped oldest first until the estimate fits or only the newest pair remains. Pairs keep the roles
-// alternating and keep every tool result next to its call. A budget ≤ 0 means no cut.
-func CutHistory(messages []llm.Message, budget int) []llm.Message {
-	if budget <= 0 || len(messages) <= 4 {
-		return messages
-	}
+// HistoryTokens estimates the prompt tokens of a whole conversation (EstimateTokens summed).
+func HistoryTokens(messages []llm.Message) int {
 	total := 0
 	for _, m := range messages {
 		total += EstimateTokens(m)
 	}
+	return total
+}
+
+// openingLen is the number of leading messages that state the task and are never cut: the system
+// prompt, when there is one, and the first user message (the first observation).
+func openingLen(messages []llm.Message) int {
+	if len(messages) > 0 && messages[0].Role == "system" {
+		return 2
+	}
+	return 1
+}
+
+// CutHistory returns the conversation to send when it must fit in budget tokens (rollout.context
+// drop_oldest): the opening (the system prompt, if any, and the first observation, which states the
+// task) is always kept, and whole (answer, observation) pairs are dropped oldest first until the
+// estimate fits or only the newest pair remains. Pairs keep the roles alternating and keep every tool
+// result next to its call. A budget ≤ 0 means no cut.
+func CutHistory(messages []llm.Message, budget int) []llm.Message {
+	head := openingLen(messages)
+	if budget <= 0 || len(messages) <= head+2 {
+		return messages
+	}
+	total := HistoryTokens(messages)
 	if total <= budget {
 		return messages
 	}
-	head, rest := messages[:2], messages[2:]
+	rest := messages[head:]
 	for len(rest) > 2 && total > budget {
 		total -= EstimateTokens(rest[0]) + EstimateTokens(rest[1])
 		rest = rest[2:]
 	}
-	out := make([]llm.Message, 0, len(head)+len(rest))
-	return append(append(out, head...), rest...)
+	out := make([]llm.Message, 0, head+len(rest))
+	return append(append(out, messages[:head]...), rest...)
+}
+
+// OverContext reports whether the whole conversation no longer fits in budget tokens (rollout.context
+// truncate, where the episode then ends with ended_by max_turns: its turn budget is the context). A
+// budget ≤ 0 means no limit.
+func OverContext(messages []llm.Message, budget int) bool {
+	return budget > 0 && HistoryTokens(messages) > budget
 }

@@ -1,9 +1,7 @@
 package rollout
 
 import (
-	"bytes"
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,12 +21,6 @@ import (
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/stage"
 )
-
-//go:embed prompts/*.tmpl
-var promptFS embed.FS
-
-// PromptVersion names the embedded Agent templates (prompts/agent_<setting>.v1.tmpl).
-const PromptVersion = "v1"
 
 // Timing splits the stage's time. LLM and Sandbox are summed over concurrent episodes (busy time, so
 // they can exceed Episodes); Episodes and Lake are wall time.
@@ -51,6 +43,11 @@ type Result struct {
 	Envs, Episodes, Turns int
 	// EndedBy counts episodes by how they ended.
 	EndedBy map[string]int
+	// Dropped counts the envs of the shard not played because an earlier step of their pool timed out
+	// (TimedOutEnvs).
+	Dropped int
+	// Retried counts the plays played again after a sandbox worker failure (see envProgram).
+	Retried int
 	// Tokens is the total of prompt and completion tokens.
 	Tokens int64
 	// Timing splits the time.
@@ -103,8 +100,15 @@ func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("pool %d, %d envs, %d episodes, %d turns, %d tokens; ended by %v",
-		res.PoolStep, res.Envs, res.Episodes, res.Turns, res.Tokens, res.EndedBy), nil
+	line := fmt.Sprintf("pool %d, %d envs, %d episodes, %d turns, %d tokens; ended by %v",
+		res.PoolStep, res.Envs, res.Episodes, res.Turns, res.Tokens, res.EndedBy)
+	if res.Dropped > 0 {
+		line += fmt.Sprintf("; %d envs dropped after a timeout earlier in the pool", res.Dropped)
+	}
+	if res.Retried > 0 {
+		line += fmt.Sprintf("; %d plays retried after a sandbox worker failure", res.Retried)
+	}
+	return line, nil
 }
 
 // Run plays the step's episodes of env's shard of the pool's envs (split by internal/shard's hash of
@@ -120,11 +124,22 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	dropped, err := TimedOutEnvs(ctx, lk, run, poolStep, step)
+	if err != nil {
+		return Result{}, err
+	}
 	var mine []schemas.EnvRow
+	droppedHere := 0
 	for _, e := range envs {
-		if shard.Of(e.EnvID, shards) == myShard {
-			mine = append(mine, e)
+		if shard.Of(e.EnvID, shards) != myShard {
+			continue
 		}
+		if dropped[e.EnvID] {
+			droppedHere++
+			log.Info("rollout: env dropped for the rest of its pool (an earlier step timed out)", "env_id", e.EnvID, "pool_step", poolStep)
+			continue
+		}
+		mine = append(mine, e)
 	}
 	lakeRead := time.Since(lakeStart)
 
@@ -136,19 +151,22 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	tmpl, err := agentTemplate(string(cfg.Setting))
+	tmpl, err := LoadAgentTemplate(cfg.Setting, cfg.Rollout.ActionFormat, cfg.Rollout.PromptFile)
 	if err != nil {
 		return Result{}, err
 	}
-	r := &runner{cfg: cfg, step: step, client: client, pool: pool, tmpl: tmpl, log: log}
-	r.progress = newProgress(env.Progress, log, len(mine)*2*cfg.Rollout.GroupSize)
+	unhinted, hinted := Plays(cfg, step)
+	r := &runner{cfg: cfg, step: step, client: client, pool: pool, tmpl: tmpl, log: log, unhinted: unhinted, hinted: hinted,
+		discarded: map[string]bool{}}
+	r.progress = newProgress(env.Progress, log, len(mine)*(unhinted+hinted))
 	start := time.Now()
 	episodes, turns, err := r.playAll(ctx, mine)
 	r.progress.finish()
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{PoolStep: poolStep, Envs: len(mine), Episodes: len(episodes), Turns: len(turns), EndedBy: map[string]int{}}
+	res := Result{PoolStep: poolStep, Envs: len(mine), Episodes: len(episodes), Turns: len(turns), EndedBy: map[string]int{},
+		Dropped: droppedHere, Retried: int(r.retried.Load())}
 	res.Timing.Episodes = time.Since(start)
 	res.Timing.LLM = time.Duration(r.llmNanos.Load())
 	res.Timing.Sandbox = time.Duration(r.sandboxNanos.Load())
@@ -163,7 +181,8 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	// beside the new episodes.
 	writeStart := time.Now()
 	own := lake.WriteOptions{Shard: myShard, Shards: shards, ReplaceShard: true}
-	if err := llm.CommitCalls(ctx, lk, run, step, schemas.FragmentRollout, client.TakeCalls(), own); err != nil {
+	calls := r.keepCalls(client.TakeCalls(), turns)
+	if err := llm.CommitCalls(ctx, lk, run, step, schemas.FragmentRollout, calls, own); err != nil {
 		return Result{}, fmt.Errorf("rollout: commit llm_calls: %w", err)
 	}
 	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.TurnsSpec.Name, Step: step}, turns, own); err != nil {
@@ -178,7 +197,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	}
 	res.Timing.Lake = lakeRead + time.Since(writeStart)
 	log.Info("rollout: committed", "run", run, "step", step, "pool_step", poolStep, "envs", res.Envs,
-		"episodes", res.Episodes, "turns", res.Turns, "ended_by", res.EndedBy)
+		"episodes", res.Episodes, "turns", res.Turns, "ended_by", res.EndedBy, "dropped", res.Dropped, "retried", res.Retried)
 	return res, nil
 }
 
@@ -202,26 +221,6 @@ func readPool(ctx context.Context, lk *lake.Lake, run string, step int64) (int64
 	return 0, nil, fmt.Errorf("%w at or before step %d of run %s (run `spade gate --step N` for the pool's refresh step first)", ErrNoPool, step, run)
 }
 
-// agentTemplate loads the embedded Agent system prompt of a setting.
-func agentTemplate(setting string) (*template.Template, error) {
-	name := fmt.Sprintf("agent_%s.%s.tmpl", setting, PromptVersion)
-	text, err := promptFS.ReadFile("prompts/" + name)
-	if err != nil {
-		return nil, fmt.Errorf("rollout: agent prompt for setting %q: %w", setting, err)
-	}
-	return template.New(name).Option("missingkey=error").Parse(string(text))
-}
-
-// SystemPrompt renders the Agent's system prompt; the hint is included only for hinted episodes.
-func SystemPrompt(tmpl *template.Template, maxTurns int, hint string) (string, error) {
-	var buf bytes.Buffer
-	err := tmpl.Execute(&buf, struct {
-		MaxTurns int
-		Hint     string
-	}{maxTurns, hint})
-	return string(bytes.TrimSpace(buf.Bytes())), err
-}
-
 // runner plays the episodes of one step.
 type runner struct {
 	cfg      *config.Config
@@ -231,15 +230,51 @@ type runner struct {
 	tmpl     *template.Template
 	log      *slog.Logger
 	progress *progress
+	// unhinted and hinted are the step's plays per env (Plays).
+	unhinted, hinted int
 
 	llmNanos     atomic.Int64
 	sandboxNanos atomic.Int64
+	retried      atomic.Int64
+
+	mu sync.Mutex
+	// discarded holds the call ids of the turns of plays that were played again (a retry after a
+	// sandbox worker failure); keepCalls leaves their calls out unless the retry made them again.
+	discarded map[string]bool
+}
+
+// keepCalls returns the calls to commit: every call, except that a call made again under the same key
+// by a retried play is kept once (the retry's, made last; TakeCalls keeps that order), and a call of a
+// discarded attempt that the retry did not make again is left out, so every llm_calls row belongs to
+// a committed turn. Without retries it returns calls as they are.
+func (r *runner) keepCalls(calls []llm.Call, turns []schemas.TurnRow) []llm.Call {
+	if len(r.discarded) == 0 {
+		return calls
+	}
+	used := make(map[string]bool, len(turns))
+	for _, t := range turns {
+		used[t.CallID] = true
+	}
+	kept := calls[:0:0]
+	for i, c := range calls {
+		if i+1 < len(calls) && calls[i+1].CallID == c.CallID {
+			continue
+		}
+		if r.discarded[c.CallID] && !used[c.CallID] {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept
 }
 
 // episodeOut is one played episode.
 type episodeOut struct {
 	episode schemas.EpisodeRow
 	turns   []schemas.TurnRow
+	// sandboxErr is the sandbox failure that ended the episode, if any (envProgram.replace decides
+	// whether it is retried).
+	sandboxErr error
 }
 
 // playAll plays every env's groups concurrently and returns the rows in a deterministic order
@@ -286,28 +321,46 @@ func (r *runner) playAll(ctx context.Context, envs []schemas.EnvRow) ([]schemas.
 	return episodes, turns, nil
 }
 
-// playEnv loads one env's program and plays its 2·G episodes concurrently. A program that fails to
-// load ends every episode with env_error (or timeout).
+// playEnv loads one env's program and plays the step's unhinted and hinted episodes of it concurrently.
+// A program that fails to load ends every episode with env_error (or timeout). A play whose sandbox
+// worker died under it is played once more on a fresh worker (envProgram.replace); its first attempt's
+// turns are dropped and its calls are left out of llm_calls (keepCalls).
 func (r *runner) playEnv(ctx context.Context, env schemas.EnvRow) ([]episodeOut, error) {
-	g := r.cfg.Rollout.GroupSize
+	progs := &envProgram{pool: r.pool, code: env.Code}
 	t0 := time.Now()
-	prog, loadErr := r.pool.Load(ctx, env.Code)
+	progs.load(ctx)
 	r.sandboxNanos.Add(int64(time.Since(t0)))
-	if loadErr == nil {
-		defer prog.Close()
-	} else {
+	defer progs.close()
+	if progs.err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		r.log.Warn("rollout: env does not load", "env_id", env.EnvID, "error", loadErr)
+		r.log.Warn("rollout: env does not load", "env_id", env.EnvID, "error", progs.err)
 	}
-	outs := make([]episodeOut, 2*g)
-	errs := make([]error, 2*g)
+	n := r.unhinted + r.hinted
+	outs := make([]episodeOut, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i := range 2 * g {
-		hinted, index := i >= g, i%g
+	for i := range n {
+		hinted, index := i >= r.unhinted, i
+		if hinted {
+			index = i - r.unhinted
+		}
 		wg.Go(func() {
+			prog, loadErr := progs.current()
 			outs[i], errs[i] = r.playEpisode(ctx, env, prog, loadErr, hinted, index)
+			if errs[i] == nil && outs[i].sandboxErr != nil {
+				t1 := time.Now()
+				next, infra := progs.replace(ctx, prog, outs[i].sandboxErr)
+				r.sandboxNanos.Add(int64(time.Since(t1)))
+				if infra {
+					r.log.Warn("rollout: playing again after a sandbox worker failure", "env_id", env.EnvID,
+						"episode_id", outs[i].episode.EpisodeID, "error", outs[i].sandboxErr)
+					r.retried.Add(1)
+					r.discard(outs[i].turns)
+					outs[i], errs[i] = r.playEpisode(ctx, env, next, nil, hinted, index)
+				}
+			}
 			r.progress.episodeDone(len(outs[i].turns), outs[i].episode.Tokens)
 		})
 	}
@@ -316,6 +369,86 @@ func (r *runner) playEnv(ctx context.Context, env schemas.EnvRow) ([]episodeOut,
 		return nil, err
 	}
 	return outs, nil
+}
+
+// discard records the call ids of a play attempt that is played again.
+func (r *runner) discard(turns []schemas.TurnRow) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range turns {
+		r.discarded[t.CallID] = true
+	}
+}
+
+// envProgram is one env's loaded program, shared by the env's plays of a step, and reloaded on a
+// fresh worker when the sandbox worker under it dies. That is an infrastructure failure, which the
+// authors retry once (orchestrator, play_games_async): a play is played again once when it failed
+// with a crash or protocol error of the sandbox and the program can no longer start an instance (its
+// worker is gone). An exception raised by the env, a timeout, a memory or output limit, and a failed
+// model call are the env's or the model's own results and are never retried.
+type envProgram struct {
+	pool *sandbox.Pool
+	code string
+
+	mu   sync.Mutex
+	prog *sandbox.Program
+	// err is the load error when prog is nil.
+	err error
+}
+
+// load loads the program, once more when the first load failed for a reason outside the program (the
+// pool could not start a worker); a failure of the program itself (a *sandbox.Error of op load) is kept.
+func (p *envProgram) load(ctx context.Context) {
+	p.prog, p.err = p.pool.Load(ctx, p.code)
+	var se *sandbox.Error
+	if p.err != nil && ctx.Err() == nil && !(errors.As(p.err, &se) && se.Op == "load") {
+		p.prog, p.err = p.pool.Load(ctx, p.code)
+	}
+}
+
+// current returns the program in use, or its load error.
+func (p *envProgram) current() (*sandbox.Program, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.prog, p.err
+}
+
+// replace decides whether the failure cause of a play on failed is an infrastructure failure and, if
+// so, returns the program to play again on: failed's replacement, loaded on a fresh worker by the
+// first play that got here (failed is closed first, which frees its worker slot and ends the other
+// plays still running on it, which then come here too). It returns false for any other failure.
+func (p *envProgram) replace(ctx context.Context, failed *sandbox.Program, cause error) (*sandbox.Program, bool) {
+	if failed == nil || ctx.Err() != nil {
+		return nil, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.prog != failed {
+		return p.prog, p.prog != nil
+	}
+	if !errors.Is(cause, sandbox.ErrCrash) && !errors.Is(cause, sandbox.ErrProtocol) {
+		return nil, false
+	}
+	probe, err := failed.NewEnv(ctx)
+	if err == nil {
+		probe.Close() // the worker is alive: the env's own process died
+		return nil, false
+	}
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	failed.Close()
+	p.prog, p.err = p.pool.Load(ctx, p.code)
+	return p.prog, p.prog != nil
+}
+
+// close closes the program in use (a replaced one was closed when it was replaced).
+func (p *envProgram) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.prog != nil {
+		p.prog.Close()
+	}
 }
 
 // endedBy classifies a sandbox error: a missed deadline is a timeout, anything else an env error.
@@ -343,11 +476,13 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		if instance != nil {
 			ep.EnvCPUSeconds = instance.CPUSeconds()
 		}
-		out.episode = ep
+		out.episode, out.sandboxErr = ep, err
 		return out, nil
 	}
 	if loadErr != nil {
-		return fail(loadErr)
+		out, err := fail(loadErr)
+		out.sandboxErr = nil // a program that does not load is not retried per play (envProgram.load)
+		return out, err
 	}
 	t0 := time.Now()
 	instance, err := prog.NewEnv(ctx)
@@ -376,22 +511,34 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 	}
 	r.sandboxNanos.Add(int64(time.Since(t0)))
 
-	hint := ""
+	data := PromptData{MaxTurns: r.cfg.Rollout.MaxTurns, ActionFormat: string(r.cfg.Rollout.ActionFormat), Observation: obs}
 	if hinted {
-		hint = env.Hint
+		data.Observation = FirstObservation(obs, env.Hint, r.cfg.Rollout.HintPlacement)
+		if r.cfg.Rollout.HintPlacement != config.HintInObservation {
+			data.Hint = env.Hint
+		}
 	}
-	system, err := SystemPrompt(r.tmpl, r.cfg.Rollout.MaxTurns, hint)
+	messages, err := Opening(r.tmpl, data)
 	if err != nil {
 		return episodeOut{}, err
 	}
-	messages := []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: obs}}
 	budget := r.cfg.Rollout.ContextTokens - r.cfg.LLM.Agent.MaxTokens
+	truncate := r.cfg.Rollout.Context == config.ContextTruncate
+	var rewards []float64
 	ep.EndedBy = schemas.EndedMaxTurns
 	for turn := 0; turn < r.cfg.Rollout.MaxTurns; turn++ {
+		prompt := messages
+		if truncate {
+			if OverContext(messages, budget) {
+				break // the context is spent: the episode ends as if out of turns
+			}
+		} else {
+			prompt = CutHistory(messages, budget)
+		}
 		t1 := time.Now()
 		comp, err := r.client.Chat(ctx, llm.Request{
 			Role: schemas.RoleAgent, Step: r.step, Key: fmt.Sprintf("%s/turn=%d", id, turn),
-			Messages: CutHistory(messages, budget), Tools: tools,
+			Messages: prompt, Tools: tools,
 		})
 		r.llmNanos.Add(int64(time.Since(t1)))
 		if err != nil {
@@ -409,12 +556,12 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		if r.cfg.Setting == schemas.SettingTools {
 			action, err = ParseToolAction(comp.ToolCalls, known)
 		} else {
-			action, err = ParseGameAction(comp.Text)
+			action, err = ParseAction(r.cfg.Rollout.ActionFormat, comp.Text)
 		}
 		if err != nil {
 			row.ParseError = err.Error()
 			out.turns = append(out.turns, row)
-			feedback := ParseFeedback(string(r.cfg.Setting), err)
+			feedback := ParseFeedback(string(r.cfg.Setting), r.cfg.Rollout.ActionFormat, err)
 			messages = appendExchange(messages, comp, feedback)
 			obs = feedback
 			continue
@@ -430,6 +577,7 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 			row.Done = true
 			out.turns = append(out.turns, row)
 			ep.EndedBy, ep.Error = endedBy(err), fmt.Sprintf("step(turn=%d): %v", turn, err)
+			out.sandboxErr = err
 			break
 		}
 		row.Reward, row.Done = res.Reward, res.Done
@@ -437,7 +585,7 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 			row.Info = string(res.Info)
 		}
 		out.turns = append(out.turns, row)
-		ep.Return += res.Reward
+		rewards = append(rewards, res.Reward)
 		if res.Done {
 			ep.EndedBy, ep.Success = schemas.EndedDone, res.Success()
 			break
@@ -445,6 +593,7 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		messages = appendExchange(messages, comp, res.Observation)
 		obs = res.Observation
 	}
+	ep.Return = EpisodeReturn(r.cfg.Rollout.Return, rewards, ep.EndedBy == schemas.EndedDone)
 	ep.Turns = int32(len(out.turns))
 	ep.EnvCPUSeconds = instance.CPUSeconds()
 	out.episode = ep

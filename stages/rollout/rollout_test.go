@@ -59,6 +59,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, setting string, envs []schemas.EnvRow, mutate func(*config.Config)) *fixture {
 	t.Helper()
+	return newScriptedFixture(t, setting, envs, agentScript, mutate)
+}
+
+// newScriptedFixture is newFixture with the Agent answering from script.
+func newScriptedFixture(t *testing.T, setting string, envs []schemas.EnvRow, script llmtest.Script, mutate func(*config.Config)) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	cfg, err := config.Preset("qwen3-4b-" + setting)
 	if err != nil {
@@ -68,7 +74,7 @@ func newFixture(t *testing.T, setting string, envs []schemas.EnvRow, mutate func
 	if mutate != nil {
 		mutate(cfg)
 	}
-	srv := llmtest.Start(t, agentScript, agentModel)
+	srv := llmtest.Start(t, script, agentModel)
 	cfg.LLM.Agent.BaseURL, cfg.LLM.Agent.Model = srv.URL, agentModel
 	lk, err := lake.Open(ctx, t.TempDir())
 	if err != nil {
@@ -119,7 +125,7 @@ func TestRolloutGamesEndsBadEnvsAndPairsSeeds(t *testing.T) {
 	}
 	f := newFixture(t, "games", envs, nil)
 	res := f.rollout(t, 2)
-	if res.PoolStep != 0 || res.Envs != 5 || res.Episodes != 5*16 {
+	if res.PoolStep != 0 || res.Envs != 5 || res.Episodes != 5*16 || res.Retried != 0 || res.Dropped != 0 {
 		t.Fatalf("result %+v", res)
 	}
 	episodes := readStep[schemas.EpisodeRow](t, f, "episodes", 2)

@@ -1,0 +1,118 @@
+package rollout
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"os"
+	"strings"
+	"text/template"
+
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/schemas"
+)
+
+//go:embed prompts/*.tmpl
+var promptFS embed.FS
+
+// PromptVersion names the version of the embedded tag-format Agent templates
+// (prompts/agent_<setting>.v1.tmpl); the boxed-answer games prompt is prompts/agent_games.v2.tmpl.
+const PromptVersion = "v1"
+
+// FirstUserTemplate is the name of the optional template, defined inside an Agent template file with
+// {{define "first_user"}}…{{end}}, that renders the episode's first user message.
+const FirstUserTemplate = "first_user"
+
+// PromptName returns the embedded Agent template of a setting and action format. Every version stays in
+// prompts/ unchanged, since its text is part of recorded requests (and so of replay): games with
+// <action> tags is agent_games.v1.tmpl (a system prompt), games with \boxed{} answers is
+// agent_games.v2.tmpl (no system prompt; the first user message frames the game, after the authors'
+// games template), and tools is agent_tools.v1.tmpl whatever the format (tools answer with tool calls).
+func PromptName(setting schemas.Setting, format config.ActionFormat) string {
+	if setting == schemas.SettingGames && format == config.ActionBoxed {
+		return "agent_games.v2.tmpl"
+	}
+	return fmt.Sprintf("agent_%s.%s.tmpl", setting, PromptVersion)
+}
+
+// LoadAgentTemplate returns the Agent template of a setting and action format: the file at overridePath
+// when it is not empty (rollout.prompt_file), else the embedded one (PromptName). A template is executed
+// with PromptData (see Opening for what its parts render). The error names the file.
+func LoadAgentTemplate(setting schemas.Setting, format config.ActionFormat, overridePath string) (*template.Template, error) {
+	name := PromptName(setting, format)
+	var text []byte
+	var err error
+	if overridePath != "" {
+		name = overridePath
+		text, err = os.ReadFile(overridePath)
+	} else {
+		text, err = promptFS.ReadFile("prompts/" + name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rollout: agent prompt for setting %q: %w", setting, err)
+	}
+	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(text))
+	if err != nil {
+		return nil, fmt.Errorf("rollout: agent prompt %s: %w", name, err)
+	}
+	return tmpl, nil
+}
+
+// PromptData is what an Agent template (embedded or rollout.prompt_file) is executed with.
+type PromptData struct {
+	// MaxTurns is rollout.max_turns, the most actions an episode takes.
+	MaxTurns int
+	// Hint is the env's hint in a hinted play when rollout.hint_placement is system; empty otherwise
+	// (unhinted plays, and hinted plays that read the hint in their first observation).
+	Hint string
+	// Observation is the env's first observation (reset's return). In a hinted play with
+	// rollout.hint_placement observation it ends with a blank line and "HINT: <hint>".
+	Observation string
+	// ActionFormat is rollout.action_format: boxed or tag.
+	ActionFormat string
+}
+
+// FirstObservation returns the first observation an episode shows: obs, followed by a blank line and
+// "HINT: <hint>" when the hint is placed there (a hinted play, rollout.hint_placement observation, a
+// non-empty hint).
+func FirstObservation(obs, hint string, placement config.HintPlacement) string {
+	if hint == "" || placement != config.HintInObservation {
+		return obs
+	}
+	return obs + "\n\nHINT: " + hint
+}
+
+// Opening renders the messages an episode starts with. The template's body is the system prompt, left
+// out when it renders to nothing; the optional "first_user" template (FirstUserTemplate) renders the
+// first user message, which is data.Observation as it is when the template has none. Both are trimmed.
+func Opening(tmpl *template.Template, data PromptData) ([]llm.Message, error) {
+	system, err := render(tmpl, data)
+	if err != nil {
+		return nil, err
+	}
+	first := data.Observation
+	if user := tmpl.Lookup(FirstUserTemplate); user != nil {
+		if first, err = render(user, data); err != nil {
+			return nil, err
+		}
+	}
+	var messages []llm.Message
+	if system != "" {
+		messages = append(messages, llm.Message{Role: "system", Content: system})
+	}
+	return append(messages, llm.Message{Role: "user", Content: first}), nil
+}
+
+// SystemPrompt renders the Agent's system prompt; the hint is included only for hinted episodes.
+func SystemPrompt(tmpl *template.Template, maxTurns int, hint string) (string, error) {
+	return render(tmpl, PromptData{MaxTurns: maxTurns, Hint: hint})
+}
+
+func render(tmpl *template.Template, data PromptData) (string, error) {
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, data); err != nil {
+		return "", fmt.Errorf("rollout: agent prompt %s: %w", tmpl.Name(), err)
+	}
+	return strings.TrimSpace(buf.String()), nil
+}
