@@ -21,7 +21,8 @@ import (
 
 // Result reports what Generate did.
 type Result struct {
-	// Candidates is the number of slots written (by this shard); Parsed of them hold code and a hint.
+	// Candidates is the number of slots written (by this shard); Parsed of them hold code (and a hint
+	// under generate.hint_mode = inline).
 	Candidates int
 	// Parsed counts candidates whose response parsed.
 	Parsed int
