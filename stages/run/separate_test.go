@@ -23,8 +23,15 @@ const hintSystem = "You write hints"
 // made only for accepted envs, reads their code, samples at generate.hint_temperature, is recorded with
 // role hint in the gate-hint fragment, and its answer is the env's hint; a slot that keeps failing stops
 // at gate.max_attempts and gets no hint call.
-func TestSeparateHintModeEndToEnd(t *testing.T) {
+func TestSeparateHintModeEndToEnd(t *testing.T) { separateHintRun(t, false) }
+
+// A hint call that fails after the client's retries keeps the env, with an empty hint, and records the
+// failure in the gate-hint fragment.
+func TestSeparateHintFailureKeepsTheEnv(t *testing.T) { separateHintRun(t, true) }
+
+func separateHintRun(t *testing.T, failHints bool) {
 	ctx := context.Background()
+	const hintText = "Work out the lock's modulus from the first two probes. Answer with one integer."
 	good, err := os.ReadFile(filepath.Join("..", "..", "testdata", "envs", "math_modular_lock.py"))
 	if err != nil {
 		t.Fatal(err)
@@ -33,8 +40,10 @@ func TestSeparateHintModeEndToEnd(t *testing.T) {
 	srv := llmtest.Start(t, func(req *llm.ChatRequestBody) llmtest.Reply {
 		prompt := req.Messages[len(req.Messages)-1].Content
 		switch {
+		case strings.Contains(req.Messages[0].Content, hintSystem) && failHints:
+			return llmtest.Reply{Status: 500}
 		case strings.Contains(req.Messages[0].Content, hintSystem):
-			return llmtest.Reply{Text: "Work out the lock's modulus from the first two probes. Answer with one integer."}
+			return llmtest.Reply{Text: hintText}
 		case strings.Contains(prompt, "causal inference"):
 			return llmtest.Reply{Text: "```python\n" + broken + "```\n"}
 		}
@@ -48,7 +57,7 @@ func TestSeparateHintModeEndToEnd(t *testing.T) {
 	for key, value := range map[string]string{
 		"generate.hint_mode": "separate", "gate.max_attempts": "2", "sample.envs_per_step": "3",
 		"sandbox.python": "/usr/bin/python3", "llm.designer.base_url": srv.URL, "llm.designer.model": "designer-model",
-		"llm.agent.base_url": srv.URL, "llm.agent.model": "designer-model",
+		"llm.agent.base_url": srv.URL, "llm.agent.model": "designer-model", "llm.max_retries": "0",
 	} {
 		if err := cfg.Set(key, value); err != nil {
 			t.Fatal(err)
@@ -102,7 +111,7 @@ func TestSeparateHintModeEndToEnd(t *testing.T) {
 		roles[c.CallID] = c.Role
 	}
 	for _, e := range envs {
-		if e.Hint != "Work out the lock's modulus from the first two probes. Answer with one integer." {
+		if want := map[bool]string{false: hintText, true: ""}[failHints]; e.Hint != want {
 			t.Fatalf("env %s hint %q", e.EnvID, e.Hint)
 		}
 		if roles[e.CallID] != schemas.RoleDesigner {
@@ -119,6 +128,9 @@ func TestSeparateHintModeEndToEnd(t *testing.T) {
 	for _, r := range hintRows {
 		if r.Role != schemas.RoleHint || !strings.Contains(r.Request, `"temperature":0.3`) || !strings.Contains(r.Request, "class ModularLock") {
 			t.Fatalf("hint call row: role %q request %.300s", r.Role, r.Request)
+		}
+		if (r.Error != "") != failHints {
+			t.Fatalf("hint call row error %q (failing hints: %v)", r.Error, failHints)
 		}
 	}
 	var hintRequests, designerRequests int
