@@ -16,11 +16,13 @@ type CandidateRow struct {
 	Skill string `parquet:"skill"`
 	// Setting is games or tools.
 	Setting Setting `parquet:"setting"`
-	// DocID is the corpus document of the slot (empty under ablation.no_corpus).
+	// DocID is the corpus document of the attempt's prompt: the slot's, or under generate.regen =
+	// resample a fresh one per regenerated attempt (empty under ablation.no_corpus).
 	DocID string `parquet:"doc_id"`
 	// Code is the Python program parsed from the response; empty when parsing failed.
 	Code string `parquet:"code"`
-	// Hint is the privileged hint parsed from the response; empty when parsing failed.
+	// Hint is the privileged hint parsed from the response; empty when parsing failed, and always under
+	// generate.hint_mode = separate (the gate has the hint written after acceptance, into envs.hint).
 	Hint string `parquet:"hint"`
 	// RawResponse is the Designer's whole answer text.
 	RawResponse string `parquet:"raw_response"`

@@ -58,18 +58,23 @@ func ParseSetting(name string) (Setting, error) { return parse("setting", name, 
 // train_metrics.role); it selects the role's endpoint and sampling settings.
 type Role string
 
-// The roles of SPADE: the Environment Designer, the Reasoning Agent and the LLM screen of tool-use
-// environments (SPADE §2.4).
+// The roles of SPADE: the Environment Designer, the Reasoning Agent, the LLM screen of tool-use
+// environments (SPADE §2.4) and the hint writer (the Designer's model asked, after the gate accepts an
+// env, for its privileged hint; generate.hint_mode = separate).
 const (
 	RoleDesigner Role = "designer"
 	RoleAgent    Role = "agent"
 	RoleScreen   Role = "screen"
+	// RoleHint calls the Designer's endpoint and weights with generate.hint_temperature and
+	// generate.hint_max_tokens; its calls are never trained.
+	RoleHint Role = "hint"
 )
 
 // RoleValues lists every role, in a fixed order.
-func RoleValues() []Role { return []Role{RoleDesigner, RoleAgent, RoleScreen} }
+func RoleValues() []Role { return []Role{RoleDesigner, RoleAgent, RoleScreen, RoleHint} }
 
-// TrainedRoles lists the roles GRPO trains (grpo_batches.role, train_metrics.role): the screen is not.
+// TrainedRoles lists the roles GRPO trains (grpo_batches.role, train_metrics.role): the screen and the
+// hint writer are not.
 func TrainedRoles() []Role { return []Role{RoleAgent, RoleDesigner} }
 
 // Valid reports whether r is a known role.

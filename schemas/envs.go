@@ -20,7 +20,8 @@ type EnvRow struct {
 	ClassName string `parquet:"class_name"`
 	// Code is the environment program.
 	Code string `parquet:"code"`
-	// Hint is the privileged hint.
+	// Hint is the privileged hint: the Designer's (generate.hint_mode = inline) or the hint writer's
+	// (separate); empty when the hint call failed after retries (its llm_calls row, role hint, says why).
 	Hint string `parquet:"hint"`
 	// CodeSHA256 is the lowercase hex sha256 of Code.
 	CodeSHA256 string `parquet:"code_sha256"`

@@ -13,6 +13,9 @@ const (
 	FragmentRollout = "rollout"
 	// FragmentScreen holds the gate's LLM screen calls (llm_calls, tools setting).
 	FragmentScreen = "gate-screen"
+	// FragmentHint holds the hint calls (llm_calls, role hint) the gate makes for the envs it accepted
+	// under generate.hint_mode = separate, one shard per gate process.
+	FragmentHint = "gate-hint"
 	// FragmentRegeneratePrefix starts the fragment of one regeneration of a failed slot by the gate
 	// (candidates and llm_calls): see RegenerateFragment.
 	FragmentRegeneratePrefix = "gate-slot"

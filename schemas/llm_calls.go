@@ -7,7 +7,7 @@ type LLMCallRow struct {
 	Step int64 `parquet:"step"`
 	// CallID is unique within the run.
 	CallID string `parquet:"call_id"`
-	// Role is designer, agent or screen.
+	// Role is designer, agent, screen or hint.
 	Role Role `parquet:"role"`
 	// RequestHash is the hex sha256 of the canonical request JSON; replay looks calls up by it.
 	RequestHash string `parquet:"request_hash"`

@@ -29,7 +29,7 @@ func init() {
 		stageFor: func(c *cli.Context, env *stage.Env) (stage.Stage, error) {
 			env.UnsafeNoIsolation = c.Bool("unsafe-no-isolation")
 			env.Weights = c.String("weights")
-			s := gate.Stage{}
+			s := gate.Stage{NewHinter: steprun.Hinter}
 			if !c.Bool("no-regenerate") {
 				s.NewRegenerator = steprun.Regenerator
 			}

@@ -174,6 +174,22 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Completion, error) {
 	return &Completion{CallID: call.CallID, Outcome: out}, nil
 }
 
+// TakeCall returns the recorded call with the given id and forgets it, leaving every other recorded call
+// in place (for a caller that commits its own calls while others share the client); ok is false when no
+// such call is recorded.
+func (c *Client) TakeCall(callID string) (call Call, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.calls {
+		if c.calls[i].CallID == callID {
+			call = c.calls[i]
+			c.calls = append(c.calls[:i], c.calls[i+1:]...)
+			return call, true
+		}
+	}
+	return Call{}, false
+}
+
 // TakeCalls returns the calls recorded since the last TakeCalls, sorted by call id, and forgets them.
 // Calls made again under the same key (a retried episode) keep the order in which they were made.
 func (c *Client) TakeCalls() []Call {

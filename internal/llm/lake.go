@@ -50,6 +50,11 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 		screen.Model = cfg.LLM.Agent.Model
 	}
 	s.Roles[schemas.RoleScreen] = role(screen, false)
+	// The hint writer is the Designer's model (endpoint, weights, top-p) sampled with the hint's own
+	// temperature and length (generate.hint_temperature, generate.hint_max_tokens).
+	hint := designer
+	hint.Temperature, hint.MaxTokens = cfg.Generate.HintTemperature, cfg.Generate.HintMaxTokens
+	s.Roles[schemas.RoleHint] = hint
 	return s
 }
 

@@ -43,6 +43,11 @@ func TestGateCannotBeRecognised(t *testing.T) {
 				if v.Err != nil || v.Accepted || f == nil {
 					t.Fatalf("run %d: accepted (%v); want %s to fail (attack: %s)", run, v.Err, want, h.Attack)
 				}
+				// A program that decides by timing plays fair only when its steps come late; on a loaded
+				// machine the determinism replay may already catch it differing between two instances.
+				if h.Name == "gate_instant_probes" && f.Check == CheckReset && strings.Contains(f.Error, "not deterministic") {
+					continue
+				}
 				if f.Check != want || !strings.Contains(f.Error, h.Expect[0]) {
 					t.Fatalf("run %d: %s failed: %s; want %s failing with %q", run, f.Check, clip(f.Error), want, h.Expect[0])
 				}

@@ -34,6 +34,9 @@ type Regenerator interface {
 type Options struct {
 	// Regenerator asks the Designer again for failed slots; nil judges the lake's candidates only.
 	Regenerator Regenerator
+	// Hinter writes the hints of the accepted envs; required under generate.hint_mode = separate,
+	// unused otherwise (the hint then comes with the candidate).
+	Hinter Hinter
 	// Screen is the tools setting's LLM screen. Nil builds an LLMScreen from the run's llm.screen.*
 	// settings when llm.screen.model or llm.screen.base_url is set (its calls are committed to
 	// llm_calls), and otherwise records tools_screen as skipped.
@@ -64,6 +67,9 @@ type Stage struct {
 	// NewRegenerator, when set and Options.Regenerator is nil, makes the Regenerator of the step (the
 	// runner and the CLI pass generate's); nil judges the lake's candidates only.
 	NewRegenerator func(ctx context.Context, env *stage.Env, step int64) (Regenerator, error)
+	// NewHinter, when set and Options.Hinter is nil, makes the Hinter of the step under
+	// generate.hint_mode = separate (the runner and the CLI pass generate's).
+	NewHinter func(ctx context.Context, env *stage.Env, step int64) (Hinter, error)
 }
 
 // Name is "gate".
@@ -90,6 +96,13 @@ func (s Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, err
 		}
 		opts.Regenerator = regen
 	}
+	if opts.Hinter == nil && s.NewHinter != nil && env.Config.Generate.HintMode == config.HintSeparate {
+		hinter, err := s.NewHinter(ctx, env, step)
+		if err != nil {
+			return "", fmt.Errorf("gate: generate.hint_mode = separate asks the Designer's model for the hints and it is not reachable: %w", err)
+		}
+		opts.Hinter = hinter
+	}
 	res, err := Run(ctx, env, step, opts)
 	if err != nil {
 		return "", err
@@ -99,9 +112,14 @@ func (s Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, err
 }
 
 // Run judges the candidates of pool step `step` (env's shard of the slots: slot mod shards = shard) in
-// env's sandbox pool and commits gate_results and envs.
+// env's sandbox pool and commits gate_results and envs. Under generate.hint_mode = separate it then asks
+// opts.Hinter for the hint of each accepted env (only those) and commits those calls, before the envs.
 func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result, error) {
 	log, cfg, lk, run := env.Logger(), env.Config, env.Lake, env.Run
+	separateHints := cfg.Generate.HintMode == config.HintSeparate
+	if separateHints && opts.Hinter == nil {
+		return Result{}, fmt.Errorf("gate: generate.hint_mode = separate needs the Designer's model to write the hints of accepted envs (no Hinter was given)")
+	}
 	shards, myShard := env.Shard.Shards(), env.Shard.Index
 	resultsKey := lake.PartitionKey{Run: run, Table: schemas.GateResultsSpec.Name, Step: step}
 	envsKey := lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: step}
@@ -166,6 +184,18 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 	for _, o := range outcomes {
 		if o.err != nil {
 			return Result{}, o.err
+		}
+	}
+	if separateHints {
+		// The hint calls are the "gate-hint" fragment of the step's llm_calls, one shard per gate process;
+		// a re-run shard replaces its own.
+		hintCalls, err := hintEnvs(ctx, opts.Hinter, outcomes, log)
+		if err != nil {
+			return Result{}, err
+		}
+		hopts := lake.WriteOptions{Shard: myShard, Shards: shards, ReplaceShard: true}
+		if err := llm.CommitCalls(ctx, lk, run, step, schemas.FragmentHint, hintCalls, hopts); err != nil {
+			return Result{}, fmt.Errorf("gate: commit hint calls: %w", err)
 		}
 	}
 	res := Result{Slots: len(order), Elapsed: time.Since(start)}

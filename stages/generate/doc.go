@@ -1,6 +1,8 @@
-// Package generate is the `generate` stage: the Environment Designer writes one environment program and
-// a privileged hint per slot of a pool refresh (SPADE §2.1, §2.4), and the gate's regeneration entry
-// point (Generator.Regenerate) asks again for a slot that failed, with the error in the prompt.
+// Package generate is the `generate` stage: the Environment Designer writes one environment program (and,
+// under generate.hint_mode = inline, a privileged hint) per slot of a pool refresh (SPADE §2.1, §2.4).
+// It also serves the gate: Generator.Regenerate asks again for a slot that failed (generate.regen:
+// repair with the error in the prompt, or resample with a fresh document), and Generator.Hint writes the
+// hint of an accepted env under generate.hint_mode = separate (role hint, never trained).
 //
 // Reads: run.json, `samples` at the refresh step, the newest `memory` snapshot before it (an empty or
 // missing memory is valid). Writes: the "generate" fragment of `llm_calls`, then `candidates` at the
@@ -13,7 +15,10 @@
 // memory.negatives_code deciding how entries are shown.
 //
 // Prompts are versioned text/template files embedded in the binary
-// (prompts/designer_<setting>.<version>.tmpl, see PromptVersions), overridable per run by llm.prompt_file. Ablations: ablation.no_corpus drops the document section,
+// (prompts/designer_<family>.<version>.tmpl, chosen by PromptSpec from the setting, generate.hint_mode
+// and ablation.no_corpus; prompts/hint.<version>.tmpl), overridable per run by llm.prompt_file and
+// generate.hint_prompt_file. Resampled attempts read the run's corpus (docdraw.go). Ablations:
+// ablation.no_corpus drops the document section (separate mode: its own prompt),
 // ablation.no_memory the memory section, ablation.frozen_designer serves the Designer from
 // llm.designer.* instead of the trained weights.
 package generate

@@ -21,44 +21,59 @@ import (
 
 // Result reports what Generate did.
 type Result struct {
-	// Candidates is the number of slots written (by this shard); Parsed of them hold code and a hint.
+	// Candidates is the number of slots written (by this shard); Parsed of them hold code (and a hint
+	// under generate.hint_mode = inline).
 	Candidates int
 	// Parsed counts candidates whose response parsed.
 	Parsed int
 }
 
-// Generator makes Designer calls for one run; it serves both the stage and the gate's regenerations.
+// Generator makes Designer calls for one run; it serves the stage, the gate's regenerations
+// (Regenerate) and, under generate.hint_mode = separate, the gate's hint calls (Hint).
 type Generator struct {
-	lk     *lake.Lake
-	run    string
-	cfg    *config.Config
-	client *llm.Client
-	tmpl   *template.Template
-	log    *slog.Logger
+	lk       *lake.Lake
+	run      string
+	cfg      *config.Config
+	client   *llm.Client
+	spec     PromptSpec
+	tmpl     *template.Template
+	hintTmpl *template.Template // nil unless generate.hint_mode = separate
+	log      *slog.Logger
 
 	shard, shards int // the slots Generate writes (slot mod shards == shard)
 
-	mu       sync.Mutex          // guards the caches and TakeCalls of Regenerate
-	pending  map[string]llm.Call // recorded calls of concurrent regenerations, by call id
+	mu       sync.Mutex // guards the caches
 	samples  map[int64][]schemas.SampleRow
 	memories map[int64][]schemas.MemoryRow
+	draws    map[int64]*docDraw
 }
 
-// NewGenerator loads the Designer template of env's run and the client that calls the weights of step
-// (env.Client, checked before any call). It writes the slots of env's shard.
+// NewGenerator loads the Designer template of env's run (PromptSpec: the setting, generate.hint_mode and
+// ablation.no_corpus pick it) and the client that calls the weights of step (env.Client, checked before
+// any call: the designer role, and the hint role under generate.hint_mode = separate). It writes the
+// slots of env's shard.
 func NewGenerator(ctx context.Context, env *stage.Env, step int64) (*Generator, error) {
 	cfg := env.Config
-	tmpl, err := LoadTemplate(string(cfg.Setting), cfg.LLM.PromptFile)
+	spec := SpecOf(cfg)
+	tmpl, err := LoadTemplate(spec, cfg.LLM.PromptFile)
 	if err != nil {
 		return nil, err
 	}
-	_, client, err := env.Client(ctx, step, schemas.RoleDesigner)
+	roles := []schemas.Role{schemas.RoleDesigner}
+	var hintTmpl *template.Template
+	if !spec.AsksHint() {
+		if hintTmpl, err = LoadHintTemplate(cfg.Generate.HintPromptFile); err != nil {
+			return nil, err
+		}
+		roles = append(roles, schemas.RoleHint)
+	}
+	_, client, err := env.Client(ctx, step, roles...)
 	if err != nil {
 		return nil, err
 	}
-	return &Generator{lk: env.Lake, run: env.Run, cfg: cfg, client: client, tmpl: tmpl, log: env.Logger(),
-		shard: env.Shard.Index, shards: env.Shard.Shards(),
-		samples: map[int64][]schemas.SampleRow{}, memories: map[int64][]schemas.MemoryRow{}}, nil
+	return &Generator{lk: env.Lake, run: env.Run, cfg: cfg, client: client, spec: spec, tmpl: tmpl, hintTmpl: hintTmpl,
+		log: env.Logger(), shard: env.Shard.Index, shards: env.Shard.Shards(),
+		samples: map[int64][]schemas.SampleRow{}, memories: map[int64][]schemas.MemoryRow{}, draws: map[int64]*docDraw{}}, nil
 }
 
 // Stage is the generate stage as the stage contract runs it (stage.Execute).
@@ -186,10 +201,17 @@ func (g *Generator) dropRegenerations(ctx context.Context, step int64) error {
 }
 
 // Regenerate is the entry point the gate calls for a slot whose candidate failed: it asks the Designer
-// again with the same slot (skill, document, memory), the failed code and the gate's error in the
-// prompt, and commits the new attempt (prev.Attempt+1) to candidates and llm_calls at prev.Step before
-// returning it. The returned row may itself carry a parse_error. It fails when prev.Attempt has reached
-// gate.max_attempts, or on a lake, context or replay error. Safe for concurrent use.
+// for attempt prev.Attempt+1 of the slot and commits it to candidates and llm_calls at prev.Step before
+// returning it. How it asks is generate.regen:
+//   - repair: the same slot (skill, document, memory) with the failed code and the gate's error in the
+//     prompt;
+//   - resample (the authors'): the slot's prompt again as a fresh sample, with no error feedback and a
+//     fresh corpus document (see resampleDoc); the new attempt number changes the call key and so the
+//     sampling seed.
+//
+// The returned row may itself carry a parse_error. It fails when prev.Attempt has reached
+// gate.max_attempts (which counts every attempt, the first included), or on a lake, context or replay
+// error. Safe for concurrent use.
 func (g *Generator) Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
 	if int(prev.Attempt) >= g.cfg.Gate.MaxAttempts {
 		return schemas.CandidateRow{}, fmt.Errorf("generate: slot %d of step %d: attempt %d is the last (gate.max_attempts = %d)", prev.Slot, prev.Step, prev.Attempt, g.cfg.Gate.MaxAttempts)
@@ -205,8 +227,17 @@ func (g *Generator) Regenerate(ctx context.Context, prev schemas.CandidateRow, g
 	if err != nil {
 		return schemas.CandidateRow{}, err
 	}
-	previous := &Previous{Attempt: int(prev.Attempt), Code: prev.Code, Error: gateError}
-	row, err := g.attempt(ctx, samples[prev.Slot], memory, prev.Attempt+1, previous)
+	slot, next := samples[prev.Slot], prev.Attempt+1
+	var previous *Previous
+	switch g.cfg.Generate.Regen {
+	case config.RegenResample:
+		if slot.DocID, slot.Excerpt, err = g.resampleDoc(ctx, prev.Step, prev.Slot, next); err != nil {
+			return schemas.CandidateRow{}, err
+		}
+	default:
+		previous = &Previous{Attempt: int(prev.Attempt), Code: prev.Code, Error: gateError}
+	}
+	row, err := g.attempt(ctx, slot, memory, next, previous)
 	if err != nil {
 		return schemas.CandidateRow{}, err
 	}
@@ -224,31 +255,27 @@ func (g *Generator) Regenerate(ctx context.Context, prev schemas.CandidateRow, g
 	return row, nil
 }
 
-// takeCall returns the recorded call with the given id. The client records the calls of every slot
-// regenerating concurrently, so the calls of other slots taken with it wait in pending for their own
-// Regenerate.
+// takeCall returns the recorded call with the given id. The client is shared (by the slots regenerating
+// concurrently, the hint calls, and any other Generator of the process), so it takes only its own call.
 func (g *Generator) takeCall(callID string) []llm.Call {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.pending == nil {
-		g.pending = map[string]llm.Call{}
-	}
-	for _, c := range g.client.TakeCalls() {
-		g.pending[c.CallID] = c
-	}
-	c, ok := g.pending[callID]
+	c, ok := g.client.TakeCall(callID)
 	if !ok {
 		return nil
 	}
-	delete(g.pending, callID)
 	return []llm.Call{c}
 }
 
 // attempt renders the prompt of one slot, calls the Designer and parses the answer.
 func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory []schemas.MemoryRow, attempt int32, previous *Previous) (schemas.CandidateRow, error) {
 	data := NewPromptData(string(s.Setting), s.Skill)
-	data.MaxTurns = g.cfg.Rollout.MaxTurns
+	data.SetMaxTurns(g.cfg.Rollout.MaxTurns)
 	data.MaxAttempts = g.cfg.Gate.MaxAttempts
+	if g.cfg.Rollout.ActionFormat != "" {
+		data.ActionFormat = string(g.cfg.Rollout.ActionFormat)
+	}
+	if s.Setting == schemas.SettingTools {
+		data.ToolSkill, data.Domain, data.TaskType = ToolsRotation(g.cfg.Seed, s.Step, s.Slot, attempt)
+	}
 	data.Previous = previous
 	if !g.cfg.Ablation.NoCorpus {
 		data.Excerpt = s.Excerpt
@@ -284,7 +311,11 @@ func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory []s
 		row.ParseError = "llm: " + comp.Err
 		return row, nil
 	}
-	parsed, err := ParseDesigner(comp.Text, comp.FinishReason)
+	parse := ParseDesigner
+	if !g.spec.AsksHint() {
+		parse = ParseProgram
+	}
+	parsed, err := parse(comp.Text, comp.FinishReason)
 	if err != nil {
 		row.ParseError = err.Error()
 		return row, nil

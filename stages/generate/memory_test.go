@@ -197,11 +197,11 @@ func TestNewPromptVersionsRenderAsBeforeUnderDefaults(t *testing.T) {
 	memory := handMemory()
 	memory[9].Label, memory[10].Label = schemas.LabelTooEasy, schemas.LabelTooHard
 	for setting, old := range map[string]string{"games": "prompts/designer_games.v1.tmpl", "tools": "prompts/designer_tools.v2.tmpl"} {
-		oldTmpl, err := generate.LoadTemplate(setting, old)
+		oldTmpl, err := generate.LoadTemplate(generate.PromptSpec{Setting: setting, HintMode: config.HintInline}, old)
 		if err != nil {
 			t.Fatal(err)
 		}
-		newTmpl, err := generate.LoadTemplate(setting, "")
+		newTmpl, err := generate.LoadTemplate(generate.PromptSpec{Setting: setting, HintMode: config.HintInline}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

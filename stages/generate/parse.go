@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
@@ -42,6 +43,39 @@ type Designer struct {
 // or an empty one, and code without an environment class. finishReason "length" turns a missing closing
 // part into ErrTruncated.
 func ParseDesigner(text, finishReason string) (Designer, error) {
+	return parse(text, finishReason, true)
+}
+
+// ParseProgram extracts the program from a Designer response that was asked for no hint
+// (generate.hint_mode = separate): ParseDesigner's rules without the hint's, and any <hint> the
+// model wrote anyway is ignored (the hint writer supplies the env's hint after the gate).
+func ParseProgram(text, finishReason string) (Designer, error) {
+	d, err := parse(text, finishReason, false)
+	d.Hint = ""
+	return d, err
+}
+
+// ParseHint returns the hint from the hint writer's answer: the text without a <think> block,
+// trimmed; when the model wrapped it in a JSON object with a "hint" field anyway, that field. An empty
+// hint is an error.
+func ParseHint(text string) (string, error) {
+	text = strings.TrimSpace(thinkRE.ReplaceAllString(text, ""))
+	if blocks, _ := fencedBlocks(text); len(blocks) == 1 && strings.HasPrefix(text, "```") {
+		var obj struct {
+			Hint string `json:"hint"`
+		}
+		if json.Unmarshal([]byte(blocks[0]), &obj) == nil && strings.TrimSpace(obj.Hint) != "" {
+			text = obj.Hint
+		}
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", errors.New("the hint writer's answer is empty")
+	}
+	return text, nil
+}
+
+func parse(text, finishReason string, wantHint bool) (Designer, error) {
 	text = thinkRE.ReplaceAllString(text, "")
 	if i := strings.Index(text, "<think>"); i >= 0 {
 		return Designer{}, errors.Join(ErrTruncated, errors.New("<think> never closed"))
@@ -60,6 +94,9 @@ func ParseDesigner(text, finishReason string) (Designer, error) {
 			return Designer{}, errors.Join(ErrTruncated, errors.New("code fence never closed"))
 		}
 		return Designer{}, ErrNotEnv
+	}
+	if !wantHint {
+		return Designer{Code: code}, nil
 	}
 	if len(hints) == 0 {
 		lower := strings.ToLower(text)

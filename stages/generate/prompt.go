@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -20,26 +21,83 @@ import (
 //go:embed prompts/*.tmpl
 var promptFS embed.FS
 
-// PromptVersions names the embedded Designer template of each setting; bump a setting's version with
-// any change of its text, since the text is part of every recorded request (and so of replay). Tools v2
-// asks for success_conditions() (the gate's tools_conditions check). Games v2 and tools v3 add the memory
-// settings (hidden hints, negatives by class name, the authors' negatives' wording) and render exactly as
-// games v1 and tools v2 under the default memory keys, so recorded runs (testdata/sample-run) still replay.
-var PromptVersions = map[string]string{string(schemas.SettingGames): "v2", string(schemas.SettingTools): "v3"}
+// PromptVersions names the embedded Designer template of each setting under generate.hint_mode =
+// inline (the Designer writes the hint in its answer); bump a setting's version with any change of its
+// text, since the text is part of every recorded request (and so of replay). Tools v2 asks for
+// success_conditions() (the gate's tools_conditions check). Games v3 and tools v4 add the memory settings
+// (hidden hints, negatives by class name, the authors' negatives' wording) and render exactly as games v1
+// and tools v2 under the default memory keys, so recorded runs (testdata/sample-run) still replay.
+var PromptVersions = map[string]string{string(schemas.SettingGames): "v3", string(schemas.SettingTools): "v4"}
 
-// TemplateName returns the embedded template file of a setting: designer_<setting>.<version>.tmpl.
-func TemplateName(setting string) string {
-	version, ok := PromptVersions[setting]
+// SeparatePromptVersions names the embedded Designer template of each prompt family under
+// generate.hint_mode = separate: the authors' prompt content (docs/architecture.md, "Contracts"), which
+// asks for the program alone. The families are the settings and games_nocorpus (ablation.no_corpus in
+// the games setting, which has a prompt of its own).
+var SeparatePromptVersions = map[string]string{
+	string(schemas.SettingGames): "v2", familyGamesNoCorpus: "v1", string(schemas.SettingTools): "v3",
+}
+
+const familyGamesNoCorpus = "games_nocorpus"
+
+// HintPromptVersion is the version of the embedded hint template (hint.<version>.tmpl).
+const HintPromptVersion = "v1"
+
+// PromptSpec is what selects a Designer template: the setting and the settings that change its text.
+type PromptSpec struct {
+	// Setting is games or tools.
+	Setting string
+	// HintMode is generate.hint_mode: inline asks for a <hint> in the answer, separate does not.
+	HintMode config.HintMode
+	// NoCorpus is ablation.no_corpus.
+	NoCorpus bool
+}
+
+// SpecOf returns the prompt spec of a run's configuration.
+func SpecOf(cfg *config.Config) PromptSpec {
+	return PromptSpec{Setting: string(cfg.Setting), HintMode: cfg.Generate.HintMode, NoCorpus: cfg.Ablation.NoCorpus}
+}
+
+// AsksHint reports whether the Designer's answer must carry a <hint> (generate.hint_mode = inline).
+func (p PromptSpec) AsksHint() bool { return p.HintMode != config.HintSeparate }
+
+// TemplateName returns the embedded template file of a spec: designer_<family>.<version>.tmpl. Inline
+// mode keeps the recorded templates (PromptVersions, one per setting, no_corpus only drops the document
+// section); separate mode takes SeparatePromptVersions, where the games setting without a corpus has
+// its own family.
+func (p PromptSpec) TemplateName() string {
+	family, versions := p.Setting, PromptVersions
+	if !p.AsksHint() {
+		versions = SeparatePromptVersions
+		if p.NoCorpus && p.Setting == string(schemas.SettingGames) {
+			family = familyGamesNoCorpus
+		}
+	}
+	version, ok := versions[family]
 	if !ok {
 		version = "v1"
 	}
-	return fmt.Sprintf("designer_%s.%s.tmpl", setting, version)
+	return fmt.Sprintf("designer_%s.%s.tmpl", family, version)
 }
 
-// LoadTemplate returns the Designer template of a setting: the file at overridePath when it is not
-// empty (llm.prompt_file), else the embedded one. The error names the file and the template error.
-func LoadTemplate(setting, overridePath string) (*template.Template, error) {
-	name := TemplateName(setting)
+// TemplateName returns the embedded inline-mode template file of a setting (see PromptSpec.TemplateName).
+func TemplateName(setting string) string {
+	return PromptSpec{Setting: setting, HintMode: config.HintInline}.TemplateName()
+}
+
+// LoadTemplate returns the Designer template of a spec: the file at overridePath when it is not empty
+// (llm.prompt_file), else the embedded one. The error names the file and the template error.
+func LoadTemplate(spec PromptSpec, overridePath string) (*template.Template, error) {
+	return loadTemplate("designer prompt for setting "+strconv.Quote(spec.Setting), spec.TemplateName(), overridePath)
+}
+
+// LoadHintTemplate returns the hint writer's template: the file at overridePath when it is not empty
+// (generate.hint_prompt_file), else the embedded hint.<HintPromptVersion>.tmpl.
+func LoadHintTemplate(overridePath string) (*template.Template, error) {
+	return loadTemplate("hint prompt", "hint."+HintPromptVersion+".tmpl", overridePath)
+}
+
+func loadTemplate(what, embedded, overridePath string) (*template.Template, error) {
+	name := embedded
 	var text []byte
 	var err error
 	if overridePath != "" {
@@ -49,11 +107,11 @@ func LoadTemplate(setting, overridePath string) (*template.Template, error) {
 		text, err = promptFS.ReadFile("prompts/" + name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("generate: designer prompt for setting %q: %w", setting, err)
+		return nil, fmt.Errorf("generate: %s: %w", what, err)
 	}
 	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(text))
 	if err != nil {
-		return nil, fmt.Errorf("generate: designer prompt %s: %w", name, err)
+		return nil, fmt.Errorf("generate: %s %s: %w", what, name, err)
 	}
 	return tmpl, nil
 }
@@ -360,14 +418,63 @@ type PromptData struct {
 	Memory      MemoryBlock
 	MaxTurns    int
 	MaxAttempts int
-	// Previous is set on regeneration.
+	// Previous is set on a repair regeneration (generate.regen = repair).
 	Previous *Previous
+
+	// The fields below serve the separate-mode templates (the authors' prompt content).
+
+	// ActionFormat is rollout.action_format: boxed (the Agent writes \boxed{command}) or tag
+	// (<action>command</action>).
+	ActionFormat string
+	// MinSteps is the fewest interactions a games goal may need (3).
+	MinSteps int
+	// PlanTurnsLo and PlanTurnsHi bound the turns optimal play should take in a no-corpus game: half and
+	// three quarters of rollout.max_turns (12–18 of 25).
+	PlanTurnsLo, PlanTurnsHi int
+	// Examples are example games of the skill (the no-corpus prompt).
+	Examples []string
+	// ToolSkill, Domain and TaskType are the tools prompt's per-call rotation (ToolsRotation).
+	ToolSkill ToolSkill
+	Domain    string
+	TaskType  TaskType
 }
 
-// NewPromptData fills the skill's title and description.
+// MinInteractionSteps is the fewest interactions a games goal may need (the authors' prompt).
+const MinInteractionSteps = 3
+
+// NewPromptData fills the skill's title, description and example games.
 func NewPromptData(setting, skill string) PromptData {
 	info := skillInfo[skill]
-	return PromptData{Setting: setting, Skill: skill, SkillTitle: info[0], SkillDescription: info[1]}
+	return PromptData{Setting: setting, Skill: skill, SkillTitle: info[0], SkillDescription: info[1],
+		ActionFormat: "boxed", MinSteps: MinInteractionSteps, Examples: exampleGames[skill]}
+}
+
+// SetMaxTurns sets the turn budget and the planned length of an optimal no-corpus game.
+func (d *PromptData) SetMaxTurns(maxTurns int) {
+	d.MaxTurns, d.PlanTurnsLo, d.PlanTurnsHi = maxTurns, maxTurns/2, maxTurns*3/4
+}
+
+// HintData is what the hint template is executed with.
+type HintData struct {
+	// Setting is games or tools.
+	Setting string
+	// Skill is the env's skill.
+	Skill string
+	// Code is the accepted environment program.
+	Code string
+	// ActionFormat is rollout.action_format (games): boxed or tag.
+	ActionFormat string
+	// Placement is rollout.hint_placement: observation (after the first observation) or system.
+	Placement string
+}
+
+// RenderHint executes the hint template; the result is trimmed of surrounding blank lines.
+func RenderHint(tmpl *template.Template, data HintData) (string, error) {
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, data); err != nil {
+		return "", fmt.Errorf("generate: render hint prompt: %w", err)
+	}
+	return strings.TrimSpace(buf.String()) + "\n", nil
 }
 
 // Render executes the template; the result is trimmed of surrounding blank lines.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/generate"
 )
@@ -18,7 +19,7 @@ func TestTemplatesRenderEverySection(t *testing.T) {
 		{Position: 2, EnvID: "e3", Skill: schemas.SkillToolUse, Label: schemas.LabelTooHard, Code: "class C: HARDCODE"},
 	}
 	for _, setting := range []string{"games", "tools"} {
-		tmpl, err := generate.LoadTemplate(setting, "")
+		tmpl, err := generate.LoadTemplate(generate.PromptSpec{Setting: setting, HintMode: config.HintInline}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func TestPromptFileOverrides(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "designer.tmpl")
 	os.WriteFile(good, []byte("Design for {{.SkillTitle}}{{if .Excerpt}}: {{.Excerpt}}{{end}}"), 0o644)
-	tmpl, err := generate.LoadTemplate("games", good)
+	tmpl, err := generate.LoadTemplate(generate.PromptSpec{Setting: "games"}, good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +69,10 @@ func TestPromptFileOverrides(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.tmpl")
 	os.WriteFile(bad, []byte("{{.Skill"), 0o644)
-	if _, err := generate.LoadTemplate("games", bad); err == nil || !strings.Contains(err.Error(), "bad.tmpl") {
+	if _, err := generate.LoadTemplate(generate.PromptSpec{Setting: "games"}, bad); err == nil || !strings.Contains(err.Error(), "bad.tmpl") {
 		t.Fatalf("broken template: %v", err)
 	}
-	if _, err := generate.LoadTemplate("games", filepath.Join(dir, "missing.tmpl")); err == nil {
+	if _, err := generate.LoadTemplate(generate.PromptSpec{Setting: "games"}, filepath.Join(dir, "missing.tmpl")); err == nil {
 		t.Fatal("missing template file accepted")
 	}
 }

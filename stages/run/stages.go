@@ -13,15 +13,21 @@ import (
 )
 
 // Stages returns the real stages of a step in order. They share the Env's dependencies: generate, the
-// gate's regenerations and rollout call the newest trained weights before the step through one LLM
-// client per weights version (a replay client loads its recorded run once), and the gate and rollout
-// run programs in one sandbox pool.
+// gate's regenerations and hint calls, and rollout call the newest trained weights before the step
+// through one LLM client per weights version (a replay client loads its recorded run once), and the gate
+// and rollout run programs in one sandbox pool.
 func Stages() []stage.Stage {
-	return []stage.Stage{sample.Stage{}, generate.Stage{}, gate.Stage{NewRegenerator: Regenerator}, rollout.Stage{}, regret.Stage{}, grpo.Stage{}}
+	return []stage.Stage{sample.Stage{}, generate.Stage{}, gate.Stage{NewRegenerator: Regenerator, NewHinter: Hinter}, rollout.Stage{}, regret.Stage{}, grpo.Stage{}}
 }
 
 // Regenerator is how the gate asks the Designer again for a failed slot: generate's Generator for the
 // step, on env's client.
 func Regenerator(ctx context.Context, env *stage.Env, step int64) (gate.Regenerator, error) {
+	return generate.NewGenerator(ctx, env, step)
+}
+
+// Hinter is how the gate has the hints of accepted envs written under generate.hint_mode = separate:
+// generate's Generator for the step, on env's client (role hint).
+func Hinter(ctx context.Context, env *stage.Env, step int64) (gate.Hinter, error) {
 	return generate.NewGenerator(ctx, env, step)
 }
