@@ -137,7 +137,10 @@ func TestRoundTripThroughLakeAndDuckDB(t *testing.T) {
 			rows[i] = sampleRow(t, spec, i)
 		}
 		key := lake.PartitionKey{Run: "r", Table: name, Step: 1}
-		if !spec.PerRun {
+		switch {
+		case name == lake.PoolsTable:
+			key = lake.PoolKey("default")
+		case !spec.PerRun:
 			key = lake.CorpusKey("default")
 		}
 		if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{}); err != nil {
@@ -156,6 +159,13 @@ func TestRoundTripThroughLakeAndDuckDB(t *testing.T) {
 			from := name
 			if spec.PerRun {
 				from = "(select * exclude (run) from " + name + ")"
+			}
+			if name == lake.PoolsTable { // no view: a pool is read by name (sample.pool)
+				files, err := lk.PoolFiles(ctx, "default")
+				if err != nil || len(files) != 1 {
+					t.Fatalf("pool files %v: %v", files, err)
+				}
+				from = "read_parquet('" + files[0] + "', hive_partitioning = false)"
 			}
 			// The Arrow schema is what DuckDB reports for the written file.
 			desc, err := sess.DB.QueryContext(ctx, "select column_name, column_type from (describe select * from "+from+")")
@@ -263,6 +273,8 @@ func TestValidationNamesTableAndColumn(t *testing.T) {
 		{"llm_calls", "role", "critic", "llm_calls.role: must be one of designer|agent|screen"},
 		{"designer_rewards", "solve_rate", 1.5, "designer_rewards.solve_rate: must be in [0, 1]"},
 		{"memory", "label", "meh", "memory.label: must be one of seed|too_easy|too_hard"},
+		{"pools", "code", "", "pools.code: required"},
+		{"pools", "skill", "juggling", "pools.skill: must be one of"},
 		{"samples", "setting", "arcade", "samples.setting: must be one of games|tools"},
 		{"train_metrics", "clip_frac", -0.1, "train_metrics.clip_frac: must be in [0, 1]"},
 	} {
@@ -286,7 +298,7 @@ func TestValidationNamesTableAndColumn(t *testing.T) {
 
 func TestEveryTableHasASpec(t *testing.T) {
 	want := []string{"candidates", "corpus", "designer_rewards", "envs", "episodes", "gate_results", "grpo_batches",
-		"llm_calls", "memory", "samples", "train_metrics", "turns"}
+		"llm_calls", "memory", "pools", "samples", "train_metrics", "turns"}
 	have := map[string]bool{}
 	for _, n := range schemas.Names() {
 		have[n] = true
@@ -297,8 +309,8 @@ func TestEveryTableHasASpec(t *testing.T) {
 		}
 	}
 	for _, n := range schemas.RunTables() {
-		if n == "corpus" {
-			t.Error("corpus is listed as a per-run table; it is imported once per lake")
+		if n == "corpus" || n == "pools" {
+			t.Errorf("%s is listed as a per-run table; it is imported once per lake", n)
 		}
 	}
 }

@@ -14,17 +14,19 @@ func init() {
 	register(&cli.Command{
 		Name:  "ablate",
 		Usage: "compare runs side by side (calibrated Vendi/n, learnable band, acceptance, audits, regret), or rescore one",
-		Description: "With several --run flags, one row per run: Vendi/n and mean pairwise cosine distance over --draws\n" +
-			"seeded subsets of equal size (--n, default the smallest run's env count; SPADE Table 8), the\n" +
+		Description: "With several --run flags, one row per run: Vendi/n and mean pairwise cosine distance, each the mean\n" +
+			"over --draws seeded batches of --batch envs (default 24, the paper's Table 8 calibration: 24 identical\n" +
+			"envs give 1/24, a single-domain batch about 15-16.5 of 24, a whole-run batch about 21.3 of 24; --batch 0:\n" +
+			"one subset of the smallest run's env count per draw), the\n" +
 			"learnable-band share, acceptance, well-defined and verifiable shares, regret and solve rate.\n" +
 			"With --rescore and one --run: recompute the Designer reward of every pool under every variant\n" +
 			"(regret_anchor, regret, anchor, ema_lp) from the stored episodes and show which env each ranks top.\n\n" +
-			"Examples: spade --run full --run no_memory --run no_corpus ablate --n 3310\n" +
+			"Examples: spade --run full --run no_memory --run no_corpus ablate\n" +
 			"          spade --run full ablate --rescore --picks",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
-			&cli.IntFlag{Name: "n", Usage: "calibrated subset size (0: the smallest run's env count)"},
-			&cli.IntFlag{Name: "draws", Value: 20, Usage: "subsets per run"},
+			&cli.IntFlag{Name: "batch", Aliases: []string{"n"}, Value: analytics.DefaultBatch, Usage: "envs per calibrated batch (0: the smallest run's env count)"},
+			&cli.IntFlag{Name: "draws", Value: 200, Usage: "batches per run"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "subsampling seed"},
 			&cli.BoolFlag{Name: "rescore", Usage: "rescore one run under every Designer reward variant"},
 			&cli.BoolFlag{Name: "picks", Usage: "with --rescore: list every pool's top env per variant"},
@@ -54,7 +56,7 @@ func init() {
 			if _, err := spec.Embedder(); err != nil {
 				return asUsage(err)
 			}
-			t, err := analytics.Compare(c.Context, lk, runs, analytics.CompareOptions{Embedder: spec, N: c.Int("n"),
+			t, err := analytics.Compare(c.Context, lk, runs, analytics.CompareOptions{Embedder: spec, Batch: c.Int("batch"),
 				Draws: c.Int("draws"), Seed: c.Uint64("seed")})
 			if err != nil {
 				return err

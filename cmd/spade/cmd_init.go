@@ -22,37 +22,32 @@ func init() {
 			"Keys with a closed set of values: " + enumKeys() + "\n" +
 			"outcome.exclude_ended_by is a comma-separated list of episodes' ended_by values (default " +
 			config.DefaultExcludeEndedBy + "): those episodes are left out of every solve rate and mean outcome.\n\n" +
-			"Example: spade --run r1 init --preset qwen3-8b-games --set rollout.group_size=8",
+			"With --from RUN@STEP the run is a child of RUN: it starts from RUN's configuration (then --config and\n" +
+			"--set) and RUN's committed partitions at steps <= STEP are copied into it (pool, memory, EMA state,\n" +
+			"weights version, used documents, every table), so `spade run --steps STEP+1-...` continues from\n" +
+			"there; run.json records the parent and the step.\n\n" +
+			"Example: spade --run r1 init --preset qwen3-8b-games --set rollout.group_size=8\n" +
+			"         spade --run r1b init --from r1@199 --set regret.band_lo=0.2 --set regret.band_hi=0.4",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "preset", Value: "qwen3-30b-a3b-games", Usage: "preset name"},
 			&cli.StringFlag{Name: "config", Usage: "JSON file of keys (nested objects or dotted keys)"},
 			&cli.GenericFlag{Name: "set", Value: &overrides{}, Usage: "key=value override (repeatable; a value may hold commas)"},
+			&cli.StringFlag{Name: "from", Usage: "RUN@STEP: a child run starting from RUN's configuration and its lake state up to STEP (see cmd_init_from.go)"},
 		},
 		Action: func(c *cli.Context) error {
 			run, err := runName(c)
 			if err != nil {
 				return err
 			}
+			if c.IsSet("from") {
+				return initFrom(c, run)
+			}
 			cfg, err := config.Preset(c.String("preset"))
 			if err != nil {
 				return asUsage(err)
 			}
-			if f := c.String("config"); f != "" {
-				if err := cfg.LoadFile(f); err != nil {
-					return asUsage(err)
-				}
-			}
-			for _, kv := range c.Generic("set").(*overrides).list {
-				key, value, ok := strings.Cut(kv, "=")
-				if !ok {
-					return usageError("--set %q: want key=value", kv)
-				}
-				if err := cfg.Set(key, value); err != nil {
-					return asUsage(err)
-				}
-			}
-			if err := cfg.Validate(); err != nil {
-				return asUsage(err)
+			if err := applyOverrides(c, cfg); err != nil {
+				return err
 			}
 			lk, err := openLake(c)
 			if err != nil {

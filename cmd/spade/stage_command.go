@@ -27,14 +27,18 @@ type stageCommand struct {
 // env_id; the refresh stages sample, generate and gate split slots, since a slot's env_id changes with
 // each attempt), --force and the stage's own flags; its action builds the Env once and runs the stage
 // through stage.Execute, printing one closing line.
-func (sc stageCommand) register() {
+func (sc stageCommand) register() { register(sc.command()) }
+
+// command builds the stage's command without registering it (a stage command under a command group,
+// such as `spade pool draw`, is registered by its group).
+func (sc stageCommand) command() *cli.Command {
 	flags := append([]cli.Flag{
 		&cli.Int64Flag{Name: "step", Required: true, Usage: "the training step"},
 		&cli.IntFlag{Name: "shard", Value: 0, EnvVars: []string{"SPADE_SHARD"}, Usage: "this process's shard, 0..shards-1 (envs split by a hash of env_id; sample, generate and gate split slots: slot mod shards)"},
 		&cli.IntFlag{Name: "shards", Value: 1, EnvVars: []string{"SPADE_SHARDS"}, Usage: "number of processes running this step of the stage; the partition commits when all are in"},
 		&cli.BoolFlag{Name: "force", Usage: "replace committed partitions (unsharded only)"},
 	}, sc.flags...)
-	register(&cli.Command{Name: string(sc.name), Usage: sc.usage, Description: sc.description, Flags: flags, Action: sc.action})
+	return &cli.Command{Name: string(sc.name), Usage: sc.usage, Description: sc.description, Flags: flags, Action: sc.action}
 }
 
 // action runs the stage at --step for this process's shard.

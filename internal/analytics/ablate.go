@@ -13,9 +13,11 @@ import (
 type CompareOptions struct {
 	// Embedder selects the embeddings for the diversity columns.
 	Embedder EmbedderSpec
-	// N is the calibrated subset size; 0 means the smallest run's env count.
-	N int
-	// Draws is the number of subsets per run (default 20).
+	// Batch is the calibrated batch size: Vendi/n is the mean over Draws seeded batches of Batch envs
+	// (DefaultBatch is the paper's Table 8 calibration: 24 envs, one rollout batch); ≤ 0 means one
+	// subset size for every run, the smallest run's env count.
+	Batch int
+	// Draws is the number of batches per run (default 20).
 	Draws int
 	// Seed seeds the subsampling (same seed for every run).
 	Seed uint64
@@ -33,8 +35,14 @@ const compareSQL = `select
 	(select avg(solve_rate_nohint) from solve_rates) as solve_rate_nohint,
 	(select coalesce(max(streak), 1) from repeated_envs where key_kind = 'class_name') as longest_repeat`
 
+// DefaultBatch is the batch size of the paper's Table 8 Vendi/n: per rollout batch of 24 envs, 24
+// identical envs score Vendi 1 (Vendi/n = 1/24), a single-domain batch about 14.8–16.5, a batch drawn from
+// a whole run about 21.3.
+const DefaultBatch = 24
+
 // Compare puts runs side by side (SPADE §3.5, Table 8 and Figure 6 for the ablations): calibrated Vendi/n
-// and mean pairwise cosine distance at equal n, learnable-band share (mean over windows and last window),
+// and mean pairwise cosine distance, each the mean over o.Draws seeded batches of o.Batch envs of the run
+// (a run with fewer envs is one batch of all of them), learnable-band share (mean over windows and last window),
 // acceptance, well-defined and verifiable shares, mean regret and no-hint solve rate, and the longest
 // streak of a repeated class name.
 //
@@ -52,7 +60,7 @@ func Compare(ctx context.Context, lk *lake.Lake, runs []string, o CompareOptions
 	if err != nil {
 		return nil, err
 	}
-	n := o.N
+	n := o.Batch
 	if n <= 0 {
 		for i, run := range runs {
 			if len(vectors[run]) == 0 {
@@ -63,7 +71,7 @@ func Compare(ctx context.Context, lk *lake.Lake, runs []string, o CompareOptions
 			}
 		}
 	}
-	t := &Table{Columns: []string{"run", "envs", "n", "vendi_per_n", "vendi_per_n_std", "mean_cosine_distance",
+	t := &Table{Columns: []string{"run", "envs", "batch", "vendi_per_n", "vendi_per_n_std", "mean_cosine_distance",
 		"mean_cosine_distance_std", "band_share_mean", "band_share_last", "acceptance", "well_defined", "verifiable",
 		"regret", "solve_rate_nohint", "longest_repeat"}}
 	for _, run := range runs {

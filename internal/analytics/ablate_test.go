@@ -38,6 +38,38 @@ func TestCalibratedVendi(t *testing.T) {
 	}
 }
 
+// Table 8's calibration at its scale: a batch of 24 copies of one env scores Vendi 1 (Vendi/n = 1/24),
+// 24 orthogonal envs score 24 (Vendi/n = 1), whether the batch is the whole set or drawn from a larger one.
+func TestBatchVendiCalibration(t *testing.T) {
+	const n, d = DefaultBatch, 30
+	same := make([]float64, 10*n*d)
+	for i := 0; i < 10*n; i++ {
+		same[i*d], same[i*d+1] = 0.6, 0.8
+	}
+	orth := make([]float64, n*d)
+	for i := 0; i < n; i++ {
+		orth[i*d+i] = 1 + float64(i) // lengths differ: the kernel is cosine similarity
+	}
+	for _, tc := range []struct {
+		name  string
+		x     []float64
+		total int
+		want  float64
+	}{
+		{"24 copies", same[:n*d], n, 1.0 / 24},
+		{"batches of 24 from 240 copies", same, 10 * n, 1.0 / 24},
+		{"24 orthogonal", orth, n, 1},
+	} {
+		c, err := CalibratedVendi(tc.x, tc.total, d, n, 20, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.N != n || math.Abs(c.VendiPerN-tc.want) > 1e-9 || c.VendiPerNStd > 1e-9 {
+			t.Errorf("%s: %+v, want Vendi/n %v", tc.name, c, tc.want)
+		}
+	}
+}
+
 // TestCompareSeparatesNoCorpus: the synthetic no_corpus run reuses three topics and one class name, so its
 // calibrated Vendi/n is far below the full run's and its longest repeated-class streak longer (Table 8).
 func TestCompareSeparatesNoCorpus(t *testing.T) {
@@ -58,9 +90,17 @@ func TestCompareSeparatesNoCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	full, noCorpus := tab.Float(0, "vendi_per_n"), tab.Float(1, "vendi_per_n")
-	if !(full > 2*noCorpus) || tab.Float(0, "n") != tab.Float(1, "n") {
+	if !(full > 2*noCorpus) || tab.Float(0, "batch") != tab.Float(1, "batch") {
 		t.Errorf("vendi_per_n full %v, no_corpus %v (n %v, %v): want full > 2×no_corpus at equal n", full, noCorpus,
-			tab.Float(0, "n"), tab.Float(1, "n"))
+			tab.Float(0, "batch"), tab.Float(1, "batch"))
+	}
+	// The paper's calibration: batches of 24 envs.
+	tab, err = Compare(ctx, lk, []string{"full", "no_corpus"}, CompareOptions{Batch: DefaultBatch, Draws: 50, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Float(0, "batch") != 24 || !(tab.Float(0, "vendi_per_n") > tab.Float(1, "vendi_per_n")) {
+		t.Errorf("batches of 24: %v", tab.Rows)
 	}
 	if !(tab.Float(1, "longest_repeat") > tab.Float(0, "longest_repeat")) {
 		t.Errorf("longest_repeat full %v, no_corpus %v", tab.Float(0, "longest_repeat"), tab.Float(1, "longest_repeat"))

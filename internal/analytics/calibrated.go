@@ -9,8 +9,8 @@ import (
 )
 
 // Calibrated is the sample-size-calibrated diversity of one set of embeddings: Vendi/n and the mean
-// pairwise cosine distance over Draws random subsets of the same size N (SPADE Table 8, which compares runs
-// of different lengths at n = 3,310).
+// pairwise cosine distance averaged over Draws random subsets of the same size N (SPADE Table 8's Vendi/n
+// is such a per-batch figure, with N = 24 envs: DefaultBatch).
 type Calibrated struct {
 	// N is the subset size; Total the number of vectors available.
 	N, Total int

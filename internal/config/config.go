@@ -37,6 +37,17 @@ type Config struct {
 	GRPO     GRPO            `json:"grpo"`
 	Metrics  Metrics         `json:"metrics"`
 	Outcome  Outcome         `json:"outcome"`
+	// Parent is set on a child run (`spade init --from RUN@STEP`): the run and step whose lake state the
+	// child inherited. It is not a key: only --from sets it.
+	Parent *Parent `json:"parent,omitempty" key:"-"`
+}
+
+// Parent names the run and the step a child run continues from.
+type Parent struct {
+	// Run is the parent run's name.
+	Run string `json:"run"`
+	// Step is the parent's last step the child inherited; the child continues at Step+1.
+	Step int64 `json:"step"`
 }
 
 // Sample configures the pool schedule and corpus draw.
@@ -303,6 +314,9 @@ func Keys() []string {
 func walk(v reflect.Value, prefix string, visit func(string, reflect.Value)) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("key") == "-" {
+			continue
+		}
 		name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
 		key := name
 		if prefix != "" {

@@ -9,6 +9,7 @@
 //	<lake>/runs/<run>/<table>/step=NNNNNN/_manifest.json
 //	<lake>/runs/<run>/<table>/step=NNNNNN/fragment=<name>/...   (same layout, one fragment)
 //	<lake>/corpora/<name>/corpus/step=000000/...
+//	<lake>/pools/<name>/pools/step=000000/...        (an imported env pool, lake.PoolKey)
 //
 // Commit protocol: a writer uploads its part files first, then a shard marker listing them (name, rows,
 // bytes, sha256), and when every shard's marker is present, the partition's _manifest.json, created with

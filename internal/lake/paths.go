@@ -24,7 +24,8 @@ func ValidName(s string) error {
 type PartitionKey struct {
 	// Run is the run name; empty for corpus partitions.
 	Run string
-	// Corpus is the corpus name, for the corpus table only.
+	// Corpus names the collection of a table that lives outside runs: the corpus's name for the corpus
+	// table, the pool's name for the pools table (an imported static pool of env programs).
 	Corpus string
 	// Table is the table name (see package schemas).
 	Table string
@@ -39,6 +40,9 @@ type PartitionKey struct {
 
 // String formats the key for messages.
 func (k PartitionKey) String() string {
+	if k.Corpus != "" && k.Table == PoolsTable {
+		return fmt.Sprintf("pool %s", k.Corpus)
+	}
 	if k.Corpus != "" {
 		return fmt.Sprintf("corpus %s", k.Corpus)
 	}
@@ -50,6 +54,9 @@ func (k PartitionKey) String() string {
 
 // tableDir is the directory of every partition of the key's table.
 func (k PartitionKey) tableDir() string {
+	if k.Corpus != "" && k.Table == PoolsTable {
+		return poolsPrefix + k.Corpus + "/" + k.Table
+	}
 	if k.Corpus != "" {
 		return "corpora/" + k.Corpus + "/" + k.Table
 	}
@@ -140,6 +147,9 @@ const runsPrefix = "runs/"
 
 // corporaPrefix is the prefix under which every corpus lives.
 const corporaPrefix = "corpora/"
+
+// poolsPrefix is the prefix under which every imported env pool lives.
+const poolsPrefix = "pools/"
 
 // parseManifestKey extracts the table, step and fragment ("" for the plain partition) from a manifest
 // key below the run ("runs/<run>/"): <table>/step=NNNNNN/_manifest.json or

@@ -188,7 +188,7 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 	if !cfg.PoolEnd(step) {
 		return agent, nil, false, nil
 	}
-	if cfg.Ablation.FrozenDesigner || cfg.Ablation.NoDesignerGrad {
+	if cfg.Ablation.FrozenDesigner || cfg.Ablation.NoDesignerGrad || cfg.Sample.Pool != "" { // a static pool has no Designer call to train on
 		return agent, nil, true, nil
 	}
 	if _, err := schemas.ParseVariant(string(cfg.Regret.Variant)); err != nil {

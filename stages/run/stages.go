@@ -6,18 +6,20 @@ import (
 	"github.com/spadekit/spade/stages/gate"
 	"github.com/spadekit/spade/stages/generate"
 	"github.com/spadekit/spade/stages/grpo"
+	"github.com/spadekit/spade/stages/pool"
 	"github.com/spadekit/spade/stages/regret"
 	"github.com/spadekit/spade/stages/rollout"
 	"github.com/spadekit/spade/stages/sample"
 	"github.com/spadekit/spade/stages/stage"
 )
 
-// Stages returns the real stages of a step in order. They share the Env's dependencies: generate, the
-// gate's regenerations and hint calls, and rollout call the newest trained weights before the step
-// through one LLM client per weights version (a replay client loads its recorded run once), and the gate
-// and rollout run programs in one sandbox pool.
+// Stages returns the real stages of a step in order (pool, due only in a run with sample.pool set, takes
+// the place of sample, generate and gate). They share the Env's dependencies: generate, the gate's
+// regenerations and hint calls, and rollout call the newest trained weights before the step through one
+// LLM client per weights version (a replay client loads its recorded run once), and the gate and rollout
+// run programs in one sandbox pool.
 func Stages() []stage.Stage {
-	return []stage.Stage{sample.Stage{}, generate.Stage{}, gate.Stage{NewRegenerator: Regenerator, NewHinter: Hinter}, rollout.Stage{}, regret.Stage{}, grpo.Stage{}}
+	return []stage.Stage{sample.Stage{}, pool.Stage{}, generate.Stage{}, gate.Stage{NewRegenerator: Regenerator, NewHinter: Hinter}, rollout.Stage{}, regret.Stage{}, grpo.Stage{}}
 }
 
 // Regenerator is how the gate asks the Designer again for a failed slot: generate's Generator for the

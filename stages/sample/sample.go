@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/spadekit/spade/internal/config"
@@ -53,25 +54,18 @@ type Result struct {
 func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	log, cfg, lk, run := env.Logger(), env.Config, env.Lake, env.Run
 	shards := env.Shard.Shards()
-	var err error
-	var docs []schemas.CorpusRow
-	if !cfg.Ablation.NoCorpus {
-		docs, err = lake.ReadRows[schemas.CorpusRow](ctx, lk, lake.CorpusKey(cfg.Sample.Corpus))
-		if errors.Is(err, lake.ErrNotCommitted) {
-			return Result{}, fmt.Errorf("sample: corpus %q is not imported in %s (run `spade corpus import --name %s FILE`, or set sample.corpus)", cfg.Sample.Corpus, lk.URI(), cfg.Sample.Corpus)
-		}
-		if err != nil {
-			return Result{}, fmt.Errorf("sample: read corpus %q: %w", cfg.Sample.Corpus, err)
-		}
-		if len(docs) == 0 {
-			return Result{}, fmt.Errorf("sample: corpus %q is empty", cfg.Sample.Corpus)
-		}
+	docs, err := readCorpus(ctx, env)
+	if err != nil {
+		return Result{}, err
 	}
 	used, err := usedDocs(ctx, lk, run, step)
 	if err != nil {
 		return Result{}, err
 	}
-	all, _ := Draw(cfg, step, docs, used)
+	all, _, err := Draw(cfg, step, docs, used)
+	if err != nil {
+		return Result{}, err
+	}
 	var rows []schemas.SampleRow
 	reused := 0
 	for _, r := range all {
@@ -92,6 +86,26 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	}
 	log.Info("sample: committed", "run", run, "step", step, "slots", len(rows), "reused", reused)
 	return Result{Rows: len(rows), Reused: reused}, nil
+}
+
+// readCorpus returns the run's corpus (sample.corpus), or nothing under ablation.no_corpus; a corpus that
+// is not imported is an error saying how to import it.
+func readCorpus(ctx context.Context, env *stage.Env) ([]schemas.CorpusRow, error) {
+	cfg, lk := env.Config, env.Lake
+	if cfg.Ablation.NoCorpus {
+		return nil, nil
+	}
+	docs, err := lake.ReadRows[schemas.CorpusRow](ctx, lk, lake.CorpusKey(cfg.Sample.Corpus))
+	if errors.Is(err, lake.ErrNotCommitted) {
+		return nil, fmt.Errorf("sample: corpus %q is not imported in %s (run `spade corpus import --name %s FILE`, or set sample.corpus)", cfg.Sample.Corpus, lk.URI(), cfg.Sample.Corpus)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sample: read corpus %q: %w", cfg.Sample.Corpus, err)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("sample: corpus %q is empty", cfg.Sample.Corpus)
+	}
+	return docs, nil
 }
 
 // usedDocs returns the documents drawn by the run's samples partitions before step.
@@ -118,42 +132,171 @@ func usedDocs(ctx context.Context, lk *lake.Lake, run string, step int64) (map[s
 	return used, nil
 }
 
-// Draw computes the slots of a refresh step: each slot's skill (tool_use in the tools setting) and a
-// document not in used, suited to the skill (see suits), the lowest drawKey first. When no unused suited
-// document is left it reuses one (the lowest drawKey among suited, then any) and marks the row Reused;
-// it returns the rows and the number reused. With ablation.no_corpus, or no documents, slots get none.
-func Draw(cfg *config.Config, step int64, docs []schemas.CorpusRow, used map[string]bool) ([]schemas.SampleRow, int) {
-	window := cfg.PoolIndex(step)
-	active := []string{schemas.SkillToolUse}
-	if cfg.Setting != schemas.SettingTools {
-		active = ActiveSkills(cfg.Seed, window, cfg.Sample.SkillsPerWindow)
+// Draw computes the slots of a refresh step: each slot's skill (WindowSkills, spread by SlotSkill) and a
+// document not in used, drawn by sample.doc_draw (see Drawer); it returns the rows and the number that
+// had to reuse a document because none was left. With ablation.no_corpus, or no documents, slots get none.
+func Draw(cfg *config.Config, step int64, docs []schemas.CorpusRow, used map[string]bool) ([]schemas.SampleRow, int, error) {
+	d, err := NewDrawer(cfg, step, docs, used)
+	if err != nil {
+		return nil, 0, err
 	}
-	sorted := append([]schemas.CorpusRow(nil), docs...)
-	sort.Slice(sorted, func(i, j int) bool {
-		return drawKey(cfg.Seed, step, sorted[i].DocID) < drawKey(cfg.Seed, step, sorted[j].DocID)
-	})
+	rows := d.Rows()
+	reused := 0
+	for _, r := range rows {
+		if r.Reused {
+			reused++
+		}
+	}
+	return rows, reused, nil
+}
+
+// Drawer holds one refresh step's draw: its slots (Rows) and, for the gate's regenerations, a fresh
+// document for any later attempt of a slot (Attempt). Everything is a function of the run seed, the step,
+// the corpus and the documents used before the step, so every process computes the same draw.
+type Drawer struct {
+	cfg    *config.Config
+	step   int64
+	active []string
+	// order is every document, lowest drawKey(seed, step, id) first: a seeded uniform permutation.
+	order []schemas.CorpusRow
+	used  map[string]bool
+	rows  []schemas.SampleRow
+}
+
+// NewDrawer draws the slots of refresh step `step` from docs, leaving out the documents in used (those of
+// the run's earlier samples). sample.doc_draw picks the rule: uniform takes the unused documents in the
+// step's seeded order (the authors' uniform draw, without replacement); matched takes, for each slot, the
+// unused document whose domain suits the slot's skill best (see suits), then the lowest key. Once no
+// unused document is left a slot reuses one (lowest key first, a document not yet taken at this step
+// before one that is) and its row is marked Reused.
+func NewDrawer(cfg *config.Config, step int64, docs []schemas.CorpusRow, used map[string]bool) (*Drawer, error) {
+	active, err := WindowSkills(cfg, step)
+	if err != nil {
+		return nil, fmt.Errorf("sample: %w", err)
+	}
+	d := &Drawer{cfg: cfg, step: step, active: active, used: used}
+	if !cfg.Ablation.NoCorpus {
+		d.order = append([]schemas.CorpusRow(nil), docs...)
+		sort.Slice(d.order, func(i, j int) bool {
+			return drawKey(cfg.Seed, step, d.order[i].DocID) < drawKey(cfg.Seed, step, d.order[j].DocID)
+		})
+	}
 	taken := map[string]bool{}
 	for id := range used {
 		taken[id] = true
 	}
-	rows := make([]schemas.SampleRow, cfg.Sample.EnvsPerStep)
-	reused := 0
-	for slot := range rows {
-		skill := SlotSkill(active, slot)
-		row := schemas.SampleRow{Step: step, Slot: int32(slot), Skill: skill, Setting: cfg.Setting}
-		if !cfg.Ablation.NoCorpus && len(sorted) > 0 {
-			doc, again := pick(sorted, skill, taken)
-			taken[doc.DocID] = true
-			row.DocID = doc.DocID
-			row.Excerpt = Excerpt(doc.Text, cfg.Sample.ExcerptChars)
-			row.Reused = again
-			if again {
-				reused++
+	thisStep := map[string]bool{}
+	d.rows = make([]schemas.SampleRow, cfg.Sample.EnvsPerStep)
+	for slot := range d.rows {
+		row := d.slotRow(slot)
+		if len(d.order) > 0 {
+			var doc schemas.CorpusRow
+			if cfg.Sample.DocDraw == config.DocUniform {
+				doc, row.Reused = pickUniform(d.order, taken, thisStep)
+			} else {
+				doc, row.Reused = pick(d.order, row.Skill, taken)
+			}
+			taken[doc.DocID], thisStep[doc.DocID] = true, true
+			d.setDoc(&row, doc)
+		}
+		d.rows[slot] = row
+	}
+	return d, nil
+}
+
+// LoadDrawer reads the run's corpus (sample.corpus; none under ablation.no_corpus) and the documents its
+// samples used before step, and returns the step's Drawer. The generate stage calls it to give a
+// regeneration attempt a fresh document (Drawer.Attempt).
+func LoadDrawer(ctx context.Context, env *stage.Env, step int64) (*Drawer, error) {
+	docs, err := readCorpus(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	used, err := usedDocs(ctx, env.Lake, env.Run, step)
+	if err != nil {
+		return nil, err
+	}
+	return NewDrawer(env.Config, step, docs, used)
+}
+
+// Rows returns the step's slots, slot order.
+func (d *Drawer) Rows() []schemas.SampleRow { return append([]schemas.SampleRow(nil), d.rows...) }
+
+// Attempt returns the sample of attempt `attempt` (1-based) of slot `slot`: attempt 1 is the slot's own
+// row (Rows); every later attempt gets a fresh document (the authors draw one per attempt), a function of
+// (seed, step, slot, attempt) alone, never one of the documents used before the step or drawn for the
+// step's slots. Under uniform, attempt a of slot s takes position (a−1)·n + s of the step's unused
+// documents (n = sample.envs_per_step), so no two (slot, attempt) pairs share a document while the corpus
+// lasts; under matched, position (a−2)·m + j of the unused documents suited to the slot's skill that no
+// slot took (m slots have the skill, the slot is the j-th of them), distinct within a skill. Past the end
+// of the corpus the document is a reused one (Reused set). The skill and setting never change.
+func (d *Drawer) Attempt(slot, attempt int) (schemas.SampleRow, error) {
+	if slot < 0 || slot >= len(d.rows) {
+		return schemas.SampleRow{}, fmt.Errorf("sample: slot %d out of range 0..%d", slot, len(d.rows)-1)
+	}
+	if attempt < 1 {
+		return schemas.SampleRow{}, fmt.Errorf("sample: attempt %d: attempts count from 1", attempt)
+	}
+	if attempt == 1 || len(d.order) == 0 {
+		return d.rows[slot], nil
+	}
+	row := d.slotRow(slot)
+	if d.cfg.Sample.DocDraw == config.DocUniform {
+		var fresh []schemas.CorpusRow
+		for _, doc := range d.order {
+			if !d.used[doc.DocID] {
+				fresh = append(fresh, doc)
 			}
 		}
-		rows[slot] = row
+		pos := (attempt-1)*len(d.rows) + slot
+		if pos < len(fresh) {
+			d.setDoc(&row, fresh[pos])
+		} else {
+			d.setDoc(&row, d.order[pos%len(d.order)])
+			row.Reused = true
+		}
+		return row, nil
 	}
-	return rows, reused
+	taken := map[string]bool{}
+	for _, r := range d.rows {
+		taken[r.DocID] = true
+	}
+	var fresh, suited []schemas.CorpusRow
+	for _, doc := range d.order {
+		if suits(row.Skill, doc.Domain) < 0 {
+			continue
+		}
+		suited = append(suited, doc)
+		if !d.used[doc.DocID] && !taken[doc.DocID] {
+			fresh = append(fresh, doc)
+		}
+	}
+	sort.SliceStable(fresh, func(i, j int) bool { return suits(row.Skill, fresh[i].Domain) < suits(row.Skill, fresh[j].Domain) })
+	k := len(d.active)
+	same := (len(d.rows) - slot%k + k - 1) / k // slots with this slot's skill
+	pos := (attempt-2)*same + slot/k
+	switch {
+	case pos < len(fresh):
+		d.setDoc(&row, fresh[pos])
+	case len(suited) > 0:
+		d.setDoc(&row, suited[pos%len(suited)])
+		row.Reused = true
+	default:
+		d.setDoc(&row, d.order[pos%len(d.order)])
+		row.Reused = true
+	}
+	return row, nil
+}
+
+// slotRow is the slot's row without a document.
+func (d *Drawer) slotRow(slot int) schemas.SampleRow {
+	return schemas.SampleRow{Step: d.step, Slot: int32(slot), Skill: SlotSkill(d.active, slot), Setting: d.cfg.Setting}
+}
+
+// setDoc puts doc and its excerpt (sample.excerpt_words, then sample.excerpt_chars) in row.
+func (d *Drawer) setDoc(row *schemas.SampleRow, doc schemas.CorpusRow) {
+	row.DocID = doc.DocID
+	row.Excerpt = Excerpt(ExcerptWords(doc.Text, d.cfg.Sample.ExcerptWords), d.cfg.Sample.ExcerptChars)
 }
 
 // pick returns the best unused suited document (best domain rank, then draw order), else a reused one.
@@ -177,6 +320,43 @@ func pick(sorted []schemas.CorpusRow, skill string, taken map[string]bool) (sche
 		}
 	}
 	return sorted[0], true
+}
+
+// pickUniform returns the first document of the step's order not taken (not used before the step nor
+// drawn for an earlier slot); once none is left, a reused one: the first not yet drawn at this step, else
+// the first.
+func pickUniform(order []schemas.CorpusRow, taken, thisStep map[string]bool) (schemas.CorpusRow, bool) {
+	for _, d := range order {
+		if !taken[d.DocID] {
+			return d, false
+		}
+	}
+	for _, d := range order {
+		if !thisStep[d.DocID] {
+			return d, true
+		}
+	}
+	return order[0], true
+}
+
+// ExcerptWords cuts a document to its first maxWords words (runs of non-space characters), keeping the
+// text up to the end of the last kept word as it is. maxWords ≤ 0 keeps it whole.
+func ExcerptWords(text string, maxWords int) string {
+	if maxWords <= 0 {
+		return text
+	}
+	words, inWord := 0, false
+	for i, r := range text {
+		space := unicode.IsSpace(r)
+		if !space && !inWord {
+			if words == maxWords {
+				return strings.TrimRightFunc(text[:i], unicode.IsSpace)
+			}
+			words++
+		}
+		inWord = !space
+	}
+	return text
 }
 
 // Excerpt cuts a document to at most maxChars characters (runes), at the last paragraph or sentence

@@ -88,7 +88,10 @@ func smallConfig(t *testing.T) *config.Config {
 func TestDrawSpreadsSkillsAndMatchesDomains(t *testing.T) {
 	cfg := smallConfig(t)
 	docs := corpus(40, func(i int) string { return []string{"math", "science", "code"}[i%3] })
-	rows, reused := sample.Draw(cfg, 4, docs, nil)
+	rows, reused, err := sample.Draw(cfg, 4, docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if reused != 0 || len(rows) != 6 {
 		t.Fatalf("rows %d reused %d", len(rows), reused)
 	}
@@ -120,7 +123,7 @@ func TestDrawSpreadsSkillsAndMatchesDomains(t *testing.T) {
 		}
 	}
 	cfg.Setting = schemas.SettingTools
-	rows, _ = sample.Draw(cfg, 0, docs, nil)
+	rows, _, _ = sample.Draw(cfg, 0, docs, nil)
 	for _, r := range rows {
 		if r.Skill != schemas.SkillToolUse || byID[r.DocID] != "code" {
 			t.Fatalf("tools slot %+v got domain %s", r, byID[r.DocID])

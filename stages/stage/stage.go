@@ -77,8 +77,17 @@ func Marker(s Stage) string {
 	return w[len(w)-1]
 }
 
-// RefreshDue is the Due of the refresh stages (sample, generate, gate): step starts a pool.
-func RefreshDue(cfg *config.Config, step int64) bool { return cfg.IsRefresh(step) }
+// RefreshDue is the Due of the refresh stages (sample, generate, gate): step starts a pool and the run
+// generates its envs (sample.pool is empty).
+func RefreshDue(cfg *config.Config, step int64) bool {
+	return cfg.IsRefresh(step) && cfg.Sample.Pool == ""
+}
+
+// PoolDue is the Due of the stage that takes a refresh step's envs from an imported pool: step starts a
+// pool and sample.pool names one (fixed-environment GRPO).
+func PoolDue(cfg *config.Config, step int64) bool {
+	return cfg.IsRefresh(step) && cfg.Sample.Pool != ""
+}
 
 // EveryStep is the Due of the stages that run at every step.
 func EveryStep(*config.Config, int64) bool { return true }
@@ -111,6 +120,13 @@ func Execute(ctx context.Context, env *Env, s Stage, step int64) (Outcome, error
 	name := s.Name()
 	if err := checkRequest(env, step); err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w: %w", name, ErrInvalid, err)
+	}
+	if !s.Due(env.Config, step) && env.Config.IsRefresh(step) {
+		if env.Config.Sample.Pool != "" {
+			return Outcome{}, fmt.Errorf("%s: %w: the run takes its envs from pool %q (sample.pool), so nothing is generated at step %d; the pool stage writes them",
+				name, ErrNotDue, env.Config.Sample.Pool, step)
+		}
+		return Outcome{}, fmt.Errorf("%s: %w: the run generates its envs (sample.pool is empty)", name, ErrNotDue)
 	}
 	if !s.Due(env.Config, step) {
 		return Outcome{}, fmt.Errorf("%s: %w: step %d is not a pool refresh step (sample.refresh_every = %d; refresh steps are multiples of it)",

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+)
+
+// applyOverrides applies --config then --set to cfg and validates it.
+func applyOverrides(c *cli.Context, cfg *config.Config) error {
+	if f := c.String("config"); f != "" {
+		if err := cfg.LoadFile(f); err != nil {
+			return asUsage(err)
+		}
+	}
+	for _, kv := range c.Generic("set").(*overrides).list {
+		key, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return usageError("--set %q: want key=value", kv)
+		}
+		if err := cfg.Set(key, value); err != nil {
+			return asUsage(err)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return asUsage(err)
+	}
+	return nil
+}
+
+// initFrom creates run as a child of --from RUN@STEP: the parent's configuration with --config and --set
+// applied and Parent recorded, and a copy of every partition the parent committed at steps ≤ STEP (the
+// tables the next steps read: the pool's envs, memory, ema_state, train_metrics for the weights version,
+// samples for the used documents, and the rest so a pool that spans STEP can end in the child). The copy
+// comes first and run.json last, so an interrupted init leaves no run and can be repeated.
+func initFrom(c *cli.Context, run string) error {
+	if c.IsSet("preset") {
+		return usageError("--from and --preset: a child run starts from its parent's configuration; change settings with --set")
+	}
+	parent, stepText, ok := strings.Cut(c.String("from"), "@")
+	step, err := strconv.ParseInt(stepText, 10, 64)
+	if !ok || parent == "" || err != nil || step < 0 {
+		return usageError("--from %q: want RUN@STEP, e.g. r1@199", c.String("from"))
+	}
+	if parent == run {
+		return usageError("--from %s: a run cannot be its own parent; name the child with --run", c.String("from"))
+	}
+	lk, err := openLake(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := lk.RunConfig(c.Context, parent)
+	if errors.Is(err, lake.ErrNoRun) {
+		return asUsage(err)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := lk.RunConfig(c.Context, run); err == nil {
+		return asUsage(fmt.Errorf("%w: %s (a changed setting is a new run: pick another --run)", lake.ErrRunExists, run))
+	} else if !errors.Is(err, lake.ErrNoRun) {
+		return err
+	}
+	done, err := lk.Steps(c.Context, parent, "train_metrics")
+	if err != nil {
+		return err
+	}
+	if len(done) == 0 || done[len(done)-1] < step {
+		last := "none"
+		if len(done) > 0 {
+			last = strconv.FormatInt(done[len(done)-1], 10)
+		}
+		return usageError("--from %s: run %s has not finished step %d (its last trained step: %s)", c.String("from"), parent, step, last)
+	}
+	cfg.Parent = &config.Parent{Run: parent, Step: step}
+	if err := applyOverrides(c, cfg); err != nil {
+		return err
+	}
+	copied, err := lk.CopyRun(c.Context, parent, run, step)
+	if err != nil {
+		return err
+	}
+	if err := lk.CreateRun(c.Context, run, cfg); err != nil {
+		if errors.Is(err, lake.ErrRunExists) {
+			return asUsage(err)
+		}
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "created run %s in %s from %s at step %d (%d partitions copied); continue with --steps %d-...\n",
+		run, lk.URI(), parent, step, copied, step+1)
+	return nil
+}

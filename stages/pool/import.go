@@ -1,0 +1,341 @@
+package pool
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
+)
+
+// InputError is a problem with an input (a file that cannot be read, a wrong format, a missing column):
+// the file and what is wrong, in one line. Nothing is imported; the CLI exits 2.
+type InputError struct {
+	// File is the input as the user named it (or the flag at fault).
+	File string
+	// Problem says what is wrong.
+	Problem string
+}
+
+// Error returns "FILE: PROBLEM".
+func (e *InputError) Error() string { return e.File + ": " + e.Problem }
+
+// Program is one program read from the inputs, before the checks.
+type Program struct {
+	// ID is the program's id: the input's `id`, a .py file's name without the extension, or
+	// FILE:LINE/FILE:ROW when the input has no id.
+	ID string
+	// Code, Hint and Skill are the input's `code`, `hint` (for a .py file: FILE.hint next to it) and
+	// `skill`.
+	Code, Hint, Skill string
+	// Source is the input file.
+	Source string
+}
+
+// Verdict is what a Checker says of one program: accepted (with its env class), or why not. Err means the
+// program could not be judged (the sandbox failed), which fails the whole import.
+type Verdict struct {
+	Accepted bool
+	Class    string
+	Reason   string
+	Err      error
+}
+
+// Checker runs the gate's checks on one program (the CLI passes stages/gate's Check on a sandbox pool).
+type Checker func(ctx context.Context, p Program, setting schemas.Setting) Verdict
+
+// Rejection is a program left out of the pool and why.
+type Rejection struct {
+	ID, Source, Reason string
+}
+
+// Result reports an import.
+type Result struct {
+	// Imported counts programs added; Skipped counts duplicates (by id, of the input or of the pool);
+	// Rejected lists the programs that failed a check (left out).
+	Imported, Skipped int
+	Rejected          []Rejection
+	// Total is the pool's size after the import.
+	Total int
+}
+
+// ErrNothingAccepted is returned when no program of the input passed the checks: nothing is committed.
+var ErrNothingAccepted = errors.New("no program passed the gate's checks")
+
+// Import reads every input (Python files, directories of them, Parquet or JSONL files with `code` and
+// optional `hint`, `skill`, `id`), checks every new program with check, and merges the accepted ones into
+// the pool `name`, deduplicating by id. A bad input is an *InputError and commits nothing; a program that
+// fails a check is reported in Result.Rejected and left out (the authors' static pools are of validated
+// programs); when none passes, nothing is committed and the error is ErrNothingAccepted.
+func Import(ctx context.Context, lk *lake.Lake, name string, setting schemas.Setting, inputs []string, check Checker) (Result, error) {
+	if err := lake.ValidName(name); err != nil {
+		return Result{}, &InputError{File: "--name", Problem: err.Error()}
+	}
+	if !setting.Valid() {
+		return Result{}, &InputError{File: "--setting", Problem: fmt.Sprintf("must be games or tools, got %q", setting)}
+	}
+	if len(inputs) == 0 {
+		return Result{}, &InputError{File: "(no inputs)", Problem: "name at least one .py file, directory of them, .parquet or .jsonl file"}
+	}
+	var programs []Program
+	for _, in := range inputs {
+		ps, err := readInput(ctx, in)
+		if err != nil {
+			return Result{}, err
+		}
+		programs = append(programs, ps...)
+	}
+	key := lake.PoolKey(name)
+	existing, err := lake.ReadRows[schemas.PoolRow](ctx, lk, key)
+	if err != nil && !errors.Is(err, lake.ErrNotCommitted) {
+		return Result{}, err
+	}
+	for _, r := range existing {
+		if r.Setting != setting {
+			return Result{}, &InputError{File: "--setting", Problem: fmt.Sprintf("pool %s holds %s programs; import %s programs into another pool", name, r.Setting, setting)}
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range existing {
+		seen[r.EntryID] = true
+	}
+	res := Result{}
+	merged := existing
+	for _, p := range programs {
+		if seen[p.ID] {
+			res.Skipped++
+			continue
+		}
+		seen[p.ID] = true
+		v := check(ctx, p, setting)
+		if v.Err != nil {
+			return Result{}, fmt.Errorf("pool import: %s (%s): the checks could not run: %w", p.ID, p.Source, v.Err)
+		}
+		if !v.Accepted {
+			res.Rejected = append(res.Rejected, Rejection{ID: p.ID, Source: p.Source, Reason: v.Reason})
+			continue
+		}
+		sum := sha256Hex(p.Code)
+		merged = append(merged, schemas.PoolRow{EntryID: p.ID, Code: p.Code, Hint: p.Hint, Skill: p.Skill, Setting: setting,
+			ClassName: v.Class, CodeSHA256: sum, Source: p.Source})
+		res.Imported++
+	}
+	res.Total = len(merged)
+	if res.Imported == 0 {
+		if len(res.Rejected) > 0 {
+			return res, ErrNothingAccepted
+		}
+		return res, nil
+	}
+	sort.SliceStable(merged, func(i, j int) bool { return merged[i].EntryID < merged[j].EntryID })
+	_, err = lake.WriteRows(ctx, lk, key, merged, lake.WriteOptions{Force: len(existing) > 0})
+	return res, err
+}
+
+// Read returns the imported pool `name`, or an error saying how to import it.
+func Read(ctx context.Context, lk *lake.Lake, name string) ([]schemas.PoolRow, error) {
+	rows, err := lake.ReadRows[schemas.PoolRow](ctx, lk, lake.PoolKey(name))
+	if errors.Is(err, lake.ErrNotCommitted) {
+		return nil, fmt.Errorf("pool %q is not imported in %s (run `spade pool import --name %s DIR|FILE...`, or set sample.pool)", name, lk.URI(), name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read pool %q: %w", name, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("pool %q is empty", name)
+	}
+	return rows, nil
+}
+
+// readInput reads one input: a directory (its .py files, sorted), a .py file, a .parquet or a .jsonl file.
+func readInput(ctx context.Context, path string) ([]Program, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &InputError{File: path, Problem: "cannot read: " + strings.TrimPrefix(err.Error(), "stat "+path+": ")}
+	}
+	if st.IsDir() {
+		matches, err := filepath.Glob(filepath.Join(path, "*.py"))
+		if err != nil {
+			return nil, &InputError{File: path, Problem: err.Error()}
+		}
+		if len(matches) == 0 {
+			return nil, &InputError{File: path, Problem: "no .py files in the directory"}
+		}
+		slices.Sort(matches)
+		var out []Program
+		for _, m := range matches {
+			ps, err := readInput(ctx, m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ps...)
+		}
+		return out, nil
+	}
+	if st.Size() == 0 {
+		return nil, &InputError{File: path, Problem: "file is empty"}
+	}
+	var programs []Program
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".py":
+		programs, err = readPython(path)
+	case ".parquet":
+		programs, err = readParquet(ctx, path)
+	case ".jsonl", ".ndjson":
+		programs, err = readJSONL(path)
+	default:
+		return nil, &InputError{File: path, Problem: fmt.Sprintf("unsupported format %q: want .py, a directory of them, or .parquet/.jsonl with a code column", filepath.Ext(path))}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(programs) == 0 {
+		return nil, &InputError{File: path, Problem: "no programs in file"}
+	}
+	return programs, nil
+}
+
+// readPython reads one program file; FILE.hint next to it, when present, is its hint.
+func readPython(path string) ([]Program, error) {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{File: path, Problem: err.Error()}
+	}
+	if !utf8.Valid(body) {
+		return nil, &InputError{File: path, Problem: "not valid UTF-8"}
+	}
+	p := Program{ID: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), Code: string(body), Source: path}
+	if hint, err := os.ReadFile(strings.TrimSuffix(path, filepath.Ext(path)) + ".hint"); err == nil {
+		p.Hint = strings.TrimSpace(string(hint))
+	}
+	return []Program{p}, checkProgram(path, "", p)
+}
+
+// checkProgram validates the fields a pool row takes from the input.
+func checkProgram(path, where string, p Program) error {
+	if where != "" {
+		where += ": "
+	}
+	r := schemas.PoolRow{EntryID: p.ID, Code: p.Code, Hint: p.Hint, Skill: p.Skill, Setting: schemas.SettingGames, CodeSHA256: sha256Hex(p.Code)}
+	if err := r.Validate(); err != nil {
+		return &InputError{File: path, Problem: where + err.Error()}
+	}
+	return nil
+}
+
+func readJSONL(path string) ([]Program, error) {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{File: path, Problem: err.Error()}
+	}
+	var out []Program
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		if !utf8.Valid(text) {
+			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: not valid UTF-8", line)}
+		}
+		var rec map[string]any
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.UseNumber()
+		if err := dec.Decode(&rec); err != nil {
+			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: not a JSON object: %v", line, err)}
+		}
+		code, ok := rec["code"].(string)
+		if !ok {
+			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: no string \"code\" field", line)}
+		}
+		p := Program{Code: code, Source: path, ID: fmt.Sprintf("%s:%d", filepath.Base(path), line)}
+		switch v := rec["id"].(type) {
+		case string:
+			p.ID = v
+		case json.Number:
+			p.ID = v.String()
+		}
+		p.Hint, _ = rec["hint"].(string)
+		p.Skill, _ = rec["skill"].(string)
+		if err := checkProgram(path, fmt.Sprintf("line %d", line), p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &InputError{File: path, Problem: err.Error()}
+	}
+	return out, nil
+}
+
+func readParquet(ctx context.Context, path string) ([]Program, error) {
+	db, err := duck.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	src := "read_parquet('" + strings.ReplaceAll(path, "'", "''") + "')"
+	cols := map[string]bool{}
+	desc, err := db.QueryContext(ctx, "select column_name from (describe select * from "+src+")")
+	if err != nil {
+		return nil, &InputError{File: path, Problem: "not a readable Parquet file: " + firstLine(err.Error())}
+	}
+	for desc.Next() {
+		var c string
+		desc.Scan(&c)
+		cols[c] = true
+	}
+	desc.Close()
+	if !cols["code"] {
+		return nil, &InputError{File: path, Problem: "no \"code\" column (want code, optional id, hint, skill)"}
+	}
+	opt := func(c string) string {
+		if cols[c] {
+			return "coalesce(cast(cast(" + c + " as varchar) as blob), ''::blob)"
+		}
+		return "''::blob"
+	}
+	q := fmt.Sprintf("select cast(code as blob), %s, %s, %s from %s", opt("id"), opt("hint"), opt("skill"), src)
+	rs, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, &InputError{File: path, Problem: firstLine(err.Error())}
+	}
+	defer rs.Close()
+	var out []Program
+	for n := 1; rs.Next(); n++ {
+		var code, id, hint, skill sql.RawBytes
+		if err := rs.Scan(&code, &id, &hint, &skill); err != nil {
+			return nil, &InputError{File: path, Problem: firstLine(err.Error())}
+		}
+		p := Program{Code: string(code), ID: string(id), Hint: string(hint), Skill: string(skill), Source: path}
+		if p.ID == "" {
+			p.ID = fmt.Sprintf("%s:%d", filepath.Base(path), n)
+		}
+		if err := checkProgram(path, fmt.Sprintf("row %d", n), p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, &InputError{File: path, Problem: firstLine(err.Error())}
+	}
+	return out, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
