@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/llm"
 )
 
 func init() {
@@ -46,6 +48,17 @@ func init() {
 				}
 				if err := cfg.Set(key, value); err != nil {
 					return asUsage(err)
+				}
+			}
+			// Paths in run.json are absolute, so every later command finds them from any directory.
+			for _, r := range []*config.Role{&cfg.LLM.Designer, &cfg.LLM.Agent, &cfg.LLM.Screen} {
+				if r.BaseURL, err = llm.AbsReplayURL(r.BaseURL); err != nil {
+					return err
+				}
+			}
+			if f := cfg.LLM.PromptFile; f != "" && !strings.Contains(f, "://") && !filepath.IsAbs(f) {
+				if cfg.LLM.PromptFile, err = filepath.Abs(f); err != nil {
+					return err
 				}
 			}
 			if err := cfg.Validate(); err != nil {
