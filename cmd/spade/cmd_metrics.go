@@ -77,6 +77,13 @@ func init() {
 				fmt.Fprintln(c.App.Writer, analytics.ParamsSQL(cfg, e.Name()))
 				return nil
 			}
+			total := 4
+			if format != "table" || model != "" {
+				total = 2
+			}
+			ph := startPhases("metrics", total)
+			defer ph.done()
+			ph.next("opening the run, computing missing embeddings")
 			s, err := openAnalytics(c, run)
 			if err != nil {
 				return err
@@ -88,14 +95,29 @@ func init() {
 				if model != "" {
 					query = "select * from " + model
 				}
+				ph.next(query)
+				ph.done()
 				return duck.Render(c.Context, s.DB, query, format, "", w)
 			}
 			// The table is for reading: 4 significant digits (analytics.TableValue), "(none)" for an empty one.
-			show := func(query string) error {
-				t, err := analytics.Query(c.Context, s.DB, query)
-				if err != nil {
+			// The queries run first (with progress), then the tables are printed, so a bar never sits
+			// between them.
+			var queries []string
+			if model != "" {
+				queries = []string{"select * from " + model}
+			} else {
+				queries = []string{"select * exclude (run) from dashboard", "select * exclude (run) from audits",
+					"select * exclude (run) from repeated_envs limit 5"}
+			}
+			tables := make([]*analytics.Table, len(queries))
+			for i, q := range queries {
+				ph.next(q)
+				if tables[i], err = analytics.Query(c.Context, s.DB, q); err != nil {
 					return err
 				}
+			}
+			ph.done()
+			show := func(t *analytics.Table) error {
 				if len(t.Rows) == 0 {
 					fmt.Fprintln(w, "(none)")
 					return nil
@@ -103,19 +125,19 @@ func init() {
 				return t.Render(w, "table")
 			}
 			if model != "" {
-				return show("select * from " + model)
+				return show(tables[0])
 			}
 			fmt.Fprintf(w, "run %s: dashboard per %d-step window (band [%g, %g], quota %d envs per pool)\n", run,
 				s.Config.Metrics.Window, s.Config.Metrics.BandLo, s.Config.Metrics.BandHi, s.Config.Sample.EnvsPerStep)
-			if err := show("select * exclude (run) from dashboard"); err != nil {
+			if err := show(tables[0]); err != nil {
 				return err
 			}
 			fmt.Fprintln(w, "\nquality audit, early vs late half of the run")
-			if err := show("select * exclude (run) from audits"); err != nil {
+			if err := show(tables[1]); err != nil {
 				return err
 			}
 			fmt.Fprintln(w, "\nlongest runs of repeated environments (same class name or code in consecutive generations)")
-			return show("select * exclude (run) from repeated_envs limit 5")
+			return show(tables[2])
 		},
 	})
 }

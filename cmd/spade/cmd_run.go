@@ -47,7 +47,7 @@ func init() {
 			if stages, err = steprun.Select(stages, only); err != nil {
 				return asUsage(err)
 			}
-			env := &stage.Env{Lake: lk, Run: run, Config: cfg, Shard: shard.All, Log: slog.Default(),
+			env := &stage.Env{Lake: lk, Run: run, Config: cfg, Shard: shard.All, Log: slog.Default(), Progress: reporter,
 				TrainerLog: os.Stderr, TrainerDir: c.String("trainer-dir")}
 			defer env.Close()
 			_, err = steprun.Run(c.Context, env, steps, steprun.Options{Stages: stages, Out: c.App.Writer, Log: slog.Default()})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/progress"
 )
 
 // Exit codes, documented in the README.
@@ -29,6 +30,31 @@ const (
 )
 
 var commands []*cli.Command
+
+// reporter is this process's progress reporter (stage.Env.Progress), made by the app's Before from
+// --log-format and whether stderr is a terminal.
+var reporter *progress.Reporter
+
+// phases counts the named phases of a long command on the progress reporter; next starts the next one
+// (shown beside the bar), done ends the task.
+type phases struct {
+	task *progress.Task
+	n    int
+}
+
+func startPhases(name string, total int) *phases {
+	return &phases{task: reporter.Start(name, int64(total), "phases")}
+}
+
+func (p *phases) next(what string) {
+	if p.n > 0 {
+		p.task.Add(1)
+	}
+	p.n++
+	p.task.Note("%s", what)
+}
+
+func (p *phases) done() { p.task.Done() }
 
 // register adds a subcommand; called from each cmd_<name>.go's init.
 func register(c *cli.Command) { commands = append(commands, c) }
@@ -79,19 +105,35 @@ func newApp() *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "lake", Value: "./lake", EnvVars: []string{"SPADE_LAKE"}, Usage: "lake URI: a local directory or s3://bucket/prefix"},
 			&cli.StringSliceFlag{Name: "run", EnvVars: []string{"SPADE_RUN"}, Usage: "run name (repeat for commands that compare runs)"},
-			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "logs on stderr: auto (on a terminal: progress bars, warnings and errors with tracebacks as they are; elsewhere: text), text (every log line) or json (every log line, progress as log lines)"},
 		},
 		Before: func(c *cli.Context) error {
+			term := progress.IsTerminal(os.Stderr)
 			var h slog.Handler
 			switch c.String("log-format") {
+			case "auto":
+				if term {
+					reporter = progress.New(os.Stderr, nil, 0)
+					h = progress.NewTermHandler(reporter.Writer(), slog.LevelWarn)
+				} else {
+					h = slog.NewTextHandler(os.Stderr, nil)
+				}
 			case "text":
-				h = slog.NewTextHandler(os.Stderr, nil)
+				if term {
+					reporter = progress.New(os.Stderr, nil, 0)
+					h = slog.NewTextHandler(reporter.Writer(), nil)
+				} else {
+					h = slog.NewTextHandler(os.Stderr, nil)
+				}
 			case "json":
 				h = slog.NewJSONHandler(os.Stderr, nil)
 			default:
-				return usageError("--log-format must be text or json, got %q", c.String("log-format"))
+				return usageError("--log-format must be auto, text or json, got %q", c.String("log-format"))
 			}
 			slog.SetDefault(slog.New(h))
+			if reporter == nil {
+				reporter = progress.New(nil, slog.Default(), 0)
+			}
 			return nil
 		},
 		Commands:        commands,

@@ -141,7 +141,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 		return Result{}, err
 	}
 	r := &runner{cfg: cfg, step: step, client: client, pool: pool, tmpl: tmpl, log: log}
-	r.progress = newProgress(env.Progress, log, len(mine)*2*cfg.Rollout.GroupSize)
+	r.progress = newProgress(env.Progress, len(mine)*2*cfg.Rollout.GroupSize)
 	start := time.Now()
 	episodes, turns, err := r.playAll(ctx, mine)
 	r.progress.finish()
@@ -230,7 +230,7 @@ type runner struct {
 	pool     *sandbox.Pool
 	tmpl     *template.Template
 	log      *slog.Logger
-	progress *progress
+	progress *rolloutProgress
 
 	llmNanos     atomic.Int64
 	sandboxNanos atomic.Int64

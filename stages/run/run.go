@@ -164,7 +164,8 @@ func Run(ctx context.Context, env *stage.Env, steps []int64, opts Options) (Repo
 		}
 		return rep, err
 	}
-	for _, step := range steps {
+	term := env.Progress.Terminal()
+	for i, step := range steps {
 		ranAny := false
 		for _, s := range opts.Stages {
 			if !s.Due(env.Config, step) {
@@ -178,11 +179,24 @@ func Run(ctx context.Context, env *stage.Env, steps []int64, opts Options) (Repo
 			out, err := executeStage(ctx, env, s, step, log)
 			if out.Skipped {
 				t.Skipped++
+				if term {
+					env.Progress.Printf("step %d  %-8s already committed", step, s.Name())
+				}
 				continue
 			}
 			t.Total += out.Elapsed
 			t.Ran++
 			ranAny = true
+			if term {
+				// On a terminal one line per stage and step (the log lines are for files and collectors).
+				line := fmt.Sprintf("step %d  %-8s %7.2fs  ", step, s.Name(), out.Elapsed.Seconds())
+				if err != nil {
+					line += "FAILED (the error follows)"
+				} else {
+					line += out.Summary
+				}
+				env.Progress.Printf("%s", line)
+			}
 			if err != nil {
 				if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
 					err = fmt.Errorf("%w (%v)", ctx.Err(), err)
@@ -194,6 +208,11 @@ func Run(ctx context.Context, env *stage.Env, steps []int64, opts Options) (Repo
 			rep.Steps++
 		} else {
 			rep.Resumed++
+		}
+		if term && i+1 < len(steps) {
+			elapsed := time.Since(start)
+			left := time.Duration(float64(elapsed) / float64(i+1) * float64(len(steps)-i-1))
+			env.Progress.Printf("-- %d of %d steps done in %s, about %s left", i+1, len(steps), elapsed.Round(time.Second), left.Round(time.Second))
 		}
 	}
 	return finish(nil)
