@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -166,4 +168,47 @@ func TestReplayRunFromAnotherDirectory(t *testing.T) {
 			t.Fatalf("spade %s from %s: exit %d\n%s", strings.Join(args, " "), elsewhere, r.code, r.stderr)
 		}
 	}
+}
+
+// TestMetricsSQLFromAnyDirectory: `metrics --sql MODEL` prints a script (the run's parameters and the
+// embedded model) that spade query runs from a directory without sql/, with the model's own result.
+func TestMetricsSQLFromAnyDirectory(t *testing.T) {
+	env := append(localEnv(t), "SPADE_RUN=s")
+	must(t, env, "synth", "--steps", "8")
+	dir := t.TempDir()
+	script := spadeIn(t, dir, env, "metrics", "--sql", "regret_curve")
+	if script.code != 0 || !strings.Contains(script.stdout, "set variable") {
+		t.Fatalf("metrics --sql: exit %d\n%s%s", script.code, script.stdout, script.stderr)
+	}
+	got := spade(t, env, script.stdout, "query", "--format", "csv")
+	want := must(t, env, "metrics", "--model", "regret_curve", "--format", "csv")
+	if got.code != 0 || !sameCSV(got.stdout, want) {
+		t.Errorf("the script's result differs from the model's:\n%s\nwant\n%s", got.stdout, want)
+	}
+}
+
+// sameCSV compares two CSV texts cell by cell, numbers within 1e-9 (DuckDB may sum in another order).
+func sameCSV(a, b string) bool {
+	la, lb := strings.Split(strings.TrimSpace(a), "\n"), strings.Split(strings.TrimSpace(b), "\n")
+	if len(la) != len(lb) {
+		return false
+	}
+	for i := range la {
+		ca, cb := strings.Split(la[i], ","), strings.Split(lb[i], ",")
+		if len(ca) != len(cb) {
+			return false
+		}
+		for j := range ca {
+			x, errx := strconv.ParseFloat(ca[j], 64)
+			y, erry := strconv.ParseFloat(cb[j], 64)
+			if errx == nil && erry == nil {
+				if math.Abs(x-y) > 1e-9 {
+					return false
+				}
+			} else if ca[j] != cb[j] {
+				return false
+			}
+		}
+	}
+	return true
 }

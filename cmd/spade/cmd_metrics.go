@@ -48,11 +48,12 @@ func init() {
 			"Missing embeddings are computed first (TF-IDF + LSA by default) and stored in the embeddings table.\n" +
 			"--sql-params prints the run's parameters as SQL, so a model can be run by hand with spade query.\n\n" +
 			"Examples: spade --run r1 metrics --format csv --model learnable_band\n" +
-			"          (spade --run r1 metrics --sql-params; cat sql/audits.sql) | spade --run r1 query --format csv",
+			"          spade --run r1 metrics --sql audits | spade --run r1 query --format csv",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
 			&cli.StringFlag{Name: "model", Usage: "print this model instead of the dashboard"},
 			&cli.BoolFlag{Name: "sql-params", Usage: "print the run's model parameters as `set variable` statements (to prefix a hand-run sql/ file) and exit"},
+			&cli.StringFlag{Name: "sql", Usage: "print MODEL's SQL (embedded in spade), prefixed with the run's parameters, and exit: a script for spade query from any directory"},
 		}, embedderFlags...),
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
@@ -68,6 +69,19 @@ func init() {
 			_, run, cfg, err := openRun(c)
 			if err != nil {
 				return err
+			}
+			if name := c.String("sql"); name != "" {
+				body, err := sqlfiles.Query(name)
+				if err != nil {
+					return asUsage(fmt.Errorf("--sql: %w", err))
+				}
+				e, err := embedderSpec(c).Embedder()
+				if err != nil {
+					return asUsage(err)
+				}
+				fmt.Fprintln(c.App.Writer, analytics.ParamsSQL(cfg, e.Name()))
+				fmt.Fprintln(c.App.Writer, body)
+				return nil
 			}
 			if c.Bool("sql-params") {
 				e, err := embedderSpec(c).Embedder()
