@@ -5,7 +5,6 @@ Settings come from the environment so CI and people run the same notebooks:
   SPADE_LAKE  the lake URI (default ./lake)
   SPADE_RUNS  comma-separated runs to plot (default: every run of the lake)
   SPADE_OUT   a directory to save the figures into as PNG (default: none)
-  SQL_DIR     the sql/ directory with the models (default ../sql)
 """
 import io
 import os
@@ -55,12 +54,10 @@ def runs():
 
 
 def model(name, run):
-    """Run sql/<name>.sql for one run with the run's parameters (spade metrics --sql-params)."""
-    sql_dir = os.environ.get("SQL_DIR", os.path.join(HERE, "..", "sql"))
-    with open(os.path.join(sql_dir, name + ".sql")) as f:
-        body = f.read()
-    params = _spade("--run", run, "metrics", "--sql-params")
-    return query(params + "\n" + body, runs=[run])
+    """Run the model <name> for one run with the run's parameters. The SQL comes from spade itself
+    (`spade metrics --sql NAME`, the models embedded in the binary), so a notebook runs from any directory."""
+    script = _spade("--run", run, "metrics", "--sql", name)
+    return query(script, runs=[run])
 
 
 def save(fig, name):

@@ -20,6 +20,16 @@ import (
 
 func repoFile(name string) string { return filepath.Join("..", "..", name) }
 
+// usageMessage returns the first line of a usage error's stderr and whether it has the two lines every
+// usage error prints: what was wrong, then the command's usage line.
+func usageMessage(stderr string) (string, bool) {
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], "usage: spade") {
+		return stderr, false
+	}
+	return lines[0], true
+}
+
 func TestInitEveryPreset(t *testing.T) {
 	env := localEnv(t)
 	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
@@ -68,8 +78,8 @@ func TestInitRefusals(t *testing.T) {
 		{[]string{"--run", "../x", "init"}, "invalid name"},
 	} {
 		r := spade(t, env, "", tc.args...)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
-			t.Errorf("spade %s: exit %d, stderr %q; want exit 2 and one line naming %s", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
+		if msg, ok := usageMessage(r.stderr); r.code != 2 || !ok || !strings.Contains(msg, tc.want) {
+			t.Errorf("spade %s: exit %d, stderr %q; want exit 2, one line naming %s and the usage line", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(lakeDir, "runs", "a")); err == nil {
@@ -164,8 +174,8 @@ func TestCorpusImportBadInput(t *testing.T) {
 		{write("notjson.jsonl", "{oops\n"), "line 1: not a JSON object"},
 	} {
 		r := spade(t, env, "", "corpus", "import", "--name", "c1", good, tc.file)
-		msg := strings.TrimSpace(r.stderr)
-		if r.code != 2 || !strings.Contains(msg, tc.file+": ") || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+		msg, ok := usageMessage(r.stderr)
+		if r.code != 2 || !ok || !strings.Contains(msg, tc.file+": ") || !strings.Contains(msg, tc.want) {
 			t.Errorf("import %s: exit %d, stderr %q; want exit 2 and one line naming the file and %q", filepath.Base(tc.file), r.code, msg, tc.want)
 		}
 	}
@@ -381,8 +391,12 @@ func TestStageCommandsCheckTheRequest(t *testing.T) {
 		{[]string{"regret", "--step", "1", "--shards", "2", "--force"}, 2, "needs --shards 1"},
 	} {
 		r := spade(t, env, "", append([]string{"--run", "c1"}, c.args...)...)
-		if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 && c.code == 2 {
-			t.Errorf("spade %s: exit %d, stderr %q; want exit %d and %q on one line", strings.Join(c.args, " "), r.code, r.stderr, c.code, c.want)
+		msg, ok := usageMessage(r.stderr)
+		if c.code != 2 {
+			msg, ok = r.stderr, true
+		}
+		if r.code != c.code || !ok || !strings.Contains(msg, c.want) {
+			t.Errorf("spade %s: exit %d, stderr %q; want exit %d and %q on one line (and the usage line for exit 2)", strings.Join(c.args, " "), r.code, r.stderr, c.code, c.want)
 		}
 	}
 	if out := must(t, env, "lake", "ls"); len(strings.Split(strings.TrimSpace(out), "\n")) != 2 || !strings.Contains(out, "c1  ") {

@@ -56,8 +56,11 @@ func init() {
 			if _, err := spec.Embedder(); err != nil {
 				return asUsage(err)
 			}
+			ph := startPhases("ablate", 1)
+			ph.next("embedding the runs' programs, calibrated Vendi/n and the per-run models")
 			t, err := analytics.Compare(c.Context, lk, runs, analytics.CompareOptions{Embedder: spec, Batch: c.Int("batch"),
 				Draws: c.Int("draws"), Seed: c.Uint64("seed")})
+			ph.done()
 			if err != nil {
 				return err
 			}
@@ -77,7 +80,10 @@ func rescore(c *cli.Context, format string) error {
 		return asUsage(err)
 	}
 	scorer := newRegretScorer(p)
+	ph := startPhases("ablate", 1)
+	ph.next("rescoring every pool with each reward variant")
 	picks, err := analytics.Rescore(c.Context, lk, run, scorer)
+	ph.done()
 	if err != nil {
 		return err
 	}

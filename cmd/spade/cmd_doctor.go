@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -17,11 +18,14 @@ func init() {
 		Description: "Resolves the interpreter ($SPADE_PYTHON, else python3 on PATH, through version-manager shims),\n" +
 			"probes each isolation layer by starting a real sandbox worker (bwrap, then the namespace init), says\n" +
 			"which one is in force, and checks that numpy and sympy import inside the sandbox. Exits 1 when no\n" +
-			"isolation layer works (generated code would then be refused without --unsafe-no-isolation).\n\n" +
+			"isolation layer works (generated code would then be refused without --unsafe-no-isolation), or, with\n" +
+			"--strict, when the best layer is not bwrap. Every layer that fails, and a missing optional module, gets a\n" +
+			"line saying what to set or install.\n\n" +
 			"Example: spade doctor\n" +
 			"         SPADE_PYTHON=/usr/bin/python3 spade doctor",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH)"},
+			&cli.BoolFlag{Name: "strict", Usage: "exit 1 unless bwrap, the strongest layer, works"},
 		},
 		Action: func(c *cli.Context) error {
 			out := c.App.Writer
@@ -41,30 +45,91 @@ func init() {
 					}
 				}
 				fmt.Fprintf(out, "  %-11s %-3s %6.1f ms  %s\n", p.Isolation, verdict, float64(p.Took.Microseconds())/1000, p.Detail)
+				if !p.OK {
+					fmt.Fprintf(out, "  %-11s     fix: %s\n", "", layerAdvice(p, py))
+				}
 			}
 			if inForce == nil {
 				fmt.Fprintln(out, "in force:  NONE: generated code is refused unless --unsafe-no-isolation is passed")
-				return errors.New("doctor: no isolation layer works here: install bubblewrap (apt-get install -y bubblewrap) or allow unprivileged user namespaces")
+				if outsideUsr(py) {
+					return fmt.Errorf("doctor: no isolation layer works with %s: try SPADE_PYTHON=%s (see the fix lines above)", py.Executable, systemPython)
+				}
+				return errors.New("doctor: no isolation layer works here: install bubblewrap (apt-get install -y bubblewrap) or allow unprivileged user namespaces (see the fix lines above)")
 			}
 			fmt.Fprintf(out, "in force:  %s (the first that works, in the order above)\n", inForce.Isolation)
+			var strictErr error
+			if inForce.Isolation != sandbox.IsolationBwrap && c.Bool("strict") {
+				strictErr = fmt.Errorf("doctor --strict: the best layer here is %s, not bwrap (see the fix line under bwrap)", inForce.Isolation)
+			}
 			fmt.Fprintf(out, "preloaded: %s\n", strings.Join(inForce.Modules, " "))
 			pool, err := sandbox.NewPool(c.Context, sandbox.Options{PythonExe: py, Isolation: inForce.Isolation, Workers: 1})
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			var optional []string
+			var optional, missing []string
 			for _, module := range []string{"numpy", "sympy"} {
 				prog, err := pool.Load(c.Context, "import "+module+"\nclass Probe:\n    def reset(self, seed):\n        return ''\n    def step(self, action):\n        return '', 0.0, True, {}\n")
 				if err != nil {
 					optional = append(optional, module+" missing")
+					missing = append(missing, module)
 					continue
 				}
 				prog.Close()
 				optional = append(optional, module+" ok")
 			}
 			fmt.Fprintf(out, "optional:  %s (importable by environment programs)\n", strings.Join(optional, ", "))
-			return nil
+			if len(missing) > 0 {
+				fmt.Fprintf(out, "           fix: %s\n", moduleAdvice(missing, py))
+			}
+			return strictErr
 		},
 	})
+}
+
+// systemPython is the interpreter CI and the README use: Debian's, whose packages (python3-numpy, ...)
+// the sandbox can see under /usr.
+const systemPython = "/usr/bin/python3"
+
+// outsideUsr reports whether the interpreter lives outside /usr (pyenv, conda, a venv in a home
+// directory), where bwrap's read-only view (only /usr and the interpreter's prefix) and the sandbox's
+// uid 65534 may not reach.
+func outsideUsr(py *sandbox.Python) bool {
+	return !strings.HasPrefix(py.Executable, "/usr/")
+}
+
+// layerAdvice is one line a user can act on for a layer that failed: which interpreter, which path, what
+// to set or install.
+func layerAdvice(p sandbox.Probe, py *sandbox.Python) string {
+	d := strings.ToLower(p.Detail)
+	userns := strings.Contains(d, "operation not permitted") || strings.Contains(d, "unshare") ||
+		strings.Contains(d, "user namespace") || strings.Contains(d, "clone")
+	unreadable := strings.Contains(d, "permission denied") || strings.Contains(d, "no such file")
+	switch {
+	case p.Isolation == sandbox.IsolationBwrap && (strings.Contains(d, "not found") || strings.Contains(d, "no bwrap")):
+		return "install bubblewrap: apt-get install -y bubblewrap"
+	case (unreadable || strings.Contains(d, "did not start")) && outsideUsr(py):
+		return fmt.Sprintf("the sandbox runs as uid 65534 and sees only /usr and the interpreter's prefix read-only; %s (from %s) is outside /usr and not reachable there: use a system interpreter, SPADE_PYTHON=%s (apt-get install -y python3 python3-numpy python3-sympy), or let others read %s (chmod o+rx on it and its parents)",
+			py.Executable, py.Requested, systemPython, filepath.Dir(py.Executable))
+	case userns:
+		return "unprivileged user namespaces are off: sysctl -w kernel.unprivileged_userns_clone=1 (Debian), or kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04+); in a container, run it with --security-opt seccomp=unconfined or give it user namespaces"
+	case p.Isolation == sandbox.IsolationLandlock:
+		return "needs a kernel >= 5.13 with landlock enabled (landlock in /sys/kernel/security/lsm; boot with lsm=...,landlock)"
+	case outsideUsr(py):
+		return fmt.Sprintf("%s (from %s) is outside /usr; try the system interpreter: SPADE_PYTHON=%s spade doctor", py.Executable, py.Requested, systemPython)
+	}
+	return "run with SPADE_PYTHON=" + systemPython + " and check the message above; spade doctor --help has the layers"
+}
+
+// moduleAdvice says how to make the missing optional modules importable by the sandbox's interpreter.
+func moduleAdvice(missing []string, py *sandbox.Python) string {
+	if !outsideUsr(py) {
+		pkgs := make([]string, len(missing))
+		for i, m := range missing {
+			pkgs[i] = "python3-" + m
+		}
+		return fmt.Sprintf("apt-get install -y %s (for %s)", strings.Join(pkgs, " "), py.Executable)
+	}
+	return fmt.Sprintf("%s -m pip install %s, or use the system interpreter: SPADE_PYTHON=%s (apt-get install -y python3-numpy python3-sympy)",
+		py.Executable, strings.Join(missing, " "), systemPython)
 }

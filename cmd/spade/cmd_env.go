@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -44,7 +41,11 @@ func init() {
 				ArgsUsage: "ENV_ID",
 				Description: "Loads ENV_ID from the run's envs table and plays it: the observation is shown, you type an\n" +
 					"action (a tool call as JSON in the tools setting), and the reward and done flag are shown.\n" +
-					"':reset' starts a new episode with the next seed, ':quit' leaves.\n\n" +
+					"Lines starting with ':' are commands, never sent to the env: :help, :reset (a new episode with the\n" +
+					"next seed), :hint, :obs (the last observation again), :quit; '::x' sends the action ':x'. After the\n" +
+					"episode ends only :reset and :quit (and :help, :hint, :obs) are accepted. On a terminal the line\n" +
+					"can be edited (arrows, Home/End, Ctrl-A/E/W/U) with this session's history (up/down, Ctrl-R);\n" +
+					"Ctrl-C leaves at once (exit 130), Ctrl-D like :quit.\n\n" +
 					"Example: spade --run r1 env play 5f2c9a01e3 --hint",
 				Flags: append(sandboxFlags(),
 					&cli.BoolFlag{Name: "hint", Usage: "show the privileged hint before playing"},
@@ -237,70 +238,11 @@ func envPlay(c *cli.Context) error {
 	}
 	defer prog.Close()
 	out := c.App.Writer
-	fmt.Fprintf(out, "env %s (%s, %s, class %s); ':reset' for a new episode, ':quit' to leave\n", found.EnvID, found.Skill, found.Setting, prog.Class)
+	fmt.Fprintf(out, "env %s (%s, %s, class %s); type an action, or :help for the commands\n", found.EnvID, found.Skill, found.Setting, prog.Class)
 	if c.Bool("hint") {
 		fmt.Fprintf(out, "hint: %s\n", found.Hint)
 	}
-	return playLoop(c, prog, found.Setting, c.Int64("seed"), bufio.NewReader(c.App.Reader), out)
-}
-
-// playLoop runs episodes until :quit or the end of input.
-func playLoop(c *cli.Context, prog *sandbox.Program, setting schemas.Setting, seed int64, in *bufio.Reader, out io.Writer) error {
-	ctx := c.Context
-	for {
-		env, err := prog.NewEnv(ctx)
-		if err != nil {
-			return err
-		}
-		obs, err := env.Reset(ctx, seed)
-		if err != nil {
-			env.Close()
-			return err
-		}
-		if setting == schemas.SettingTools {
-			if tools, err := env.Tools(ctx); err == nil {
-				fmt.Fprintf(out, "tools: %s\n", tools)
-			}
-		}
-		fmt.Fprintf(out, "\n[seed %d]\n%s\n", seed, obs)
-		total := 0.0
-		for {
-			fmt.Fprint(out, "> ")
-			line, err := in.ReadString('\n')
-			if err != nil && line == "" {
-				env.Close()
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				return err
-			}
-			action := strings.TrimRight(line, "\r\n")
-			if action == ":quit" {
-				env.Close()
-				return nil
-			}
-			if action == ":reset" {
-				break
-			}
-			res, err := env.Step(ctx, action)
-			if err != nil {
-				fmt.Fprintf(out, "env error: %v\n", err)
-				var se *sandbox.Error
-				if errors.As(err, &se) && se.Kind != sandbox.KindEnv {
-					break
-				}
-				continue
-			}
-			total += res.Reward
-			fmt.Fprintf(out, "%s\n  reward %.3f (total %.3f)  done %v", res.Observation, res.Reward, total, res.Done)
-			if res.Done {
-				fmt.Fprintf(out, "  success %v\n", res.Success())
-				fmt.Fprintln(out, "episode over: ':reset' for another, ':quit' to leave")
-				continue
-			}
-			fmt.Fprintln(out)
-		}
-		env.Close()
-		seed++
-	}
+	in := newLineReader(c.Context, c.App.Reader, out)
+	defer in.Close()
+	return (&player{prog: prog, setting: found.Setting, hint: found.Hint, seed: c.Int64("seed"), in: in, out: out}).play(c.Context)
 }

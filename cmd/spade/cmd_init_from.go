@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/llm"
 )
 
 // applyOverrides applies --config then --set to cfg and validates it.
@@ -26,6 +28,20 @@ func applyOverrides(c *cli.Context, cfg *config.Config) error {
 		}
 		if err := cfg.Set(key, value); err != nil {
 			return asUsage(err)
+		}
+	}
+	// Paths in run.json are absolute, so every later command finds them from any directory.
+	var err error
+	for _, r := range []*config.Role{&cfg.LLM.Designer, &cfg.LLM.Agent, &cfg.LLM.Screen} {
+		if r.BaseURL, err = llm.AbsReplayURL(r.BaseURL); err != nil {
+			return err
+		}
+	}
+	for _, f := range []*string{&cfg.LLM.PromptFile, &cfg.Rollout.PromptFile, &cfg.Generate.HintPromptFile} {
+		if *f != "" && !strings.Contains(*f, "://") && !filepath.IsAbs(*f) {
+			if *f, err = filepath.Abs(*f); err != nil {
+				return err
+			}
 		}
 	}
 	if err := cfg.Validate(); err != nil {

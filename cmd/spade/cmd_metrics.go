@@ -48,11 +48,12 @@ func init() {
 			"Missing embeddings are computed first (TF-IDF + LSA by default) and stored in the embeddings table.\n" +
 			"--sql-params prints the run's parameters as SQL, so a model can be run by hand with spade query.\n\n" +
 			"Examples: spade --run r1 metrics --format csv --model learnable_band\n" +
-			"          (spade --run r1 metrics --sql-params; cat sql/audits.sql) | spade --run r1 query --format csv",
+			"          spade --run r1 metrics --sql audits | spade --run r1 query --format csv",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
 			&cli.StringFlag{Name: "model", Usage: "print this model instead of the dashboard"},
 			&cli.BoolFlag{Name: "sql-params", Usage: "print the run's model parameters as `set variable` statements (to prefix a hand-run sql/ file) and exit"},
+			&cli.StringFlag{Name: "sql", Usage: "print MODEL's SQL (embedded in spade), prefixed with the run's parameters, and exit: a script for spade query from any directory"},
 		}, embedderFlags...),
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
@@ -69,6 +70,19 @@ func init() {
 			if err != nil {
 				return err
 			}
+			if name := c.String("sql"); name != "" {
+				body, err := sqlfiles.Query(name)
+				if err != nil {
+					return asUsage(fmt.Errorf("--sql: %w", err))
+				}
+				e, err := embedderSpec(c).Embedder()
+				if err != nil {
+					return asUsage(err)
+				}
+				fmt.Fprintln(c.App.Writer, analytics.ParamsSQL(cfg, e.Name()))
+				fmt.Fprintln(c.App.Writer, body)
+				return nil
+			}
 			if c.Bool("sql-params") {
 				e, err := embedderSpec(c).Embedder()
 				if err != nil {
@@ -77,6 +91,13 @@ func init() {
 				fmt.Fprintln(c.App.Writer, analytics.ParamsSQL(cfg, e.Name()))
 				return nil
 			}
+			total := 4
+			if format != "table" || model != "" {
+				total = 2
+			}
+			ph := startPhases("metrics", total)
+			defer ph.done()
+			ph.next("opening the run, computing missing embeddings")
 			s, err := openAnalytics(c, run)
 			if err != nil {
 				return err
@@ -88,14 +109,29 @@ func init() {
 				if model != "" {
 					query = "select * from " + model
 				}
+				ph.next(query)
+				ph.done()
 				return duck.Render(c.Context, s.DB, query, format, "", w)
 			}
 			// The table is for reading: 4 significant digits (analytics.TableValue), "(none)" for an empty one.
-			show := func(query string) error {
-				t, err := analytics.Query(c.Context, s.DB, query)
-				if err != nil {
+			// The queries run first (with progress), then the tables are printed, so a bar never sits
+			// between them.
+			var queries []string
+			if model != "" {
+				queries = []string{"select * from " + model}
+			} else {
+				queries = []string{"select * exclude (run) from dashboard", "select * exclude (run) from audits",
+					"select * exclude (run) from repeated_envs limit 5"}
+			}
+			tables := make([]*analytics.Table, len(queries))
+			for i, q := range queries {
+				ph.next(q)
+				if tables[i], err = analytics.Query(c.Context, s.DB, q); err != nil {
 					return err
 				}
+			}
+			ph.done()
+			show := func(t *analytics.Table) error {
 				if len(t.Rows) == 0 {
 					fmt.Fprintln(w, "(none)")
 					return nil
@@ -103,19 +139,19 @@ func init() {
 				return t.Render(w, "table")
 			}
 			if model != "" {
-				return show("select * from " + model)
+				return show(tables[0])
 			}
 			fmt.Fprintf(w, "run %s: dashboard per %d-step window (band [%g, %g], quota %d envs per pool)\n", run,
 				s.Config.Metrics.Window, s.Config.Metrics.BandLo, s.Config.Metrics.BandHi, s.Config.Sample.EnvsPerStep)
-			if err := show("select * exclude (run) from dashboard"); err != nil {
+			if err := show(tables[0]); err != nil {
 				return err
 			}
 			fmt.Fprintln(w, "\nquality audit, early vs late half of the run")
-			if err := show("select * exclude (run) from audits"); err != nil {
+			if err := show(tables[1]); err != nil {
 				return err
 			}
 			fmt.Fprintln(w, "\nlongest runs of repeated environments (same class name or code in consecutive generations)")
-			return show("select * exclude (run) from repeated_envs limit 5")
+			return show(tables[2])
 		},
 	})
 }

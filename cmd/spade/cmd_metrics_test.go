@@ -93,7 +93,7 @@ func TestAnalyticsCommands(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.html")
 	must(t, env, "--run", "full", "report", "--out", out)
 	page, err := os.ReadFile(out)
-	if err != nil || strings.Count(string(page), `class="chart"`) != 8 {
+	if err != nil || strings.Count(string(page), `class="chart"`) != 9 {
 		t.Errorf("report: %v, %d charts", err, strings.Count(string(page), `class="chart"`))
 	}
 	for _, bad := range [][]string{

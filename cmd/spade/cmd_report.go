@@ -26,12 +26,17 @@ func init() {
 			if err != nil {
 				return err
 			}
+			ph := startPhases("report", 2)
+			ph.next("opening the run, computing missing embeddings")
 			s, err := openAnalytics(c, run)
 			if err != nil {
+				ph.done()
 				return err
 			}
 			defer s.Close()
+			ph.next("running the models and drawing the charts")
 			page, err := report.Build(c.Context, s)
+			ph.done()
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -92,5 +93,49 @@ func TestGateAndEnvPlay(t *testing.T) {
 	}
 	if r := spade(t, append(env, "SPADE_RUN=g1"), "", "env", "play", "nope"); r.code != 2 {
 		t.Errorf("unknown env: exit %d, want 2", r.code)
+	}
+}
+
+// TestDoctorExplainsFailures: each failing layer gets a fix line a user can act on. Without bwrap on
+// PATH it says to install bubblewrap and --strict exits 1 (plain doctor 0); an interpreter outside /usr
+// that the sandbox cannot reach is named with the SPADE_PYTHON to use instead.
+func TestDoctorExplainsFailures(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("needs Debian's /usr/bin/python3")
+		}
+		t.Skip("needs Debian's /usr/bin/python3")
+	}
+	noBwrap := append(localEnv(t), "PATH="+t.TempDir(), "SPADE_PYTHON=/usr/bin/python3")
+	r := spade(t, noBwrap, "", "doctor")
+	if r.code != 0 || !strings.Contains(r.stdout, "fix: install bubblewrap: apt-get install -y bubblewrap") {
+		t.Errorf("doctor without bwrap: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = spade(t, noBwrap, "", "doctor", "--strict")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "not bwrap") {
+		t.Errorf("doctor --strict without bwrap: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	// A copy of the interpreter in a directory only its owner can read, as a pyenv install in a home
+	// directory is to the sandbox's uid 65534.
+	dir := filepath.Join(t.TempDir(), "pyenv", "bin")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Dir(dir), 0o700)
+	real, err := filepath.EvalSymlinks("/usr/bin/python3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := filepath.Join(dir, "python3")
+	if err := os.WriteFile(py, data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r = spade(t, append(localEnv(t), "SPADE_PYTHON="+py), "", "doctor")
+	if !strings.Contains(r.stdout, "fix: ") || !strings.Contains(r.stdout, "SPADE_PYTHON=/usr/bin/python3") || !strings.Contains(r.stdout, py) {
+		t.Errorf("doctor with %s: exit %d, no fix line naming it and SPADE_PYTHON=/usr/bin/python3:\n%s%s", py, r.code, r.stdout, r.stderr)
 	}
 }

@@ -42,6 +42,7 @@ func init() {
 			}
 			o.Seed = c.Uint64("seed")
 			o.Variant = synth.Variant(c.String("variant"))
+			o.Progress = reporter
 			lk, err := openLake(c)
 			if err != nil {
 				return err

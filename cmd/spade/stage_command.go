@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 
@@ -50,7 +49,7 @@ func (sc stageCommand) action(c *cli.Context) error {
 	}
 	env := &stage.Env{Lake: lk, Run: run, Config: cfg, Force: c.Bool("force"),
 		Shard: shard.Spec{Index: c.Int("shard"), Count: c.Int("shards")},
-		Log:   slog.Default(), Progress: terminal(c.App.ErrWriter), TrainerLog: os.Stderr}
+		Log:   slog.Default(), Progress: reporter, TrainerLog: os.Stderr}
 	defer env.Close()
 	s, err := sc.stageFor(c, env)
 	if err != nil {
@@ -69,20 +68,4 @@ func (sc stageCommand) action(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "%s: step %d: %s\n", sc.name, step, out.Summary)
 	return nil
-}
-
-// terminal returns w when it is a terminal (for redrawn progress bars), else nil.
-func terminal(w io.Writer) io.Writer {
-	if w == nil {
-		w = os.Stderr
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return nil
-	}
-	info, err := f.Stat()
-	if err != nil || info.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	return f
 }

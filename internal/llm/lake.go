@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -89,7 +90,11 @@ func NewFromConfig(ctx context.Context, cfg *config.Config, lk *lake.Lake, weigh
 // "replay:<run>@<lake URI>" from another lake (a directory such as testdata/sample-run, or s3://…).
 func LakeReplayLoader(lk *lake.Lake) ReplayLoader {
 	return func(ctx context.Context, run string) ([]Call, error) {
+		relative := ""
 		if name, uri, ok := strings.Cut(run, "@"); ok {
+			if isRelativePath(uri) {
+				relative = uri
+			}
 			other, err := lake.Open(ctx, uri)
 			if err != nil {
 				return nil, err
@@ -97,6 +102,10 @@ func LakeReplayLoader(lk *lake.Lake) ReplayLoader {
 			lk, run = other, name
 		}
 		if _, err := lk.RunConfig(ctx, run); err != nil {
+			if relative != "" {
+				wd, _ := os.Getwd()
+				return nil, fmt.Errorf("%w (the replay lake %q in run.json is a relative path, read from the current directory %s: run from the directory the run was created in, or create the run again with this version of spade init, which stores it absolute)", err, relative, wd)
+			}
 			return nil, err
 		}
 		rows, err := lake.ReadTable[schemas.LLMCallRow](ctx, lk, run, schemas.LLMCallsSpec.Name)
@@ -114,6 +123,30 @@ func LakeReplayLoader(lk *lake.Lake) ReplayLoader {
 		}
 		return calls, nil
 	}
+}
+
+// isRelativePath reports whether uri is a relative local directory (not s3://…, not absolute).
+func isRelativePath(uri string) bool {
+	return uri != "" && !strings.Contains(uri, "://") && !filepath.IsAbs(uri)
+}
+
+// AbsReplayURL returns base with the lake of a "replay:<run>@<dir>" made absolute against the current
+// directory, so run.json names the same recording wherever a later command runs (spade init calls it);
+// any other base URL is returned unchanged.
+func AbsReplayURL(base string) (string, error) {
+	rest, ok := strings.CutPrefix(base, "replay:")
+	if !ok {
+		return base, nil
+	}
+	name, uri, ok := strings.Cut(rest, "@")
+	if !ok || !isRelativePath(uri) {
+		return base, nil
+	}
+	abs, err := filepath.Abs(uri)
+	if err != nil {
+		return "", err
+	}
+	return "replay:" + name + "@" + abs, nil
 }
 
 // CommitCalls commits calls as the llm_calls fragment `fragment` of a step (lake.PartitionKey.Fragment):

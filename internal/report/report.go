@@ -6,7 +6,9 @@
 //
 // The page checks itself: a small inline script counts the charts that drew at least one mark with a
 // non-empty bounding box, listens for errors, and writes the verdict into the element #report-status
-// (`charts-ok N/N` or `charts-failed ...`), which a headless browser's --dump-dom shows.
+// (`charts-ok N/N` or `charts-failed ...`) in the data-status attribute of a hidden element, and the charts
+// whose legend overlaps a title, another legend item or the plot in data-overlaps; a headless browser's
+// --dump-dom shows both, a reader neither.
 package report
 
 import (
@@ -61,7 +63,7 @@ svg .grid{stroke:#eee}
 svg .zero{stroke:#888;stroke-dasharray:2 2}
 table{border-collapse:collapse;font-size:13px;margin-top:16px}
 td,th{border:1px solid #ddd;padding:4px 8px;text-align:right}
-#report-status{font-size:12px;color:#666;margin-top:16px}
+svg .value{font-size:11px;font-weight:600}
 </style></head><body>
 <h1>SPADE run %[1]s</h1>
 <div class="meta">band [%[2]g, %[3]g] · %[4]d-step windows · %[5]d envs per pool · generated %[6]s by spade report</div>
@@ -73,7 +75,9 @@ td,th{border:1px solid #ddd;padding:4px 8px;text-align:right}
 	}
 	b.WriteString("</div>\n<h2 style=\"font-size:16px\">Quality audit, early vs late half</h2>\n")
 	b.WriteString(htmlTable(audits))
-	fmt.Fprintf(&b, `<div id="report-status" data-expected="%d">charts-pending</div>
+	// The page checks itself (for the tests, through a headless browser): the verdict goes into data
+	// attributes of a hidden element, never into text a reader sees.
+	fmt.Fprintf(&b, `<div id="report-status" hidden data-expected="%d" data-status="charts-pending"></div>
 <script>
 (function () {
   var errors = [];
@@ -82,17 +86,29 @@ td,th{border:1px solid #ddd;padding:4px 8px;text-align:right}
     var charts = document.querySelectorAll('svg.chart');
     var ok = 0, bad = [];
     charts.forEach(function (svg) {
-      var marks = svg.querySelectorAll('path.series, rect.bar');
+      var marks = svg.querySelectorAll('path.series, rect.bar, circle.point');
       var drawn = 0;
       marks.forEach(function (m) { var r = m.getBBox(); if (r.width > 0 || r.height > 0) drawn++; });
       if (drawn > 0 && svg.getBoundingClientRect().width > 0) ok++; else bad.push(svg.id);
     });
+    // Layout: no legend item overlaps the chart's title, another legend item or the plot frame.
+    function hit(a, b) { return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom; }
+    var overlaps = [];
+    charts.forEach(function (svg) {
+      var items = Array.prototype.map.call(svg.querySelectorAll('.legend-item'), function (g) { return g.getBoundingClientRect(); });
+      var others = Array.prototype.map.call(svg.querySelectorAll('text.title, rect.frame'), function (e) { return e.getBoundingClientRect(); });
+      items.forEach(function (a, i) {
+        others.forEach(function (o) { if (hit(a, o)) overlaps.push(svg.id); });
+        items.forEach(function (b, j) { if (j > i && hit(a, b)) overlaps.push(svg.id); });
+      });
+    });
     var expected = Number(document.getElementById('report-status').dataset.expected);
     var status = document.getElementById('report-status');
+    status.dataset.overlaps = overlaps.join(',');
     if (ok === expected && charts.length === expected && errors.length === 0) {
-      status.textContent = 'charts-ok ' + ok + '/' + expected;
+      status.dataset.status = 'charts-ok ' + ok + '/' + expected;
     } else {
-      status.textContent = 'charts-failed ' + ok + '/' + expected + ' bad=' + bad.join(',') + ' errors=' + errors.join(' | ');
+      status.dataset.status = 'charts-failed ' + ok + '/' + expected + ' bad=' + bad.join(',') + ' errors=' + errors.join(' | ');
     }
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', verify); else verify();
@@ -151,9 +167,9 @@ func Charts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
 		return nil, err
 	}
 	charts = append(charts, Chart{ID: "vendi", Caption: "Vendi/n of the accepted envs' embeddings per window (" + s.EmbedderName() + "); compare runs at equal n with `spade ablate` (SPADE Table 8).",
-		SVG: LineChart("vendi", "Vendi/n by window", "window", "Vendi / n", []Series{
-			{Name: "Vendi/n", X: col(div, "window_index"), Y: col(div, "vendi_per_n")},
-			{Name: "mean cosine distance", X: col(div, "window_index"), Y: col(div, "mean_cosine_distance"), Dashed: true},
+		SVG: LineChart("vendi", "Vendi/n by window", "window start step", "Vendi / n", []Series{
+			{Name: "Vendi/n", X: windowStart(col(div, "window_index"), s.Config.Metrics.Window), Y: col(div, "vendi_per_n")},
+			{Name: "mean cosine distance", X: windowStart(col(div, "window_index"), s.Config.Metrics.Window), Y: col(div, "mean_cosine_distance"), Dashed: true},
 		}, 0, 1)})
 
 	audits, err := get("audits")
@@ -173,12 +189,26 @@ func Charts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	charts = append(charts, Chart{ID: "cost", Caption: "Tokens per step by role (designer tokens land on refresh steps).",
-		SVG: LineChart("cost", "Cost per step", "step", "tokens", []Series{
+	// One panel per role: the Agent's tokens are orders of magnitude above the Designer's, which a shared
+	// axis would flatten to 0.
+	charts = append(charts, Chart{ID: "cost-agent", Caption: "Agent tokens per step (every rollout call).",
+		SVG: LineChart("cost-agent", "Cost per step: Agent", "step", "tokens", []Series{
 			{Name: "agent", X: col(cost, "step"), Y: col(cost, "agent_tokens")},
+		}, 0, math.NaN())})
+	charts = append(charts, Chart{ID: "cost-designer", Caption: "Designer tokens per step (they land on refresh steps: generation and the gate's regenerations).",
+		SVG: LineChart("cost-designer", "Cost per step: Designer", "step", "tokens", []Series{
 			{Name: "designer", X: col(cost, "step"), Y: col(cost, "designer_tokens")},
 		}, 0, math.NaN())})
 	return charts, nil
+}
+
+// windowStart turns window indexes into their first steps, so every windowed chart has the same x unit.
+func windowStart(index []float64, window int) []float64 {
+	out := make([]float64, len(index))
+	for i, w := range index {
+		out[i] = w * float64(window)
+	}
+	return out
 }
 
 // col returns a column as float64s (NaN for NULL).

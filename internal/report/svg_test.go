@@ -39,13 +39,17 @@ func TestChartsDrawEveryPoint(t *testing.T) {
 	}
 }
 
-// A run shorter than one window has one x value: the point is centred, drawn as a visible dash (a lone
+// A run shorter than one window has one x value: the point is centred, a large mark with its value written
+// beside it, drawn as a visible dash (a lone
 // "M x y" path has an empty box, which the report's own check counts as an undrawn chart), and an integer
 // x axis gets no fractional ticks.
 func TestLineChartOnePoint(t *testing.T) {
 	svg := LineChart("c", "t", "window", "y", []Series{{Name: "a", X: []float64{0}, Y: []float64{0.25}}}, 0, 1)
-	if !strings.Contains(svg, `d="M332.0 201.0 L356.0 201.0"`) {
+	if !strings.Contains(svg, `d="M332.0 204.5 L356.0 204.5"`) {
 		t.Errorf("lone point not a centred dash: %s", svg)
+	}
+	if !strings.Contains(svg, `class="point" cx="344.0" cy="204.5" r="4.5"`) || !strings.Contains(svg, `class="value" x="352.0" y="198.5" fill="#0072B2">0.25</text>`) {
+		t.Errorf("lone point not a large mark with its value beside it: %s", svg)
 	}
 	if n := strings.Count(svg, `class="tick" text-anchor="middle"`); n != 1 || !strings.Contains(svg, `text-anchor="middle">0</text>`) {
 		t.Errorf("x ticks: want only 0, got %d: %s", n, svg)

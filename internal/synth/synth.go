@@ -25,6 +25,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/progress"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -58,6 +59,8 @@ type Options struct {
 	Variant Variant
 	// Workers bounds the steps written in parallel (default 2).
 	Workers int
+	// Progress, when set, counts the steps written (a bar on a terminal, log lines otherwise).
+	Progress *progress.Reporter
 }
 
 // Paper returns the paper-sized options: 400 steps × 24 envs × 32 episodes × up to 25 turns.
@@ -112,6 +115,8 @@ func Write(ctx context.Context, lk *lake.Lake, run string, o Options) error {
 	errs := make(chan error, len(pools))
 	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
+	task := o.Progress.Start("synth", int64(o.Steps), "steps")
+	defer task.Done()
 	for _, p := range pools {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -121,6 +126,7 @@ func Write(ctx context.Context, lk *lake.Lake, run string, o Options) error {
 			if err := g.writePool(ctx, lk, run, pool); err != nil {
 				errs <- err
 			}
+			task.Add(int64(min(o.RefreshEvery, o.Steps-pool)))
 		}(p)
 	}
 	wg.Wait()

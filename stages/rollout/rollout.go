@@ -158,7 +158,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	unhinted, hinted := Plays(cfg, step)
 	r := &runner{cfg: cfg, step: step, client: client, pool: pool, tmpl: tmpl, log: log, unhinted: unhinted, hinted: hinted,
 		discarded: map[string]bool{}}
-	r.progress = newProgress(env.Progress, log, len(mine)*(unhinted+hinted))
+	r.progress = newProgress(env.Progress, len(mine)*(unhinted+hinted))
 	start := time.Now()
 	episodes, turns, err := r.playAll(ctx, mine)
 	r.progress.finish()
@@ -229,7 +229,7 @@ type runner struct {
 	pool     *sandbox.Pool
 	tmpl     *template.Template
 	log      *slog.Logger
-	progress *progress
+	progress *rolloutProgress
 	// unhinted and hinted are the step's plays per env (Plays).
 	unhinted, hinted int
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,22 +45,64 @@ type Report struct {
 	Wall time.Duration
 }
 
-// ParseSteps parses "A-B" (inclusive) or a single step "A".
-func ParseSteps(s string) (from, to int64, err error) {
-	a, b, isRange := strings.Cut(strings.TrimSpace(s), "-")
-	if _, err := fmt.Sscan(a, &from); err != nil {
-		return 0, 0, fmt.Errorf("--steps %q: want A-B or A, with A <= B non-negative integers", s)
+// StepsGrammar is the --steps grammar, for messages and help: comma-separated steps and inclusive ranges.
+const StepsGrammar = "a step A, a range A-B (A <= B, inclusive) or a comma-separated list of both, e.g. 0-3,8,10-11"
+
+// MaxSteps bounds how many steps one --steps may name.
+const MaxSteps = 1_000_000
+
+// ParseSteps parses the --steps grammar: items separated by commas, each a step "A" or an inclusive range
+// "A-B", where A and B are non-negative decimal integers and A <= B (spaces around items are allowed).
+// It returns the steps named, ascending and without repeats; anything else ("1..3", "3x", "1,,2", "-1",
+// "7-0") is an error saying what was wrong.
+func ParseSteps(s string) ([]int64, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("--steps %q: %s; want %s", s, why, StepsGrammar)
 	}
-	to = from
-	if isRange {
-		if _, err := fmt.Sscan(b, &to); err != nil {
-			return 0, 0, fmt.Errorf("--steps %q: want A-B or A, with A <= B non-negative integers", s)
+	if strings.TrimSpace(s) == "" {
+		return nil, bad("empty")
+	}
+	seen := map[int64]bool{}
+	var steps []int64
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return nil, bad("an empty item")
+		}
+		a, b, isRange := strings.Cut(item, "-")
+		from, err := parseStep(a)
+		if err != nil {
+			return nil, bad(fmt.Sprintf("%q is not a step", item))
+		}
+		to := from
+		if isRange {
+			if to, err = parseStep(b); err != nil {
+				return nil, bad(fmt.Sprintf("%q is not a range", item))
+			}
+			if to < from {
+				return nil, bad(fmt.Sprintf("range %q ends before it starts", item))
+			}
+		}
+		if to-from >= MaxSteps || len(steps)+int(to-from+1) > MaxSteps {
+			return nil, bad(fmt.Sprintf("more than %d steps", MaxSteps))
+		}
+		for step := from; step <= to; step++ {
+			if !seen[step] {
+				seen[step] = true
+				steps = append(steps, step)
+			}
 		}
 	}
-	if from < 0 || to < from {
-		return 0, 0, fmt.Errorf("--steps %q: want A-B or A, with A <= B non-negative integers", s)
+	slices.Sort(steps)
+	return steps, nil
+}
+
+// parseStep parses one non-negative decimal step: digits only, no sign, no spaces inside.
+func parseStep(s string) (int64, error) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("not a step: %q", s)
 	}
-	return from, to, nil
+	return strconv.ParseInt(s, 10, 64)
 }
 
 // Select keeps the stages named in only (all when only is empty), in stage order; an unknown name is an
@@ -93,11 +137,11 @@ func Select(stages []stage.Stage, only []string) ([]stage.Stage, error) {
 	return out, nil
 }
 
-// Run runs steps from..to of env's run, each due stage through stage.Execute with env.Resume set (a
+// Run runs the given steps (ascending, as ParseSteps returns them) of env's run, each due stage through stage.Execute with env.Resume set (a
 // stage whose marker is committed is skipped; one that is not redoes the whole stage). It returns the
 // report (also when it fails or is interrupted, with the work done until then) and an error wrapping the
 // stage's error, or context.Canceled after an interrupt.
-func Run(ctx context.Context, env *stage.Env, from, to int64, opts Options) (Report, error) {
+func Run(ctx context.Context, env *stage.Env, steps []int64, opts Options) (Report, error) {
 	log := opts.Log
 	if log == nil {
 		log = env.Logger()
@@ -120,7 +164,8 @@ func Run(ctx context.Context, env *stage.Env, from, to int64, opts Options) (Rep
 		}
 		return rep, err
 	}
-	for step := from; step <= to; step++ {
+	term := env.Progress.Terminal()
+	for i, step := range steps {
 		ranAny := false
 		for _, s := range opts.Stages {
 			if !s.Due(env.Config, step) {
@@ -134,11 +179,24 @@ func Run(ctx context.Context, env *stage.Env, from, to int64, opts Options) (Rep
 			out, err := executeStage(ctx, env, s, step, log)
 			if out.Skipped {
 				t.Skipped++
+				if term {
+					env.Progress.Printf("step %d  %-8s already committed", step, s.Name())
+				}
 				continue
 			}
 			t.Total += out.Elapsed
 			t.Ran++
 			ranAny = true
+			if term {
+				// On a terminal one line per stage and step (the log lines are for files and collectors).
+				line := fmt.Sprintf("step %d  %-8s %7.2fs  ", step, s.Name(), out.Elapsed.Seconds())
+				if err != nil {
+					line += "FAILED (the error follows)"
+				} else {
+					line += out.Summary
+				}
+				env.Progress.Printf("%s", line)
+			}
 			if err != nil {
 				if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
 					err = fmt.Errorf("%w (%v)", ctx.Err(), err)
@@ -150,6 +208,11 @@ func Run(ctx context.Context, env *stage.Env, from, to int64, opts Options) (Rep
 			rep.Steps++
 		} else {
 			rep.Resumed++
+		}
+		if term && i+1 < len(steps) {
+			elapsed := time.Since(start)
+			left := time.Duration(float64(elapsed) / float64(i+1) * float64(len(steps)-i-1))
+			env.Progress.Printf("-- %d of %d steps done in %s, about %s left", i+1, len(steps), elapsed.Round(time.Second), left.Round(time.Second))
 		}
 	}
 	return finish(nil)

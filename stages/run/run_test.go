@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,7 +105,7 @@ func TestOrderScheduleAndResume(t *testing.T) {
 	boom := errors.New("boom")
 	stages := fakeStages(lk, run, &calls, map[string]error{"regret@2": boom})
 	var out bytes.Buffer
-	_, err := Run(ctx, runEnv(t, lk, run), 0, 3, Options{Stages: stages, Out: &out})
+	_, err := Run(ctx, runEnv(t, lk, run), stepRange(0, 3), Options{Stages: stages, Out: &out})
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "step 2: regret") {
 		t.Fatalf("want the stage's error with step and stage, got %v", err)
 	}
@@ -118,7 +119,7 @@ func TestOrderScheduleAndResume(t *testing.T) {
 	// Resume: committed stages are not started again; the run continues at regret@2.
 	calls = nil
 	stages = fakeStages(lk, run, &calls, nil)
-	rep, err := Run(ctx, runEnv(t, lk, run), 0, 3, Options{Stages: stages})
+	rep, err := Run(ctx, runEnv(t, lk, run), stepRange(0, 3), Options{Stages: stages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestInterruptStopsBeforeTheNextStage(t *testing.T) {
 		}
 		return inner(context.WithoutCancel(c), step)
 	}
-	_, err := Run(ctx, runEnv(t, lk, run), 0, 3, Options{Stages: stages})
+	_, err := Run(ctx, runEnv(t, lk, run), stepRange(0, 3), Options{Stages: stages})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
@@ -173,15 +174,42 @@ func TestSelectAndParseSteps(t *testing.T) {
 	if _, err := Select(stages, []string{"train"}); err == nil || !strings.Contains(err.Error(), "rollout") {
 		t.Fatalf("unknown stage: %v", err)
 	}
-	for in, want := range map[string][2]int64{"0-7": {0, 7}, "5": {5, 5}, " 3-3 ": {3, 3}} {
-		a, b, err := ParseSteps(in)
-		if err != nil || a != want[0] || b != want[1] {
-			t.Errorf("ParseSteps(%q) = %d, %d, %v", in, a, b, err)
+}
+
+// stepRange returns from..to inclusive.
+func stepRange(from, to int64) []int64 {
+	var steps []int64
+	for s := from; s <= to; s++ {
+		steps = append(steps, s)
+	}
+	return steps
+}
+
+// TestParseSteps pins the --steps grammar: A, A-B, comma lists of both (sorted, without repeats); every
+// other form is rejected, never read as a prefix.
+func TestParseSteps(t *testing.T) {
+	for in, want := range map[string][]int64{
+		"0-7":         stepRange(0, 7),
+		"5":           {5},
+		" 3-3 ":       {3},
+		"1,3":         {1, 3},
+		"0-3,8,10-11": {0, 1, 2, 3, 8, 10, 11},
+		"8, 0-2":      {0, 1, 2, 8},
+		"2-4,3-5":     {2, 3, 4, 5},
+		"007":         {7},
+		"399":         {399},
+	} {
+		got, err := ParseSteps(in)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("ParseSteps(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "7-0", "-1", "a-b", "1-"} {
-		if _, _, err := ParseSteps(bad); err == nil {
-			t.Errorf("ParseSteps(%q): want error", bad)
+	for _, bad := range []string{"", " ", "7-0", "-1", "a-b", "1-", "-", "2..3", "3x", "1,,2", "1,", ",1",
+		"1-2-3", "+1", "1 2", "1.5", "0x10", "1-3a", "99999999999999999999", "0-2000000"} {
+		if got, err := ParseSteps(bad); err == nil {
+			t.Errorf("ParseSteps(%q) = %v: want an error", bad, got)
+		} else if !strings.Contains(err.Error(), "0-3,8,10-11") {
+			t.Errorf("ParseSteps(%q): the error does not show the grammar: %v", bad, err)
 		}
 	}
 }
@@ -200,7 +228,7 @@ func TestConcurrentWriterLossIsRetried(t *testing.T) {
 		}
 		return inner(ctx, step)
 	}
-	if _, err := Run(context.Background(), runEnv(t, lk, run), 0, 0, Options{Stages: stages}); err != nil {
+	if _, err := Run(context.Background(), runEnv(t, lk, run), stepRange(0, 0), Options{Stages: stages}); err != nil {
 		t.Fatalf("a rolled-forward commit must be retried: %v", err)
 	}
 	if got := strings.Count(strings.Join(calls, " "), "regret@0"); got != 1 || lost != 2 {
@@ -210,7 +238,7 @@ func TestConcurrentWriterLossIsRetried(t *testing.T) {
 	calls = nil
 	boom := errors.New("boom")
 	stages = fakeStages(lk, run, &calls, map[string]error{"rollout@1": boom})
-	if _, err := Run(context.Background(), runEnv(t, lk, run), 1, 1, Options{Stages: stages}); !errors.Is(err, boom) || strings.Count(strings.Join(calls, " "), "rollout@1") != 1 {
+	if _, err := Run(context.Background(), runEnv(t, lk, run), stepRange(1, 1), Options{Stages: stages}); !errors.Is(err, boom) || strings.Count(strings.Join(calls, " "), "rollout@1") != 1 {
 		t.Fatalf("got %v after %v", err, calls)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/progress"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
@@ -31,8 +32,9 @@ type Env struct {
 	Force bool
 	// Log receives every stage's progress; nil discards it (see Logger).
 	Log *slog.Logger
-	// Progress, when set (a terminal), receives progress bars instead of log lines.
-	Progress io.Writer
+	// Progress is where stages report how far long work is (progress.Reporter: a bar with count, rate and
+	// time left on a terminal, log lines at a sensible rate otherwise); nil reports nothing.
+	Progress *progress.Reporter
 	// TrainerLog receives the trainer's output; TrainerDir keeps its per-step files ("" = a temporary
 	// directory per step).
 	TrainerLog io.Writer
