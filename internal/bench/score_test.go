@@ -42,7 +42,7 @@ func TestCompareMath(t *testing.T) {
 		{`10\%`, "10", true, true},
 		{`12\text{ cm}`, "12", true, true},
 		{"3.", "3", true, true},
-		{"33", "333", false, true},   // looks right, is not
+		{"33", "333", false, true},    // looks right, is not
 		{"1/3", "0.333", false, true}, // a rounding is not the answer
 		{`2\sqrt{3}`, `\sqrt{12}`, false, false},
 		{`\pi/2`, `\frac{\pi}{2}`, false, false},

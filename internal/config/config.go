@@ -37,6 +37,7 @@ type Config struct {
 	GRPO     GRPO            `json:"grpo"`
 	Metrics  Metrics         `json:"metrics"`
 	Outcome  Outcome         `json:"outcome"`
+	Eval     Eval            `json:"eval"`
 }
 
 // Sample configures the pool schedule and corpus draw.
