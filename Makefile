@@ -18,7 +18,7 @@ HAVE_OPENBLAS := $(shell printf 'int main(void){return 0;}\n' | $(CC) -x c - -lo
 GOTAGS ?= $(if $(HAVE_OPENBLAS),,noopenblas)
 GOFLAGS_TAGS := $(if $(GOTAGS),-tags $(GOTAGS))
 
-.PHONY: deps build blas-note test test-go test-python bench demo tools clean sample generate gate rollout regret grpo run metrics report
+.PHONY: deps build blas-note test test-go test-python bench demo tools clean sample generate gate rollout regret grpo run metrics report eval
 
 build: blas-note
 	$(GO) build $(GOFLAGS_TAGS) -o $(SPADE) ./cmd/spade
@@ -63,6 +63,10 @@ sample generate gate rollout regret grpo: build
 
 run: build
 	$(SPADE) --lake $(LAKE) --run $(RUN) run --steps $(STEPS)
+
+# eval scores the Agent on imported benchmarks: make eval STEP=100 BENCH=aime25,gpqa [SAMPLES=16]
+eval: build
+	$(SPADE) --lake $(LAKE) --run $(RUN) eval --step $(STEP) --bench $(BENCH) $(if $(SAMPLES),--samples $(SAMPLES))
 
 metrics: build
 	$(SPADE) --lake $(LAKE) --run $(RUN) metrics

@@ -27,3 +27,10 @@ const (
 func RegenerateFragment(slot, attempt int32) string {
 	return fmt.Sprintf("%s%06d-attempt%d", FragmentRegeneratePrefix, slot, attempt)
 }
+
+// EvalFragment names the fragment one chunk of a benchmark's evaluation commits its Agent calls (in
+// llm_calls) and its scored samples (in eval_results) to: eval-<bench>-cNNNNNN. A chunk is a fixed
+// slice of the benchmark's items (by item id), evaluated by one process at a time.
+func EvalFragment(bench string, chunk int) string {
+	return fmt.Sprintf("eval-%s-c%06d", bench, chunk)
+}

@@ -64,6 +64,9 @@ func init() {
 			if err != nil {
 				return err
 			}
+			if err := analytics.AddEvalColumns(c.Context, lk, t, runs); err != nil {
+				return err
+			}
 			return t.Render(c.App.Writer, format)
 		},
 	})

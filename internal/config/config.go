@@ -37,6 +37,7 @@ type Config struct {
 	GRPO     GRPO            `json:"grpo"`
 	Metrics  Metrics         `json:"metrics"`
 	Outcome  Outcome         `json:"outcome"`
+	Eval     Eval            `json:"eval"`
 	// Parent is set on a child run (`spade init --from RUN@STEP`): the run and step whose lake state the
 	// child inherited. It is not a key: only --from sets it.
 	Parent *Parent `json:"parent,omitempty" key:"-"`

@@ -1,0 +1,652 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/schemas"
+)
+
+// InputError is a problem with an input file or flag: the file and what is wrong with it, in one line.
+// The CLI maps it to exit code 2.
+type InputError struct {
+	// File is the input file as the user named it (or the flag at fault).
+	File string
+	// Problem says what is wrong.
+	Problem string
+}
+
+// Error returns "FILE: PROBLEM".
+func (e *InputError) Error() string { return e.File + ": " + e.Problem }
+
+// ImportResult reports an import.
+type ImportResult struct {
+	// Imported counts new items committed; Skipped counts duplicates (by id) of the input or of the items
+	// already in the lake.
+	Imported, Skipped int
+	// Total is the benchmark's size after the import.
+	Total int
+}
+
+// ParseKind returns the kind named s, or an InputError naming the flag.
+func ParseKind(s string) (schemas.BenchKind, error) {
+	for _, k := range schemas.BenchKindValues() {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	if s == "env_pool" {
+		return "", &InputError{File: "--kind", Problem: "env_pool benchmarks are not implemented yet; use math, choice, code or function_call"}
+	}
+	return "", &InputError{File: "--kind", Problem: fmt.Sprintf("unknown kind %q: want %s", s, schemas.JoinValues(schemas.BenchKindValues(), ", "))}
+}
+
+// Import reads files as items of the given kind and merges them into the benchmark `name`, deduplicating
+// by id. Nothing is committed unless every file is valid.
+func Import(ctx context.Context, lk *lake.Lake, name string, kind schemas.BenchKind, files []string) (ImportResult, error) {
+	if err := lake.ValidName(name); err != nil {
+		return ImportResult{}, &InputError{File: "--name", Problem: err.Error()}
+	}
+	if _, err := ParseKind(string(kind)); err != nil {
+		return ImportResult{}, err
+	}
+	if len(files) == 0 {
+		return ImportResult{}, &InputError{File: "(no files)", Problem: "name at least one .parquet or .jsonl file"}
+	}
+	var records []record
+	for _, f := range files {
+		recs, err := readRecords(ctx, f)
+		if err != nil {
+			return ImportResult{}, err
+		}
+		records = append(records, recs...)
+	}
+	incoming, err := mapRecords(name, kind, records)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	key := lake.BenchKey(name)
+	existing, err := lake.ReadRows[schemas.BenchItemRow](ctx, lk, key)
+	if err != nil && !errors.Is(err, lake.ErrNotCommitted) {
+		return ImportResult{}, err
+	}
+	if len(existing) > 0 && existing[0].Kind != kind {
+		return ImportResult{}, &InputError{File: "--kind", Problem: fmt.Sprintf("benchmark %s holds %s items, not %s", name, existing[0].Kind, kind)}
+	}
+	seen := map[string]bool{}
+	for _, r := range existing {
+		seen[r.ItemID] = true
+	}
+	res := ImportResult{}
+	merged := existing
+	for _, r := range incoming {
+		if seen[r.ItemID] {
+			res.Skipped++
+			continue
+		}
+		seen[r.ItemID] = true
+		merged = append(merged, r)
+		res.Imported++
+	}
+	res.Total = len(merged)
+	if res.Imported == 0 && len(existing) > 0 {
+		return res, nil
+	}
+	sort.Slice(merged, func(i, j int) bool { return merged[i].ItemID < merged[j].ItemID })
+	_, err = lake.WriteRows(ctx, lk, key, merged, lake.WriteOptions{Force: len(existing) > 0})
+	return res, err
+}
+
+// Items reads a benchmark's items, sorted by id; an unknown benchmark is an InputError naming the flag.
+func Items(ctx context.Context, lk *lake.Lake, name string) ([]schemas.BenchItemRow, error) {
+	rows, err := lake.ReadRows[schemas.BenchItemRow](ctx, lk, lake.BenchKey(name))
+	if errors.Is(err, lake.ErrNotCommitted) {
+		return nil, &InputError{File: "--bench", Problem: fmt.Sprintf("no benchmark %q in the lake (run `spade bench import --name %s --kind KIND FILE...` first)", name, name)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].ItemID < rows[j].ItemID })
+	return rows, nil
+}
+
+// record is one input row: its fields as decoded JSON, and where it came from.
+type record struct {
+	fields map[string]any
+	file   string
+	where  string
+}
+
+func (r record) fail(format string, args ...any) error {
+	return &InputError{File: r.file, Problem: r.where + ": " + fmt.Sprintf(format, args...)}
+}
+
+func readRecords(ctx context.Context, path string) ([]record, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &InputError{File: path, Problem: "cannot read: " + strings.TrimPrefix(err.Error(), "stat "+path+": ")}
+	}
+	if st.IsDir() {
+		return nil, &InputError{File: path, Problem: "is a directory; name the .parquet or .jsonl files in it"}
+	}
+	if st.Size() == 0 {
+		return nil, &InputError{File: path, Problem: "file is empty"}
+	}
+	var lines [][]byte
+	var where func(i int) string
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".parquet":
+		lines, err = parquetAsJSON(ctx, path)
+		where = func(i int) string { return fmt.Sprintf("row %d", i+1) }
+	case ".jsonl", ".ndjson":
+		lines, err = jsonLines(path)
+		where = func(i int) string { return fmt.Sprintf("line %d", i+1) }
+	default:
+		return nil, &InputError{File: path, Problem: fmt.Sprintf("unsupported format %q: want .parquet or .jsonl", filepath.Ext(path))}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var recs []record
+	for i, line := range lines {
+		if len(line) == 0 {
+			continue
+		}
+		if !utf8.Valid(line) {
+			return nil, &InputError{File: path, Problem: where(i) + ": not valid UTF-8"}
+		}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		var fields map[string]any
+		if err := dec.Decode(&fields); err != nil {
+			return nil, &InputError{File: path, Problem: fmt.Sprintf("%s: not a JSON object: %v", where(i), err)}
+		}
+		recs = append(recs, record{fields: fields, file: path, where: where(i)})
+	}
+	if len(recs) == 0 {
+		return nil, &InputError{File: path, Problem: "no items in file"}
+	}
+	return recs, nil
+}
+
+// jsonLines returns the file's lines, blank ones as empty slices (so line numbers stay right).
+func jsonLines(path string) ([][]byte, error) {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{File: path, Problem: err.Error()}
+	}
+	var lines [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	for sc.Scan() {
+		lines = append(lines, bytes.Clone(bytes.TrimSpace(sc.Bytes())))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &InputError{File: path, Problem: err.Error()}
+	}
+	return lines, nil
+}
+
+// parquetAsJSON returns each row of a Parquet file as a JSON object (DuckDB's to_json), so both formats
+// share one column mapping.
+func parquetAsJSON(ctx context.Context, path string) ([][]byte, error) {
+	db, err := duck.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	src := "read_parquet('" + strings.ReplaceAll(path, "'", "''") + "')"
+	rs, err := db.QueryContext(ctx, "select cast(to_json(t) as varchar) from "+src+" t")
+	if err != nil {
+		return nil, &InputError{File: path, Problem: "not a readable Parquet file: " + firstLine(err.Error())}
+	}
+	defer rs.Close()
+	var lines [][]byte
+	for rs.Next() {
+		var s string
+		if err := rs.Scan(&s); err != nil {
+			return nil, &InputError{File: path, Problem: firstLine(err.Error())}
+		}
+		lines = append(lines, []byte(s))
+	}
+	if err := rs.Err(); err != nil {
+		return nil, &InputError{File: path, Problem: firstLine(err.Error())}
+	}
+	return lines, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// text returns the first of the named fields that holds a string or a number, as text.
+func (r record) text(names ...string) (string, bool) {
+	for _, n := range names {
+		switch v := r.fields[n].(type) {
+		case string:
+			return v, true
+		case json.Number:
+			return v.String(), true
+		case bool:
+			return fmt.Sprint(v), true
+		}
+	}
+	return "", false
+}
+
+func (r record) need(what string, names ...string) (string, error) {
+	v, ok := r.text(names...)
+	if !ok || strings.TrimSpace(v) == "" {
+		return "", r.fail("no %s (a non-empty %s field)", what, strings.Join(quoteAll(names), " or "))
+	}
+	return v, nil
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fmt.Sprintf("%q", n)
+	}
+	return out
+}
+
+// mapRecords applies the kind's column mapping (see the package comment).
+func mapRecords(bench string, kind schemas.BenchKind, recs []record) ([]schemas.BenchItemRow, error) {
+	var rows []schemas.BenchItemRow
+	answers := map[string]any{} // function_call: ground truth rows of a possible_answer file
+	if kind == schemas.BenchFunctionCall {
+		var questions []record
+		for _, r := range recs {
+			_, hasQ := r.fields["question"]
+			if gt, ok := r.fields["ground_truth"]; ok && !hasQ {
+				id, err := r.need("id", "id")
+				if err != nil {
+					return nil, err
+				}
+				answers[id] = gt
+				continue
+			}
+			questions = append(questions, r)
+		}
+		recs = questions
+	}
+	for _, r := range recs {
+		row, err := mapRecord(bench, kind, r, answers)
+		if err != nil {
+			return nil, err
+		}
+		if err := row.Validate(); err != nil {
+			return nil, r.fail("%v", err)
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return nil, &InputError{File: recs0File(recs), Problem: "no items (only answers?)"}
+	}
+	return rows, nil
+}
+
+func recs0File(recs []record) string {
+	if len(recs) == 0 {
+		return "(input)"
+	}
+	return recs[0].file
+}
+
+func mapRecord(bench string, kind schemas.BenchKind, r record, answers map[string]any) (schemas.BenchItemRow, error) {
+	row := schemas.BenchItemRow{Bench: bench, Kind: kind, Meta: "{}", Source: filepath.Base(r.file)}
+	var err error
+	switch kind {
+	case schemas.BenchMath:
+		if row.ItemID, err = r.need("id", "id", "problem_id", "unique_id"); err != nil {
+			return row, err
+		}
+		if row.Question, err = r.need("problem", "problem", "question"); err != nil {
+			return row, err
+		}
+		if row.Answer, err = r.need("answer", "answer"); err != nil {
+			return row, err
+		}
+	case schemas.BenchChoice:
+		err = mapChoice(&row, r)
+	case schemas.BenchCode:
+		err = mapCode(&row, r)
+	case schemas.BenchFunctionCall:
+		err = mapFunctionCall(&row, r, answers)
+	}
+	return row, err
+}
+
+func mapChoice(row *schemas.BenchItemRow, r record) error {
+	var err error
+	if row.ItemID, err = r.need("id", "id", "Record ID", "record_id"); err != nil {
+		return err
+	}
+	if row.Question, err = r.need("question", "question", "Question"); err != nil {
+		return err
+	}
+	var options []string
+	if correct, ok := r.text("Correct Answer"); ok { // GPQA: the correct answer and three wrong ones
+		options = append(options, strings.TrimSpace(correct))
+		for i := 1; i <= 3; i++ {
+			wrong, err := r.need("incorrect answer", fmt.Sprintf("Incorrect Answer %d", i))
+			if err != nil {
+				return err
+			}
+			options = append(options, strings.TrimSpace(wrong))
+		}
+		row.Answer = options[0]
+	} else {
+		list, ok := r.fields["options"].([]any)
+		if !ok {
+			if s, isText := r.fields["options"].(string); isText && json.Unmarshal([]byte(s), &list) == nil {
+				ok = true
+			}
+		}
+		if !ok || len(list) < 2 {
+			return r.fail("no options: want an \"options\" list of at least 2, or GPQA's \"Correct Answer\" and \"Incorrect Answer 1..3\"")
+		}
+		for i, o := range list {
+			s, isText := o.(string)
+			if !isText || strings.TrimSpace(s) == "" {
+				return r.fail("option %d is not a non-empty string", i+1)
+			}
+			options = append(options, strings.TrimSpace(s))
+		}
+		ans, err := r.need("answer", "answer")
+		if err != nil {
+			return err
+		}
+		ans = strings.TrimSpace(ans)
+		if len(ans) == 1 && ans[0] >= 'A' && int(ans[0]-'A') < len(options) {
+			row.Answer = options[ans[0]-'A']
+		} else if idx := indexOf(options, ans); idx >= 0 {
+			row.Answer = options[idx]
+		} else {
+			return r.fail("answer %q is neither an option letter (A-%c) nor an option's text", ans, 'A'+len(options)-1)
+		}
+	}
+	if len(options) > 26 {
+		return r.fail("%d options: at most 26", len(options))
+	}
+	seen := map[string]bool{}
+	for _, o := range options {
+		if seen[o] {
+			return r.fail("option %q appears twice", o)
+		}
+		seen[o] = true
+	}
+	b, _ := json.Marshal(options)
+	row.Options = string(b)
+	return nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// CodeTest is one test case of a code item: stdin and expected stdout, or (functional) the arguments as
+// JSON lines and the expected return value as JSON.
+type CodeTest struct {
+	Input    string `json:"input"`
+	Output   string `json:"output"`
+	TestType string `json:"testtype"`
+}
+
+// CodeTests are a code item's tests (bench_items.tests).
+type CodeTests struct {
+	Public  []CodeTest `json:"public"`
+	Private []CodeTest `json:"private"`
+}
+
+// CodeMeta is a code item's bench_items.meta.
+type CodeMeta struct {
+	StarterCode string `json:"starter_code,omitempty"`
+	FuncName    string `json:"func_name,omitempty"`
+}
+
+func mapCode(row *schemas.BenchItemRow, r record) error {
+	var err error
+	if row.ItemID, err = r.need("id", "question_id", "id"); err != nil {
+		return err
+	}
+	if row.Question, err = r.need("question", "question_content", "question"); err != nil {
+		return err
+	}
+	var tests CodeTests
+	if tests.Public, err = decodeTests(r, "public_test_cases"); err != nil {
+		return err
+	}
+	if tests.Private, err = decodeTests(r, "private_test_cases"); err != nil {
+		return err
+	}
+	if len(tests.Public)+len(tests.Private) == 0 {
+		return r.fail("no tests: public_test_cases and private_test_cases are both empty")
+	}
+	var meta CodeMeta
+	meta.StarterCode, _ = r.text("starter_code")
+	switch m := r.fields["metadata"].(type) {
+	case string:
+		var md map[string]any
+		if json.Unmarshal([]byte(m), &md) == nil {
+			meta.FuncName, _ = md["func_name"].(string)
+		}
+	case map[string]any:
+		meta.FuncName, _ = m["func_name"].(string)
+	}
+	for _, t := range append(append([]CodeTest(nil), tests.Public...), tests.Private...) {
+		if t.TestType == "functional" && meta.FuncName == "" {
+			return r.fail("functional tests need metadata.func_name (the method to call)")
+		}
+	}
+	b, _ := json.Marshal(tests)
+	row.Tests = string(b)
+	mb, _ := json.Marshal(meta)
+	row.Meta = string(mb)
+	return nil
+}
+
+// decodeTests reads a test-case column: a list, JSON text of a list, or LiveCodeBench's
+// base64(zlib(pickle(json text))) of one.
+func decodeTests(r record, column string) ([]CodeTest, error) {
+	v, ok := r.fields[column]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	var raw []byte
+	switch x := v.(type) {
+	case []any:
+		raw, _ = json.Marshal(x)
+	case string:
+		raw = []byte(strings.TrimSpace(x))
+		if len(raw) > 0 && raw[0] != '[' {
+			decoded, err := unpackLCB(string(raw))
+			if err != nil {
+				return nil, r.fail("%s: neither a JSON list nor base64/zlib/pickle text: %v", column, err)
+			}
+			raw = decoded
+		}
+	default:
+		return nil, r.fail("%s: want a list of {input, output, testtype}", column)
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var tests []CodeTest
+	if err := json.Unmarshal(raw, &tests); err != nil {
+		return nil, r.fail("%s: not a list of {input, output, testtype}: %v", column, err)
+	}
+	for i := range tests {
+		if tests[i].TestType == "" {
+			tests[i].TestType = "stdin"
+		}
+		if tests[i].TestType != "stdin" && tests[i].TestType != "functional" {
+			return nil, r.fail("%s: test %d: testtype %q (want stdin or functional)", column, i+1, tests[i].TestType)
+		}
+	}
+	return tests, nil
+}
+
+// unpackLCB decodes LiveCodeBench's packed private tests: base64 of zlib of a pickle of one str. Only a
+// pickle holding a single string is accepted (read without unpickling anything else).
+func unpackLCB(s string) ([]byte, error) {
+	z, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, err
+	}
+	p, err := io.ReadAll(io.LimitReader(zr, 512<<20))
+	if err != nil {
+		return nil, err
+	}
+	if len(p) > 0 && (p[0] == '[' || p[0] == '"') {
+		return p, nil // zlib of the JSON text itself
+	}
+	// protocol >= 2: PROTO n [FRAME len8] then the string opcode
+	i := 0
+	if len(p) >= 2 && p[0] == 0x80 {
+		i = 2
+	}
+	if i < len(p) && p[i] == 0x95 && len(p) >= i+9 {
+		i += 9
+	}
+	if i >= len(p) {
+		return nil, errors.New("empty pickle")
+	}
+	var n uint64
+	switch p[i] {
+	case 0x8c: // SHORT_BINUNICODE
+		if len(p) < i+2 {
+			return nil, errors.New("truncated pickle")
+		}
+		n, i = uint64(p[i+1]), i+2
+	case 'X': // BINUNICODE
+		if len(p) < i+5 {
+			return nil, errors.New("truncated pickle")
+		}
+		n, i = uint64(binary.LittleEndian.Uint32(p[i+1:])), i+5
+	case 0x8d: // BINUNICODE8
+		if len(p) < i+9 {
+			return nil, errors.New("truncated pickle")
+		}
+		n, i = binary.LittleEndian.Uint64(p[i+1:]), i+9
+	default:
+		return nil, fmt.Errorf("pickle holds something other than one string (opcode 0x%02x)", p[i])
+	}
+	if uint64(len(p)-i) < n {
+		return nil, errors.New("truncated pickle")
+	}
+	return p[i : i+int(n)], nil
+}
+
+// FunctionMeta is a function_call item's bench_items.meta.
+type FunctionMeta struct {
+	// Category is BFCL's: simple, multiple, parallel or parallel_multiple (from the id's prefix or a
+	// "category" field). Parallel categories compare the calls as a multiset; others expect one call.
+	Category string `json:"category"`
+}
+
+func mapFunctionCall(row *schemas.BenchItemRow, r record, answers map[string]any) error {
+	var err error
+	if row.ItemID, err = r.need("id", "id"); err != nil {
+		return err
+	}
+	switch q := r.fields["question"].(type) {
+	case string:
+		row.Question = q
+	case []any: // BFCL: [[{"role": "user", "content": "..."}]] (turns of messages)
+		var parts []string
+		var walk func(v any)
+		walk = func(v any) {
+			switch m := v.(type) {
+			case []any:
+				for _, e := range m {
+					walk(e)
+				}
+			case map[string]any:
+				if role, _ := m["role"].(string); role == "user" || role == "" {
+					if c, ok := m["content"].(string); ok {
+						parts = append(parts, c)
+					}
+				}
+			}
+		}
+		walk(q)
+		row.Question = strings.Join(parts, "\n")
+	}
+	if strings.TrimSpace(row.Question) == "" {
+		return r.fail("no question (a \"question\" text, or BFCL's [[{role, content}]])")
+	}
+	fns, ok := r.fields["function"].([]any)
+	if !ok {
+		if f, isObj := r.fields["function"].(map[string]any); isObj {
+			fns, ok = []any{f}, true
+		}
+	}
+	if !ok || len(fns) == 0 {
+		return r.fail("no \"function\" list of schemas")
+	}
+	for i, f := range fns {
+		m, isObj := f.(map[string]any)
+		if name, _ := m["name"].(string); !isObj || name == "" {
+			return r.fail("function %d has no name", i+1)
+		}
+	}
+	fb, _ := json.Marshal(fns)
+	row.Functions = string(fb)
+	gt, ok := r.fields["ground_truth"]
+	if !ok {
+		gt, ok = answers[row.ItemID]
+	}
+	if !ok {
+		return r.fail("no ground_truth for id %s (inline, or in a possible_answer file imported with it)", row.ItemID)
+	}
+	expected, err := parseGroundTruth(gt)
+	if err != nil {
+		return r.fail("ground_truth: %v", err)
+	}
+	ab, _ := json.Marshal(expected)
+	row.Answer = string(ab)
+	cat, _ := r.text("category")
+	if cat == "" {
+		cat = categoryOf(row.ItemID)
+	}
+	mb, _ := json.Marshal(FunctionMeta{Category: cat})
+	row.Meta = string(mb)
+	return nil
+}
+
+// categoryOf reads BFCL's category from an id such as "parallel_multiple_12" or "live_simple_3-1-0".
+func categoryOf(id string) string {
+	id = strings.TrimPrefix(id, "live_")
+	for _, c := range []string{"parallel_multiple", "parallel", "multiple", "simple"} {
+		if strings.HasPrefix(id, c) {
+			return c
+		}
+	}
+	return "simple"
+}

@@ -1,0 +1,79 @@
+package schemas
+
+// BenchKind says how a benchmark's items are asked and scored (bench_items.kind).
+type BenchKind string
+
+// The benchmark kinds (docs/architecture.md, "Evaluation"; README "Evaluation" has each kind's column
+// mapping).
+const (
+	// BenchMath is a problem with a final answer, scored on the last \boxed{} of the response.
+	BenchMath BenchKind = "math"
+	// BenchChoice is a multiple-choice question (GPQA layout), options shuffled per sample.
+	BenchChoice BenchKind = "choice"
+	// BenchCode is a programming problem with stdin/stdout or function-call tests (LiveCodeBench layout).
+	BenchCode BenchKind = "code"
+	// BenchFunctionCall is a question with function schemas and the expected calls (BFCL layout).
+	BenchFunctionCall BenchKind = "function_call"
+)
+
+// BenchKindValues lists every BenchKind.
+func BenchKindValues() []BenchKind {
+	return []BenchKind{BenchMath, BenchChoice, BenchCode, BenchFunctionCall}
+}
+
+// BenchItemRow is one item of an imported benchmark (table `bench_items`, one partition per benchmark,
+// stored beside the corpora, not per run).
+type BenchItemRow struct {
+	// Bench is the benchmark's name as imported (`spade bench import --name`).
+	Bench string `parquet:"bench"`
+	// ItemID is the item's id, unique within the benchmark.
+	ItemID string `parquet:"item_id"`
+	// Kind is how the item is asked and scored (math, choice, code, function_call).
+	Kind BenchKind `parquet:"kind"`
+	// Question is the problem text shown to the Agent, UTF-8, non-empty.
+	Question string `parquet:"question"`
+	// Answer is the reference: the final answer (math), the correct option's text (choice), empty for
+	// code, the expected calls as a JSON array of {"name": {"arg": [accepted values]}} (function_call).
+	Answer string `parquet:"answer"`
+	// Options is the JSON array of the choices' texts (choice only; empty otherwise), correct one included.
+	Options string `parquet:"options"`
+	// Tests is the JSON object {"public": [...], "private": [...]} of test cases (code only), each
+	// {"input": str, "output": str, "testtype": "stdin"|"functional"}; empty otherwise.
+	Tests string `parquet:"tests"`
+	// Functions is the JSON array of the function schemas offered (function_call only); empty otherwise.
+	Functions string `parquet:"functions"`
+	// Meta is the JSON object of layout details the scorer needs (code: starter_code, func_name;
+	// function_call: category simple|multiple|parallel|parallel_multiple; ordered); "{}" when none.
+	Meta string `parquet:"meta"`
+	// Source is the file the item was imported from (its base name).
+	Source string `parquet:"source"`
+}
+
+// BenchItemsSpec describes the bench_items table.
+var BenchItemsSpec = register("bench_items", 1, false, BenchItemRow{})
+
+// Validate implements Row.
+func (r BenchItemRow) Validate() error {
+	c := checks{table: "bench_items"}
+	c.required("bench", r.Bench)
+	c.required("item_id", r.ItemID)
+	c.required("question", r.Question)
+	enum(&c, "kind", r.Kind, BenchKindValues())
+	for col, v := range map[string]string{"bench": r.Bench, "item_id": r.ItemID, "question": r.Question, "answer": r.Answer,
+		"options": r.Options, "tests": r.Tests, "functions": r.Functions, "meta": r.Meta, "source": r.Source} {
+		c.utf8(col, v)
+	}
+	switch r.Kind {
+	case BenchMath, BenchChoice:
+		c.required("answer", r.Answer)
+	case BenchCode:
+		c.required("tests", r.Tests)
+	case BenchFunctionCall:
+		c.required("answer", r.Answer)
+		c.required("functions", r.Functions)
+	}
+	if r.Kind == BenchChoice {
+		c.required("options", r.Options)
+	}
+	return c.err
+}

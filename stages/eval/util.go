@@ -1,0 +1,5 @@
+package eval
+
+import "strings"
+
+func bytesReader(s string) *strings.Reader { return strings.NewReader(s) }
