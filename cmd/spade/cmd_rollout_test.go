@@ -62,7 +62,7 @@ func llmScriptedServer(t testing.TB) *llmtest.Server {
 	}
 	designer, agent := llmtest.DesignerScript(programs, 4), llmtest.AgentScript()
 	return llmtest.Start(t, func(req *llm.ChatRequestBody) llmtest.Reply {
-		if strings.Contains(req.Messages[0].Content, "Environment Designer") {
+		if strings.Contains(req.Messages[0].Content, "Environment Designer") || strings.Contains(req.Messages[0].Content, "write hints") {
 			return designer(req)
 		}
 		return agent(req)

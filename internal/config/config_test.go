@@ -26,10 +26,10 @@ var designKeys = map[string]string{
 	"llm.agent.max_tokens":     "8192",
 	"llm.max_in_flight":        "256",
 	"gate.max_attempts":        "5",
-	"rollout.group_size":       "16",
+	"rollout.group_size":       "8",
 	"rollout.max_turns":        "25",
 	"rollout.context_tokens":   "32768",
-	"rollout.paired_seeds":     "true",
+	"rollout.paired_seeds":     "false",
 	"regret.weight_regret":     "0.4",
 	"regret.weight_anchor":     "0.6",
 	"regret.band_lo":           "0.4",
@@ -96,8 +96,8 @@ func TestPresets(t *testing.T) {
 		if c.LLM.Designer.BaseURL != "http://llm.example:8000/v1" || c.LLM.Agent.BaseURL != "http://llm.example:8000/v1" {
 			t.Errorf("preset %s does not take base URLs from $OPENAI_BASE_URL", name)
 		}
-		wantKL := 0.0
-		if strings.HasPrefix(name, "qwen3-8b-") {
+		wantKL := 0.0 // the authors' games scripts, except 8B; every tools run uses 0.005
+		if strings.HasPrefix(name, "qwen3-8b-") || strings.HasSuffix(name, "-tools") {
 			wantKL = 0.005
 		}
 		if c.GRPO.KLBeta != wantKL {
@@ -279,5 +279,38 @@ func TestParseValidatesAndFillsNewKeys(t *testing.T) {
 	bad, _ := json.Marshal(doc)
 	if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), `key "regret.variant" must be one of regret_anchor, regret, anchor, ema_lp`) {
 		t.Errorf("Parse accepted an invalid regret.variant: %v", err)
+	}
+}
+
+// The presets are the authors' launch scripts, row by row (README, "Presets"; FIDELITY.md).
+func TestPresetsAreTheAuthorsScripts(t *testing.T) {
+	games, _ := Preset("qwen3-30b-a3b-games")
+	tools, _ := Preset("qwen3-8b-tools")
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{
+		{"plays", [3]any{games.Rollout.GroupSize, games.Rollout.HintedGroupSize, games.Rollout.HintedAt}, [3]any{8, 16, HintedAtPoolStart}},
+		{"episode", [4]any{games.Rollout.Return, games.Rollout.HintPlacement, games.Rollout.ActionFormat, games.Rollout.Context}, [4]any{ReturnTerminal, HintInObservation, ActionBoxed, ContextTruncate}},
+		{"paired seeds", games.Rollout.PairedSeeds, false},
+		{"sampling", [3]any{games.LLM.Agent.Temperature, games.LLM.Agent.TopP, games.LLM.Agent.TopK}, [3]any{0.6, 0.95, 20}},
+		{"designer sampling", [3]any{games.LLM.Designer.Temperature, games.LLM.Designer.TopP, games.LLM.Designer.TopK}, [3]any{0.6, 0.95, 20}},
+		{"step timeout", games.Sandbox.StepTimeoutSeconds, 30},
+		{"hint", [4]any{games.Generate.HintMode, games.Generate.HintTemperature, games.Generate.HintMaxTokens, tools.Generate.HintMaxTokens}, [4]any{HintSeparate, 0.3, 4096, 2048}},
+		{"regeneration", [3]any{games.Generate.Regen, games.Gate.MaxAttempts, games.Gate.Checks}, [3]any{RegenResample, 5, GateOfficial}},
+		{"documents", [4]any{games.Sample.DocDraw, games.Sample.ExcerptWords, tools.Sample.ExcerptWords, games.Sample.SkillOrder}, [4]any{DocUniform, 6000, 4000, SkillsRoundRobin}},
+		{"regret", [4]any{games.Regret.Scale, games.Regret.Ramp, games.Regret.Delta, games.Regret.EMAUpdate}, [4]any{0.15, 0.25, DeltaMatched, EMAPerPool}},
+		{"ema", [2]any{games.Regret.EMAFast, games.Regret.EMASlow}, [2]any{0.98, 0.85}},
+		{"designer scale", games.GRPO.DesignerAdvScale, "auto"},
+		{"memory", [6]any{games.Memory.Seeds, games.Memory.SeedPool, games.Memory.CodeChars, games.Memory.ShowHint, games.Memory.Negatives, games.Memory.NegativesCode}, [6]any{2, 10, 2000, false, 1, false}},
+		{"optimizer", [4]any{games.GRPO.WeightDecay, games.GRPO.AdamBeta1, games.GRPO.AdamBeta2, games.GRPO.TIS}, [4]any{0.1, 0.9, 0.98, TISToken}},
+		{"tools", [2]any{tools.Sample.RefreshEvery, tools.GRPO.KLBeta}, [2]any{8, 0.005}},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)
+		}
+	}
+	if err := games.Validate(); err != nil {
+		t.Fatal(err)
 	}
 }

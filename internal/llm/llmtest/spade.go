@@ -73,10 +73,14 @@ var skillTitles = map[string]string{
 }
 
 // DesignerScript answers Designer prompts with the programs of the prompt's skill: the request seed
-// picks one of them. When brokenEvery > 0, a first attempt whose seed is divisible by it gets a program
+// picks one of them; a separate hint call is answered by HintScript. When brokenEvery > 0, a first attempt whose seed is divisible by it gets a program
 // that fails at reset (so the gate regenerates); a regeneration prompt always gets a working program.
 func DesignerScript(programs map[string][]Program, brokenEvery int64) Script {
+	hint := HintScript(programs)
 	return func(req *llm.ChatRequestBody) Reply {
+		if reply, ok := hint(req); ok {
+			return reply
+		}
 		prompt := req.Messages[len(req.Messages)-1].Content
 		skill := "tool_use"
 		for title, s := range skillTitles {
@@ -109,21 +113,68 @@ var (
 	itemRE      = regexp.MustCompile(`item (\d+): weight (\d+), value (\d+)`)
 	cityRE      = regexp.MustCompile(`city (\d+) at \((\d+), (\d+)\)`)
 	positionRE  = regexp.MustCompile(`at row (\d+), column (\d+); the goal is at row (\d+), column (\d+)\. ([a-z ,]+)\.`)
-	lastActRE   = regexp.MustCompile(`(?s)<action>(.*?)</action>`)
+	lastActRE   = regexp.MustCompile(`(?s)<action>(.*?)</action>|\\boxed\{([^{}]*)\}`)
 )
 
-// AgentScript plays the games of testdata/envs. With the hint in the system prompt it solves the
-// arithmetic chain, modular lock, sequences, knapsack, route and grid envs; without it, and on the other
-// envs, it guesses from the request seed, and now and then (seed divisible by 5, first turn) answers
-// without an <action> tag. So hinted episodes succeed more often, as SPADE's regret expects.
+// HintScript answers the separate hint call (generate.hint_mode = separate): a request whose system
+// prompt says it writes hints, and whose prompt carries one of the programs, gets that program's hint.
+// ok is false for any other request.
+func HintScript(programs map[string][]Program) func(req *llm.ChatRequestBody) (Reply, bool) {
+	return func(req *llm.ChatRequestBody) (Reply, bool) {
+		if len(req.Messages) == 0 || !strings.Contains(req.Messages[0].Content, "write hints") {
+			return Reply{}, false
+		}
+		prompt := req.Messages[len(req.Messages)-1].Content
+		for _, list := range programs {
+			for _, p := range list {
+				if strings.Contains(prompt, p.Code) {
+					return Reply{Text: p.Hint}, true
+				}
+			}
+		}
+		return Reply{Text: "Think about the rules before you act."}, true
+	}
+}
+
+// firstUser returns the conversation's first user message (the first observation), or "".
+func firstUser(req *llm.ChatRequestBody) string {
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+// answerFormat wraps an action the way the conversation asks for: \boxed{...} when the first user
+// message asks for a boxed answer (rollout.action_format = boxed), else <action>...</action>.
+func answerFormat(req *llm.ChatRequestBody) func(string) string {
+	if strings.Contains(firstUser(req), `\boxed{`) {
+		return func(a string) string { return `\boxed{` + a + `}` }
+	}
+	return func(a string) string { return "<action>" + a + "</action>" }
+}
+
+// AgentScript plays the games of testdata/envs. With the hint (in the system prompt, or after the first
+// observation as "HINT: ...") it solves the arithmetic chain, modular lock, sequences, knapsack, route and
+// grid envs; without it, and on the other envs, it guesses from the request seed, and now and then (seed
+// divisible by 5, first turn) answers without a marked action. It answers in the format the first user
+// message asks for (\boxed{...} or <action>). So hinted episodes succeed more often, as SPADE's regret
+// expects.
 func AgentScript() Script {
 	return func(req *llm.ChatRequestBody) Reply {
-		hinted := strings.Contains(req.Messages[0].Content, "<hint>")
+		hinted := strings.Contains(req.Messages[0].Content, "<hint>") || strings.Contains(firstUser(req), "\nHINT: ")
 		obs := req.Messages[len(req.Messages)-1].Content
-		turn := (len(req.Messages) - 2) / 2
+		turn := 0
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				turn++
+			}
+		}
+		act := answerFormat(req)
 		if hinted {
 			if action, ok := solve(req, obs); ok {
-				return Reply{Text: "Using the hint.\n<action>" + action + "</action>"}
+				return Reply{Text: "Using the hint.\n" + act(action)}
 			}
 		}
 		if turn == 0 && req.Seed%5 == 0 {
@@ -131,9 +182,9 @@ func AgentScript() Script {
 		}
 		guesses := []string{"up", "left", "observe", "answer chain", "RGBY", "1 2 3 4 5", "0 2", "toggle 1"}
 		if numberRE.MatchString(obs) && req.Seed%2 == 0 {
-			return Reply{Text: fmt.Sprintf("<action>%d</action>", 1+uint64(req.Seed)%100)}
+			return Reply{Text: act(fmt.Sprintf("%d", 1+uint64(req.Seed)%100))}
 		}
-		return Reply{Text: "<action>" + guesses[uint64(req.Seed)%uint64(len(guesses))] + "</action>"}
+		return Reply{Text: act(guesses[uint64(req.Seed)%uint64(len(guesses))])}
 	}
 }
 
@@ -144,7 +195,8 @@ func solve(req *llm.ChatRequestBody, obs string) (string, bool) {
 		for i := len(req.Messages) - 1; i >= 0; i-- {
 			if req.Messages[i].Role == "assistant" {
 				if m := lastActRE.FindAllStringSubmatch(req.Messages[i].Content, -1); m != nil {
-					return atoi(strings.TrimSpace(m[len(m)-1][1]))
+					last := m[len(m)-1]
+					return atoi(strings.TrimSpace(last[1] + last[2]))
 				}
 			}
 		}
@@ -166,7 +218,7 @@ func solve(req *llm.ChatRequestBody, obs string) (string, bool) {
 	case divideRE.MatchString(obs):
 		return strconv.Itoa(floorDiv(previous(), atoi(divideRE.FindStringSubmatch(obs)[1]))), true
 	}
-	first := req.Messages[1].Content
+	first := firstUser(req)
 	if rs := remainderRE.FindAllStringSubmatch(first, -1); len(rs) > 0 {
 		for n := 1; n <= 1000; n++ {
 			ok := true
