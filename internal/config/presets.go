@@ -73,7 +73,8 @@ func Preset(name string) (*Config, error) {
 		GRPO: GRPO{ClipLow: 0.20, ClipHigh: 0.28, KLBeta: 0.0, LR: 1e-6, GlobalBatch: 192, TISCap: 2.0,
 			Trainer: TrainerNone, TrainerGPUs: 1, Agg: AggTokenMean, MaxGradNorm: 1.0, Publish: PublishLoRA,
 			LoRARank: 32, LoRAAlpha: 64, MicroBatchTokens: 16384, GradientCheckpointing: true, DesignerAdvScale: "1",
-			AdamBeta1: 0.9, AdamBeta2: 0.999, TIS: TISSequence},
+			AdamBeta1: 0.9, AdamBeta2: 0.999, TIS: TISSequence, SampleUnit: SampleTurn, AdvStd: AdvStdSample,
+			FailedPlay: FailedEnvError},
 		Metrics: Metrics{BandLo: 0.2, BandHi: 0.8, Window: 16},
 		Outcome: Outcome{ExcludeEndedBy: DefaultExcludeEndedBy, Value: OutcomeReturn},
 	}
