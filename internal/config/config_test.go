@@ -203,7 +203,10 @@ func TestEnumKeysRejectInvalidValues(t *testing.T) {
 		{"setting", "games, tools"},
 		{"regret.variant", "regret_anchor, regret, anchor, ema_lp"},
 		{"grpo.trainer", "none, torch"},
-		{"grpo.publish", "lora, command, none"},
+		{"grpo.publish", "lora, command, none, sglang, vllm_reload"},
+		{"grpo.sample_unit", "episode, turn"},
+		{"grpo.adv_std", "population, sample"},
+		{"grpo.failed_play", "env_error, drop, minus_one"},
 		{"grpo.agg", "token-mean, seq-mean-token-mean"},
 		{"outcome.value", "return, success"},
 	} {
