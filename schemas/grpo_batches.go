@@ -28,10 +28,22 @@ type GRPOBatchRow struct {
 	ISWeight float64 `parquet:"is_weight"`
 	// ISCap is grpo.tis_cap for designer samples, 0 for agent samples (no truncated IS).
 	ISCap float64 `parquet:"is_cap"`
+	// LossMask marks which response tokens are trained: 1 for a sampled token, 0 for one the chat
+	// template added between an episode's completions (an observation) and for every token of an inert
+	// padding copy; same length as ResponseIDs. Empty (and absent in version 1 rows) means every response
+	// token is trained. Schema version 2.
+	LossMask []int8 `parquet:"loss_mask,list"`
+	// Pad is true for an inert copy that fills a short global batch (grpo.mix_roles): advantage 0, every
+	// loss_mask 0, counted in the batch's sample-mean denominator only. Schema version 2.
+	Pad bool `parquet:"pad"`
 }
 
-// GRPOBatchesSpec describes the grpo_batches table.
-var GRPOBatchesSpec = register("grpo_batches", 1, true, GRPOBatchRow{})
+// GRPOBatchesSpec describes the grpo_batches table. Version 2 added loss_mask and pad; version 1 rows
+// read with an empty loss_mask (every token trained) and pad false.
+var GRPOBatchesSpec = register("grpo_batches", 2, true, GRPOBatchRow{})
+
+// Trained reports whether response token i of the sample is trained (loss_mask, empty = all).
+func (r GRPOBatchRow) Trained(i int) bool { return len(r.LossMask) == 0 || r.LossMask[i] != 0 }
 
 // Validate implements Row.
 func (r GRPOBatchRow) Validate() error {
@@ -44,6 +56,18 @@ func (r GRPOBatchRow) Validate() error {
 	}
 	if len(r.OldLogprobs) != len(r.ResponseIDs) {
 		c.fail("old_logprobs", "sample %s has %d logprobs for %d response tokens", r.SampleID, len(r.OldLogprobs), len(r.ResponseIDs))
+	}
+	if len(r.LossMask) > 0 && len(r.LossMask) != len(r.ResponseIDs) {
+		c.fail("loss_mask", "sample %s has %d mask entries for %d response tokens", r.SampleID, len(r.LossMask), len(r.ResponseIDs))
+	}
+	for i, m := range r.LossMask {
+		if m != 0 && m != 1 {
+			c.fail("loss_mask", "sample %s: entry %d is %d, want 0 or 1", r.SampleID, i, m)
+			break
+		}
+	}
+	if r.Pad && r.Advantage != 0 {
+		c.fail("advantage", "padding sample %s has advantage %g, want 0", r.SampleID, r.Advantage)
 	}
 	c.finite("advantage", r.Advantage)
 	c.finite("is_weight", r.ISWeight)

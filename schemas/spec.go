@@ -107,6 +107,11 @@ func arrowLeaf(f parquet.Field) arrow.DataType {
 	case parquet.Boolean:
 		return arrow.FixedWidthTypes.Boolean
 	case parquet.Int32:
+		if lt := t.LogicalType(); lt != nil {
+			if it, ok := lt.Value.(*format.IntType); ok && it.BitWidth == 8 && it.IsSigned {
+				return arrow.PrimitiveTypes.Int8 // an int8 field (grpo_batches.loss_mask), which DuckDB reads as TINYINT
+			}
+		}
 		return arrow.PrimitiveTypes.Int32
 	case parquet.Int64:
 		return arrow.PrimitiveTypes.Int64

@@ -232,6 +232,10 @@ type GRPO struct {
 	// PublishURL is the vLLM server that loads each new LoRA adapter (grpo.publish=lora); empty means
 	// llm.agent.base_url.
 	PublishURL string `json:"publish_url"`
+	// PublishURLs lists, comma-separated, every generation server (replica) that loads each new full
+	// checkpoint under grpo.publish = sglang or vllm_reload; empty means grpo.publish_url, else
+	// llm.agent.base_url. A replica that fails to load stops the step with its URL.
+	PublishURLs string `json:"publish_urls"`
 	// PublishCommand is the command template run after each update when grpo.publish=command; arguments
 	// may use {weights_dir}, {version}, {step} and {base_url}. It is run without a shell.
 	PublishCommand string `json:"publish_command"`
@@ -259,6 +263,19 @@ type GRPO struct {
 	// DesignerAdvScale multiplies the Designer's centred rewards: a number, or auto = min(50, Agent plays
 	// per step / Designer samples per pool × sample.refresh_every).
 	DesignerAdvScale string `json:"designer_adv_scale"`
+	// SampleUnit is what one Agent sample is: turn (one per Agent call) or episode (the whole play, the
+	// observations between completions masked; the authors').
+	SampleUnit SampleUnit `json:"sample_unit"`
+	// MixRoles builds one batch per step (the authors'): Designer samples first, then Agent samples, cut
+	// to global_batch; a short batch is padded with inert copies and its real advantages scaled by
+	// global_batch / n_real; one optimizer step per rollout step. false keeps one batch family per role.
+	MixRoles bool `json:"mix_roles"`
+	// AdvStd is the Agent advantage's standard deviation: sample (n − 1, ε 1e-6) or population (n, ε
+	// 1e-8, the authors').
+	AdvStd AdvStd `json:"adv_std"`
+	// FailedPlay is what a play that failed for infrastructure reasons does to its group: env_error (only
+	// env_error plays left out), drop (every failed play left out, as the authors' runs do) or minus_one.
+	FailedPlay FailedPlay `json:"failed_play"`
 }
 
 // Metrics configures the audits.
@@ -511,6 +528,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: key \"grpo.max_grad_norm\" must be >= 0 (0 turns clipping off)")
 	case c.GRPO.Trainer == "torch" && c.GRPO.Publish == "command" && strings.TrimSpace(c.GRPO.PublishCommand) == "":
 		return fmt.Errorf("config: key \"grpo.publish_command\" is empty but grpo.publish is command")
+	case c.GRPO.Trainer == "torch" && c.GRPO.Publish.FullWeights() && c.GRPO.LoRARank != 0:
+		return fmt.Errorf("config: key \"grpo.lora_rank\" must be 0 when grpo.publish is %s (it loads full checkpoints; use lora for adapters)", c.GRPO.Publish)
 	case c.GRPO.Trainer == "torch" && c.GRPO.Publish == "lora" && c.GRPO.LoRARank < 1:
 		return fmt.Errorf("config: key \"grpo.lora_rank\" must be >= 1 when grpo.publish is lora (or publish full weights with command)")
 	case c.GRPO.LoRARank < 0:

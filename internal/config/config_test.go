@@ -203,7 +203,10 @@ func TestEnumKeysRejectInvalidValues(t *testing.T) {
 		{"setting", "games, tools"},
 		{"regret.variant", "regret_anchor, regret, anchor, ema_lp"},
 		{"grpo.trainer", "none, torch"},
-		{"grpo.publish", "lora, command, none"},
+		{"grpo.publish", "lora, command, none, sglang, vllm_reload"},
+		{"grpo.sample_unit", "episode, turn"},
+		{"grpo.adv_std", "population, sample"},
+		{"grpo.failed_play", "env_error, drop, minus_one"},
 		{"grpo.agg", "token-mean, seq-mean-token-mean"},
 		{"outcome.value", "return, success"},
 	} {
@@ -304,6 +307,7 @@ func TestPresetsAreTheAuthorsScripts(t *testing.T) {
 		{"designer scale", games.GRPO.DesignerAdvScale, "auto"},
 		{"memory", [6]any{games.Memory.Seeds, games.Memory.SeedPool, games.Memory.CodeChars, games.Memory.ShowHint, games.Memory.Negatives, games.Memory.NegativesCode}, [6]any{2, 10, 2000, false, 1, false}},
 		{"optimizer", [4]any{games.GRPO.WeightDecay, games.GRPO.AdamBeta1, games.GRPO.AdamBeta2, games.GRPO.TIS}, [4]any{0.1, 0.9, 0.98, TISToken}},
+		{"update", [6]any{games.GRPO.SampleUnit, games.GRPO.MixRoles, games.GRPO.AdvStd, games.GRPO.FailedPlay, games.GRPO.Agg, games.GRPO.LoRARank}, [6]any{SampleEpisode, true, AdvStdPopulation, FailedDrop, AggSeqMeanTokenMean, 0}},
 		{"tools", [2]any{tools.Sample.RefreshEvery, tools.GRPO.KLBeta}, [2]any{8, 0.005}},
 	} {
 		if !reflect.DeepEqual(c.got, c.want) {

@@ -38,10 +38,19 @@ const (
 	PublishCommand Publish = "command"
 	// PublishNone publishes nothing (the calls keep the weights they had).
 	PublishNone Publish = "none"
+	// PublishSGLang loads each full checkpoint into every SGLang server of grpo.publish_urls through
+	// POST /update_weights_from_disk {"model_path"}.
+	PublishSGLang Publish = "sglang"
+	// PublishVLLMReload loads each full checkpoint into every vLLM server of grpo.publish_urls in place
+	// (the dev-mode /collective_rpc: update_config to the new path, then reload_weights; the server runs
+	// with VLLM_SERVER_DEV_MODE=1).
+	PublishVLLMReload Publish = "vllm_reload"
 )
 
 // PublishValues lists every way to publish.
-func PublishValues() []Publish { return []Publish{PublishLoRA, PublishCommand, PublishNone} }
+func PublishValues() []Publish {
+	return []Publish{PublishLoRA, PublishCommand, PublishNone, PublishSGLang, PublishVLLMReload}
+}
 
 // Agg is grpo.agg: how the trainer averages token losses.
 type Agg string
@@ -92,6 +101,9 @@ var enumTypes = map[reflect.Type][]string{
 	reflect.TypeFor[RegretDelta]():     names(RegretDeltaValues()),
 	reflect.TypeFor[EMAUpdate]():       names(EMAUpdateValues()),
 	reflect.TypeFor[TIS]():             names(TISValues()),
+	reflect.TypeFor[SampleUnit]():      names(SampleUnitValues()),
+	reflect.TypeFor[AdvStd]():          names(AdvStdValues()),
+	reflect.TypeFor[FailedPlay]():      names(FailedPlayValues()),
 }
 
 func names[T ~string](values []T) []string {

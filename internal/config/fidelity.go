@@ -245,3 +245,79 @@ const (
 
 // TISValues lists every TIS mode.
 func TISValues() []TIS { return []TIS{TISToken, TISSequence, TISOff} }
+
+// SampleUnit is grpo.sample_unit: what one Agent training sample is.
+type SampleUnit string
+
+// The sample units.
+const (
+	// SampleEpisode is one sample per play: the first prompt, then every Agent completion (trained) with
+	// the tokens the chat template adds between them (masked) — the authors' samples.
+	SampleEpisode SampleUnit = "episode"
+	// SampleTurn is one sample per Agent turn: that call's prompt and completion.
+	SampleTurn SampleUnit = "turn"
+)
+
+// SampleUnitValues lists every sample unit.
+func SampleUnitValues() []SampleUnit { return []SampleUnit{SampleEpisode, SampleTurn} }
+
+// AdvStd is grpo.adv_std: the standard deviation of the Agent's group advantage.
+type AdvStd string
+
+// The standard deviations.
+const (
+	// AdvStdPopulation divides by n, with ε = 1e-8 (the authors' np.std).
+	AdvStdPopulation AdvStd = "population"
+	// AdvStdSample divides by n − 1, with ε = 1e-6.
+	AdvStdSample AdvStd = "sample"
+)
+
+// AdvStdValues lists every standard deviation.
+func AdvStdValues() []AdvStd { return []AdvStd{AdvStdPopulation, AdvStdSample} }
+
+// FailedPlay is grpo.failed_play: what a play that failed for infrastructure reasons contributes to its
+// env's Agent advantage group.
+type FailedPlay string
+
+// The ways to treat a failed play.
+const (
+	// FailedEnvError leaves env_error plays out of the group; timeout and agent_error plays count with
+	// their return.
+	FailedEnvError FailedPlay = "env_error"
+	// FailedDrop leaves every failed play (env_error, timeout, agent_error) out of the group and the
+	// batch: what the authors' self-play runs do, since their collector drops FAILED plays (after one
+	// retry) before the rewards are normalised.
+	FailedDrop FailedPlay = "drop"
+	// FailedMinusOne counts every failed play in its group with return −1 (the authors'
+	// normalize_rewards_per_game branch); the failed play itself gives no sample.
+	FailedMinusOne FailedPlay = "minus_one"
+)
+
+// FailedPlayValues lists every way to treat a failed play.
+func FailedPlayValues() []FailedPlay { return []FailedPlay{FailedEnvError, FailedDrop, FailedMinusOne} }
+
+// PublishURLs returns the generation servers a full-weights publish must reach: grpo.publish_urls
+// (comma-separated), else grpo.publish_url, else llm.agent.base_url.
+func (c *Config) PublishURLs() []string {
+	var urls []string
+	for _, u := range strings.Split(c.GRPO.PublishURLs, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	if len(urls) > 0 {
+		return urls
+	}
+	if c.GRPO.PublishURL != "" {
+		return []string{c.GRPO.PublishURL}
+	}
+	if c.LLM.Agent.BaseURL != "" {
+		return []string{c.LLM.Agent.BaseURL}
+	}
+	return nil
+}
+
+// FullWeights reports whether a publish mode loads whole checkpoints into a server that keeps its
+// served model name (sglang, vllm_reload): calls then keep llm.<role>.model as their model and record
+// the published version as weights_version only.
+func (p Publish) FullWeights() bool { return p == PublishSGLang || p == PublishVLLMReload }

@@ -73,9 +73,10 @@ func Preset(name string) (*Config, error) {
 			EMAFast: 0.98, EMASlow: 0.85, Scale: 0.15, Ramp: 0.25, Delta: DeltaMatched, EMAUpdate: EMAPerPool},
 		Memory: Memory{Capacity: 200, Seeds: 2, Examples: 2, SeedPool: 10, CodeChars: 2000, ShowHint: false, Negatives: 1, NegativesCode: false},
 		GRPO: GRPO{ClipLow: 0.20, ClipHigh: 0.28, KLBeta: 0.0, LR: 1e-6, GlobalBatch: 192, TISCap: 2.0,
-			Trainer: TrainerNone, TrainerGPUs: 1, Agg: AggSeqMeanTokenMean, MaxGradNorm: 1.0, Publish: PublishLoRA,
-			LoRARank: 32, LoRAAlpha: 64, MicroBatchTokens: 16384, GradientCheckpointing: true, DesignerAdvScale: "auto",
-			WeightDecay: 0.1, AdamBeta1: 0.9, AdamBeta2: 0.98, TIS: TISToken},
+			Trainer: TrainerNone, TrainerGPUs: 1, Agg: AggSeqMeanTokenMean, MaxGradNorm: 1.0, Publish: PublishSGLang,
+			LoRARank: 0, LoRAAlpha: 64, MicroBatchTokens: 16384, GradientCheckpointing: true, DesignerAdvScale: "auto",
+			WeightDecay: 0.1, AdamBeta1: 0.9, AdamBeta2: 0.98, TIS: TISToken, SampleUnit: SampleEpisode, MixRoles: true,
+			AdvStd: AdvStdPopulation, FailedPlay: FailedDrop},
 		Metrics: Metrics{BandLo: 0.2, BandHi: 0.8, Window: 16},
 		Outcome: Outcome{ExcludeEndedBy: DefaultExcludeEndedBy, Value: OutcomeReturn},
 	}

@@ -204,6 +204,8 @@ func SQLType(t arrow.DataType) string {
 		return "VARCHAR"
 	case arrow.BOOL:
 		return "BOOLEAN"
+	case arrow.INT8:
+		return "TINYINT"
 	case arrow.INT32:
 		return "INTEGER"
 	case arrow.INT64:

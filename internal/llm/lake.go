@@ -24,7 +24,11 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 		rs := RoleSettings{BaseURL: r.BaseURL, Model: r.Model, APIKeyEnv: r.APIKeyEnv, MaxTokens: r.MaxTokens,
 			Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, WeightsVersion: r.Model}
 		if trained && weightsVersion != "" {
-			rs.Model, rs.WeightsVersion = weightsVersion, weightsVersion
+			rs.WeightsVersion = weightsVersion
+			if !cfg.GRPO.Publish.FullWeights() {
+				rs.Model = weightsVersion // an adapter is called by its name
+			}
+			// A full checkpoint replaces the served weights in place: the served model name stays.
 		}
 		return rs
 	}

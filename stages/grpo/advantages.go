@@ -1,6 +1,11 @@
 package grpo
 
-import "math"
+import (
+	"fmt"
+	"math"
+
+	"github.com/spadekit/spade/internal/config"
+)
 
 // AdvantageEpsilon is ε in the agent advantage's denominator (docs/architecture.md, "Formulas"; as verl and
 // TRL use).
@@ -36,6 +41,54 @@ func ComputeGRPOOutcomeAdvantage(returns []float64, eps float64) []float64 {
 		out[i] = (r - mean) / (std + eps)
 	}
 	return out
+}
+
+// PopulationAdvantageEpsilon is ε of the population-std advantage (the authors' 1e-8).
+const PopulationAdvantageEpsilon = 1e-8
+
+// ComputeGRPOPopulationAdvantage returns Â_i = (r_i − mean_G) / (σ_G + ε) with σ_G the population
+// standard deviation (divisor n, numpy's np.std) and ε = eps: the authors' per-game normalisation
+// (grpo.adv_std = population).
+//
+// Edge cases: a group of one and a group whose returns are all equal give every member 0, exactly (the
+// check is on the returns, not on σ, so a rounding residue of the mean is never divided by ε); an empty
+// group gives an empty slice. The advantages of a group sum to 0.
+func ComputeGRPOPopulationAdvantage(returns []float64, eps float64) []float64 {
+	out := make([]float64, len(returns))
+	n := len(returns)
+	if n < 2 {
+		return out
+	}
+	mean := 0.0
+	allEqual := true
+	for _, r := range returns {
+		mean += r
+		allEqual = allEqual && r == returns[0]
+	}
+	if allEqual {
+		return out
+	}
+	mean /= float64(n)
+	ss := 0.0
+	for _, r := range returns {
+		ss += (r - mean) * (r - mean)
+	}
+	std := math.Sqrt(ss / float64(n))
+	for i, r := range returns {
+		out[i] = (r - mean) / (std + eps)
+	}
+	return out
+}
+
+// groupAdvantage returns the Agent advantage grpo.adv_std names ("" is sample, today's default).
+func groupAdvantage(std config.AdvStd) (func([]float64) []float64, error) {
+	switch std {
+	case config.AdvStdSample, "":
+		return func(r []float64) []float64 { return ComputeGRPOOutcomeAdvantage(r, AdvantageEpsilon) }, nil
+	case config.AdvStdPopulation:
+		return func(r []float64) []float64 { return ComputeGRPOPopulationAdvantage(r, PopulationAdvantageEpsilon) }, nil
+	}
+	return nil, fmt.Errorf("grpo: config key \"grpo.adv_std\": unknown value %q (one of %v)", std, config.AdvStdValues())
 }
 
 // ComputeDesignerAdvantage returns A(e) = R(e) − mean{R(e') : skill(e') = skill(e)}, each env's Designer

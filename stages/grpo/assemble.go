@@ -50,16 +50,36 @@ type AgentInput struct {
 	Calls    []schemas.LLMCallRow
 	// IncludeHinted adds hinted episodes (grpo.include_hinted), standardized in their own group.
 	IncludeHinted bool
+	// Unit is grpo.sample_unit: turn ("" too) gives a sample per Agent call, episode one per play.
+	Unit config.SampleUnit
+	// Std is grpo.adv_std: sample ("" too) or population.
+	Std config.AdvStd
+	// Failed is grpo.failed_play: env_error ("" too), drop or minus_one.
+	Failed config.FailedPlay
 }
 
-// AgentSamples returns one sample per assistant turn of the step's episodes (SPADE §2.2), with advantage
-// ComputeGRPOOutcomeAdvantage of the episode's return within its group: the env's unhinted episodes (and,
-// with IncludeHinted, its hinted episodes as a separate group, since their prompt differs).
+// failedPlay reports whether a play ended for an infrastructure reason rather than by the game or the
+// turn limit: the env raised or broke its contract (env_error), overran its deadline (timeout), or the
+// Agent's call failed (agent_error). These are the authors' FAILED trajectories (their orchestrator
+// marks load/reset/step errors and timeouts and generation errors FAILED).
+func failedPlay(e *schemas.EpisodeRow) bool {
+	return e.EndedBy == schemas.EndedEnvError || e.EndedBy == schemas.EndedTimeout || e.EndedBy == schemas.EndedAgentError
+}
+
+// FailedReturn is the return a failed play counts with under grpo.failed_play = minus_one.
+const FailedReturn = -1.0
+
+// AgentSamples returns the Agent's samples of the step's episodes (SPADE §2.2), each with advantage
+// GroupAdvantage (grpo.adv_std) of its episode's return within its group: the env's unhinted episodes
+// (and, with IncludeHinted, its hinted episodes as a separate group, since their prompt differs).
 //
-// Episodes that ended in env_error are left out of the groups and get no samples (the env failed, not the
-// Agent), as the regret stage leaves them out of the Designer's reward. A turn whose call failed or sampled
-// no token gives no sample. Samples are sorted by env, hinted, episode index and turn; Step, Batch are
-// left for the caller.
+// Under Unit = turn every assistant turn is a sample (its call's prompt and completion); under episode
+// a play is one sample (EpisodeSample). Failed plays (failedPlay) follow Failed: env_error leaves the
+// env_error plays out of the groups (the env failed, not the Agent, as the regret stage leaves them out
+// of the Designer's reward) and keeps the others with their return; drop leaves every failed play out;
+// minus_one counts every failed play in its group with return FailedReturn and takes no sample from it.
+// A turn whose call failed or sampled no token gives no sample. Samples are sorted by env, hinted,
+// episode index and turn; Step, Batch are left for the caller.
 func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
 	calls := make(map[string]*schemas.LLMCallRow, len(in.Calls))
 	for i := range in.Calls {
@@ -70,6 +90,10 @@ func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
 		t := &in.Turns[i]
 		turns[t.EpisodeID] = append(turns[t.EpisodeID], t)
 	}
+	advantage, err := groupAdvantage(in.Std)
+	if err != nil {
+		return nil, err
+	}
 	type group struct {
 		env    string
 		hinted bool
@@ -77,8 +101,21 @@ func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
 	groups := map[group][]*schemas.EpisodeRow{}
 	for i := range in.Episodes {
 		e := &in.Episodes[i]
-		if (e.Hinted && !in.IncludeHinted) || e.EndedBy == schemas.EndedEnvError {
+		if e.Hinted && !in.IncludeHinted {
 			continue
+		}
+		switch in.Failed {
+		case config.FailedDrop:
+			if failedPlay(e) {
+				continue
+			}
+		case config.FailedMinusOne:
+		case config.FailedEnvError, "":
+			if e.EndedBy == schemas.EndedEnvError {
+				continue
+			}
+		default:
+			return nil, fmt.Errorf("grpo: config key \"grpo.failed_play\": unknown value %q", in.Failed)
 		}
 		g := group{e.EnvID, e.Hinted}
 		groups[g] = append(groups[g], e)
@@ -105,18 +142,38 @@ func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
 		returns := make([]float64, len(episodes))
 		for i, e := range episodes {
 			returns[i] = e.Return
+			if in.Failed == config.FailedMinusOne && failedPlay(e) {
+				returns[i] = FailedReturn
+			}
 		}
-		advantages := ComputeGRPOOutcomeAdvantage(returns, AdvantageEpsilon)
+		advantages := advantage(returns)
 		for i, e := range episodes {
+			if in.Failed == config.FailedMinusOne && failedPlay(e) {
+				continue // counted in the group, but a failed play is no sample (the authors' has no tokens)
+			}
 			ts := turns[e.EpisodeID]
 			sort.Slice(ts, func(a, b int) bool { return ts[a].Turn < ts[b].Turn })
-			for _, t := range ts {
-				if t.CallID == "" {
-					continue // the turn made no call (the env ended the episode first)
+			if in.Unit == config.SampleEpisode {
+				row, ok, err := EpisodeSample(e, ts, calls)
+				if err != nil {
+					return nil, err
 				}
-				call, found := calls[t.CallID]
-				if !found {
-					return nil, fmt.Errorf("grpo: turn %d of episode %s references call %s, which is not in llm_calls of step %d (commit rollout's llm_calls with its turns)", t.Turn, e.EpisodeID, t.CallID, e.Step)
+				if ok {
+					row.Advantage = advantages[i]
+					out = append(out, row)
+				}
+				continue
+			}
+			if in.Unit != config.SampleTurn && in.Unit != "" {
+				return nil, fmt.Errorf("grpo: config key \"grpo.sample_unit\": unknown value %q", in.Unit)
+			}
+			for _, t := range ts {
+				call, ok, err := turnCall(e, t, calls)
+				if err != nil || !ok {
+					if err != nil {
+						return nil, err
+					}
+					continue
 				}
 				prompt, response, logprobs, ok, err := callTokens(call)
 				if err != nil {
@@ -132,6 +189,105 @@ func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
 		}
 	}
 	return out, nil
+}
+
+// turnCall returns a turn's llm_calls row; ok is false for a turn that made no call (the env ended the
+// episode first).
+func turnCall(e *schemas.EpisodeRow, t *schemas.TurnRow, calls map[string]*schemas.LLMCallRow) (*schemas.LLMCallRow, bool, error) {
+	if t.CallID == "" {
+		return nil, false, nil
+	}
+	call, found := calls[t.CallID]
+	if !found {
+		return nil, false, fmt.Errorf("grpo: turn %d of episode %s references call %s, which is not in llm_calls of step %d (commit rollout's llm_calls with its turns)", t.Turn, e.EpisodeID, t.CallID, e.Step)
+	}
+	return call, true, nil
+}
+
+// ErrBrokenPrefix is returned when an episode's turns cannot be joined into one token sequence.
+var ErrBrokenPrefix = errors.New("grpo: an Agent turn's prompt does not extend the previous turn's prompt and completion")
+
+// EpisodeSample joins one play's Agent turns (sorted by turn) into a single sample (grpo.sample_unit =
+// episode; the authors' training sample): the prompt is the first call's prompt; the response is every
+// completion in order, each preceded (from the second on) by the tokens the chat template put between it
+// and the previous completion (the closing of the assistant message, the observation, the next
+// assistant header). Completion tokens are trained with the log-probs the server returned (loss_mask 1);
+// the tokens in between are context only (loss_mask 0, log-prob 0).
+//
+// It relies on the invariant that each call's prompt token ids begin with the previous call's prompt
+// and completion token ids, which holds when the chat template renders the history verbatim and the
+// server returns the ids it sampled. A template that re-renders earlier turns (Qwen3's drops the empty
+// think block of past assistant messages), a re-tokenized completion, or a context policy that drops
+// old turns breaks it: that is ErrBrokenPrefix, naming the episode, the turn and the first differing
+// position. ok is false for a play without any sampled token (no sample).
+func EpisodeSample(e *schemas.EpisodeRow, turns []*schemas.TurnRow, calls map[string]*schemas.LLMCallRow) (schemas.GRPOBatchRow, bool, error) {
+	var (
+		prompt   []int32
+		response []int32
+		logprobs []float32
+		mask     []int8
+		prevTurn int32
+		started  bool
+	)
+	for _, t := range turns {
+		call, ok, err := turnCall(e, t, calls)
+		if err != nil {
+			return schemas.GRPOBatchRow{}, false, err
+		}
+		if !ok {
+			continue
+		}
+		p, completion, lp, ok, err := callTokens(call)
+		if err != nil {
+			return schemas.GRPOBatchRow{}, false, err
+		}
+		if !ok {
+			continue
+		}
+		if !started {
+			prompt, started = p, true
+		} else {
+			if at := prefixMismatch(p, prompt, response); at >= 0 {
+				return schemas.GRPOBatchRow{}, false, fmt.Errorf("%w: episode %s (env %s), turn %d (call %s): its prompt differs at token %d "+
+					"from turn %d's prompt and completion (%d tokens). The chat template re-renders the history or the completion was "+
+					"re-tokenized, so the play is not one token sequence: serve the Agent with a chat template that keeps past "+
+					"assistant messages verbatim (for Qwen3, one that keeps their empty think block), or use grpo.sample_unit = turn",
+					ErrBrokenPrefix, e.EpisodeID, e.EnvID, t.Turn, call.CallID, at, prevTurn, len(prompt)+len(response))
+			}
+			gap := p[len(prompt)+len(response):]
+			response = append(response, gap...)
+			logprobs = append(logprobs, make([]float32, len(gap))...)
+			mask = append(mask, make([]int8, len(gap))...)
+		}
+		response = append(response, completion...)
+		logprobs = append(logprobs, lp...)
+		for range completion {
+			mask = append(mask, 1)
+		}
+		prevTurn = t.Turn
+	}
+	if !started {
+		return schemas.GRPOBatchRow{}, false, nil
+	}
+	return schemas.GRPOBatchRow{Role: schemas.RoleAgent, SampleID: e.EpisodeID, EpisodeID: e.EpisodeID, EnvID: e.EnvID,
+		PromptIDs: prompt, ResponseIDs: response, OldLogprobs: logprobs, LossMask: mask, ISWeight: 1}, true, nil
+}
+
+// prefixMismatch returns the first position at which ids does not begin with head followed by tail, or
+// -1 when it does.
+func prefixMismatch(ids, head, tail []int32) int {
+	for i, id := range head {
+		if i >= len(ids) || ids[i] != id {
+			return i
+		}
+	}
+	for i, id := range tail {
+		at := len(head) + i
+		if at >= len(ids) || ids[at] != id {
+			return at
+		}
+	}
+	return -1
 }
 
 // DesignerInput is what designer sample assembly reads at a pool's end.

@@ -19,6 +19,11 @@ type Result struct {
 	AgentSamples, DesignerSamples, Batches int
 	// PoolEnd is true when the step ended its pool (designer samples were assembled).
 	PoolEnd bool
+	// PadSamples counts the inert copies in the batch (grpo.mix_roles); they are not in AgentSamples or
+	// DesignerSamples. Trimmed counts the samples cut off past grpo.global_batch and AdvantageScale the
+	// short batch's advantage multiplier (both only when this process assembled the batch).
+	PadSamples, Trimmed int
+	AdvantageScale      float64
 	// Trained is true when this process ran the trainer; Metrics are its rows (none for `none`).
 	Trained bool
 	Metrics []schemas.TrainMetricsRow
@@ -99,7 +104,17 @@ func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Resu
 			return res, err
 		}
 		res.PoolEnd = poolEnd
-		all := AssignBatches(agent, designer, cfg.GRPO.GlobalBatch, cfg.Seed, step)
+		var all []schemas.GRPOBatchRow
+		if cfg.GRPO.MixRoles {
+			mixed := AssignMixedBatch(agent, designer, cfg.GRPO.GlobalBatch, cfg.Seed, step, cfg.GRPO.KLBeta == 0)
+			all, res.Trimmed, res.AdvantageScale = mixed.Rows, mixed.Trimmed, mixed.AdvantageScale
+			if mixed.Trimmed > 0 || mixed.Padded > 0 {
+				log.Info("grpo: one mixed global batch", "step", step, "real", mixed.Real, "trimmed", mixed.Trimmed,
+					"padded", mixed.Padded, "advantage_scale", mixed.AdvantageScale)
+			}
+		} else {
+			all = AssignBatches(agent, designer, cfg.GRPO.GlobalBatch, cfg.Seed, step)
+		}
 		var owned []schemas.GRPOBatchRow
 		for _, r := range all {
 			if env.Shard.Owns(r.EnvID) {
@@ -147,7 +162,9 @@ func countRows(res *Result, rows []schemas.GRPOBatchRow) {
 	batches := map[int32]bool{}
 	for _, r := range rows {
 		batches[r.Batch] = true
-		if r.Role == schemas.RoleDesigner {
+		if r.Pad {
+			res.PadSamples++
+		} else if r.Role == schemas.RoleDesigner {
 			res.DesignerSamples++
 		} else {
 			res.AgentSamples++
@@ -180,7 +197,8 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 	if err != nil {
 		return nil, nil, false, err
 	}
-	agent, err = AgentSamples(AgentInput{Episodes: episodes, Turns: turns, Calls: calls, IncludeHinted: cfg.GRPO.IncludeHinted})
+	agent, err = AgentSamples(AgentInput{Episodes: episodes, Turns: turns, Calls: calls, IncludeHinted: cfg.GRPO.IncludeHinted,
+		Unit: cfg.GRPO.SampleUnit, Std: cfg.GRPO.AdvStd, Failed: cfg.GRPO.FailedPlay})
 	if err != nil {
 		return nil, nil, false, err
 	}

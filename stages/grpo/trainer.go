@@ -154,15 +154,17 @@ type trainerConfig struct {
 	KLBeta                float64         `json:"kl_beta"`
 	Agg                   string          `json:"agg"`
 	MicroBatchTokens      int             `json:"micro_batch_tokens"`
+	SampleMeanDenominator int             `json:"sample_mean_denominator"`
 	GradientCheckpointing bool            `json:"gradient_checkpointing"`
 	Publish               publishSettings `json:"publish"`
 }
 
 type publishSettings struct {
-	Mode       string `json:"mode"`
-	BaseURL    string `json:"base_url"`
-	Command    string `json:"command"`
-	NamePrefix string `json:"name_prefix"`
+	Mode       string   `json:"mode"`
+	BaseURL    string   `json:"base_url"`
+	Command    string   `json:"command"`
+	NamePrefix string   `json:"name_prefix"`
+	URLs       []string `json:"urls"`
 }
 
 // metricsLine is one line of the trainer's metrics file.
@@ -203,13 +205,21 @@ func (t *torchTrainer) settings(step int64) (trainerConfig, error) {
 	if baseURL == "" {
 		baseURL = cfg.LLM.Agent.BaseURL
 	}
+	denominator := 0
+	if g.MixRoles {
+		denominator = g.GlobalBatch // one batch per step, padded to global_batch: slime's sum_of_sample_mean
+	}
+	var urls []string
+	if g.Publish.FullWeights() {
+		urls = cfg.PublishURLs()
+	}
 	return trainerConfig{
 		Step: step, Seed: cfg.Seed, ModelPath: modelPath, CheckpointDir: checkpoints,
 		LoRARank: g.LoRARank, LoRAAlpha: g.LoRAAlpha, LR: g.LR, WeightDecay: g.WeightDecay,
 		AdamBeta1: g.AdamBeta1, AdamBeta2: g.AdamBeta2, TIS: string(g.TIS), TISCap: g.TISCap,
 		MaxGradNorm: g.MaxGradNorm, ClipLow: g.ClipLow, ClipHigh: g.ClipHigh, KLBeta: g.KLBeta, Agg: string(g.Agg),
-		MicroBatchTokens: g.MicroBatchTokens, GradientCheckpointing: g.GradientCheckpointing,
-		Publish: publishSettings{Mode: string(g.Publish), BaseURL: baseURL, Command: g.PublishCommand, NamePrefix: t.opts.Run},
+		MicroBatchTokens: g.MicroBatchTokens, GradientCheckpointing: g.GradientCheckpointing, SampleMeanDenominator: denominator,
+		Publish: publishSettings{Mode: string(g.Publish), BaseURL: baseURL, Command: g.PublishCommand, NamePrefix: t.opts.Run, URLs: urls},
 	}, nil
 }
 
@@ -399,7 +409,7 @@ func (w *tailWriter) tail() string {
 }
 
 // BatchFileVersion is the version of the batch file format written by WriteBatchFile.
-const BatchFileVersion = 1
+const BatchFileVersion = 2
 
 // WriteBatchFile writes rows as the trainer's batch file: an .npz (a zip of .npy arrays, stored,
 // little-endian) that numpy.load(path, allow_pickle=False) reads without pyarrow. With N rows:
@@ -415,6 +425,9 @@ const BatchFileVersion = 1
 //	advantage          float64 [N]
 //	is_weight          float64 [N]      used as is when is_cap is 0
 //	is_cap             float64 [N]      > 0: the trainer recomputes min(is_cap, π_θ/π_behaviour)
+//	loss_mask          uint8   [ΣR]     1: the response token is trained; 0: context only (version 2;
+//	                                    response_offsets slice it; all 1 for a row without a loss_mask)
+//	pad                uint8   [N]      1: an inert padding copy (version 2)
 //
 // Sample i's slice of a ragged column is flat[offsets[i]:offsets[i+1]]. The reader is
 // stages/grpo/trainer/spade_trainer/batch.py, which documents the same format.
@@ -443,6 +456,8 @@ func writeBatch(w io.Writer, step int64, rows []schemas.GRPOBatchRow) error {
 		oldLogprobs                    []float32
 		batchNo                        = make([]int32, n)
 		advantage, isWeight, isCap     = make([]float64, n), make([]float64, n), make([]float64, n)
+		lossMask                       []byte
+		pad                            = make([]byte, n)
 	)
 	for i, r := range rows {
 		sampleIDs = append(sampleIDs, r.SampleID...)
@@ -455,6 +470,16 @@ func writeBatch(w io.Writer, step int64, rows []schemas.GRPOBatchRow) error {
 		responseOff = append(responseOff, int64(len(responses)))
 		oldLogprobs = append(oldLogprobs, r.OldLogprobs...)
 		oldOff = append(oldOff, int64(len(oldLogprobs)))
+		for j := range r.ResponseIDs {
+			if r.Trained(j) {
+				lossMask = append(lossMask, 1)
+			} else {
+				lossMask = append(lossMask, 0)
+			}
+		}
+		if r.Pad {
+			pad[i] = 1
+		}
 		batchNo[i] = r.Batch
 		advantage[i], isWeight[i], isCap[i] = r.Advantage, r.ISWeight, r.ISCap
 	}
@@ -481,6 +506,8 @@ func writeBatch(w io.Writer, step int64, rows []schemas.GRPOBatchRow) error {
 		{"advantage", "<f8", advantage, n},
 		{"is_weight", "<f8", isWeight, n},
 		{"is_cap", "<f8", isCap, n},
+		{"loss_mask", "|u1", lossMask, len(lossMask)},
+		{"pad", "|u1", pad, n},
 	}
 	for _, a := range arrays {
 		entry, err := zw.CreateHeader(&zip.FileHeader{Name: a.name + ".npy", Method: zip.Store})

@@ -130,8 +130,8 @@ func TestWriteBatchFileLayout(t *testing.T) {
 		name := strings.TrimSuffix(f.Name, ".npy")
 		headers[name], arrays[name] = readNpy(t, body)
 	}
-	if len(arrays) != 16 {
-		t.Fatalf("want 16 arrays, got %d", len(arrays))
+	if len(arrays) != 18 {
+		t.Fatalf("want 18 arrays, got %d", len(arrays))
 	}
 	if h := headers["response_offsets"]; !strings.Contains(h, "'descr': '<i8'") || !strings.Contains(h, "'shape': (4,)") {
 		t.Fatalf("response_offsets header %q", h)

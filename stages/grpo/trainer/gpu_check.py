@@ -10,6 +10,13 @@
    randomly initialised model of a few hundred million parameters: a Hugging Face Qwen2-style model
    saved to a temporary directory when transformers is installed (full fine-tuning, then LoRA with the
    KL reference when peft is installed too), else the tiny decoder scaled up. Nothing is downloaded.
+3. One full fine-tuning update on **episode samples** (``grpo.sample_unit = episode``) of 8k, 16k and 32k
+   tokens: a prompt, then Agent completions (trained) alternating with observation tokens (loss mask 0),
+   in one global batch (``sample_mean_denominator`` = its size, as ``grpo.mix_roles`` runs it), with
+   token-level TIS. Prints peak memory, time, and the distribution of the token TIS weights
+   min(cap, π_old/π_rollout) over the trained tokens. There is no inference engine here, so the
+   "rollout" log-probs are the same model's float32 forward, and the weights measure the trainer's
+   bfloat16 autocast against float32 only (an engine adds its own kernels' differences).
 
 Needs CUDA; Triton where installed (the kernel rows are skipped, and say so, without it).
 """
@@ -114,9 +121,9 @@ def kernel_check(tokens: int, vocab: int, repeats: int) -> List[Dict[str, Any]]:
     return rows
 
 
-def build_model_dir(root: str, quick: bool) -> Dict[str, Any]:
+def build_model_dir(root: str, quick: bool, max_positions: int = 4096, name: str = "model") -> Dict[str, Any]:
     """A random model of a few hundred million parameters saved under root/model; returns its description."""
-    path = os.path.join(root, "model")
+    path = os.path.join(root, name)
     try:
         import transformers
     except ImportError:
@@ -129,7 +136,7 @@ def build_model_dir(root: str, quick: bool) -> Dict[str, Any]:
             num_hidden_layers=2 if quick else 8,
             num_attention_heads=16,
             num_key_value_heads=8,
-            max_position_embeddings=4096,
+            max_position_embeddings=max_positions,
             tie_word_embeddings=False,
         )
         torch.manual_seed(0)
@@ -139,7 +146,8 @@ def build_model_dir(root: str, quick: bool) -> Dict[str, Any]:
         del model
         return {"path": path, "kind": f"transformers Qwen2 (transformers {transformers.__version__})", "params": params}
     cfg = models.TinyConfig(
-        vocab_size=VOCAB, hidden_size=1024, num_layers=2 if quick else 8, num_heads=16, intermediate_size=4096, max_positions=4096
+        vocab_size=VOCAB, hidden_size=1024, num_layers=2 if quick else 8, num_heads=16, intermediate_size=4096,
+        max_positions=max_positions
     )
     models.write_tiny_config(path, cfg)
     params = sum(p.numel() for p in models.build_tiny(cfg, 0).parameters())
@@ -210,6 +218,120 @@ def update_check(root: str, model: Dict[str, Any], lora: bool, quick: bool) -> D
     return result
 
 
+EPISODE_LENGTHS = (8_192, 16_384, 32_768)
+
+
+def episode_samples(lengths: List[int], per_length: int, completion: int = 384, observation: int = 256) -> List[batchfile.Sample]:
+    """Episode samples of the given total lengths: a 1,024-token prompt, then completions (mask 1) and
+    observations (mask 0) alternating; advantages ±1. Log-probs are filled in by :func:`rollout_logprobs`."""
+    gen = torch.Generator().manual_seed(2)
+    samples = []
+    for length in lengths:
+        for k in range(per_length):
+            prompt = torch.randint(0, VOCAB, (1024,), generator=gen).tolist()
+            response: List[int] = []
+            mask: List[int] = []
+            turn = 0
+            while len(prompt) + len(response) < length:
+                size = min(observation if turn % 2 else completion, length - len(prompt) - len(response))
+                response += torch.randint(0, VOCAB, (size,), generator=gen).tolist()
+                mask += [0 if turn % 2 else 1] * size
+                turn += 1
+            samples.append(
+                batchfile.Sample(f"ep{length}-{k}", "agent", 0, prompt, response, [0.0] * len(response), 1.0 if k % 2 == 0 else -1.0, 1.0,
+                                 0.0, loss_mask=mask)
+            )
+    return samples
+
+
+def rollout_logprobs(model_path: str, samples: List[batchfile.Sample]) -> None:
+    """Stand-in rollout log-probs: the same initial weights in float32, no autocast (0 on masked tokens)."""
+    model = models.load_base_model(model_path, seed=0, dtype=torch.float32).cuda().eval()
+    module = models.PolicyLogprobs(model, LP.logprobs_fused)
+    with torch.no_grad():
+        for i, s in enumerate(samples):
+            mb = trainer.collate([i], samples, torch.device("cuda"))
+            lp = trainer.response_logprobs(module, mb, lambda: torch.autocast("cuda", enabled=False))[0].tolist()
+            s.old_logprobs = [min(x, 0.0) if m else 0.0 for x, m in zip(lp, s.mask())]
+    del model, module
+    torch.cuda.empty_cache()
+
+
+def episode_check(root: str, quick: bool) -> Dict[str, Any]:
+    """One full fine-tuning update on episode samples of 8k-32k tokens with token TIS; figures printed."""
+    from spade_trainer import loss as losses
+
+    lengths = [2_048, 4_096] if quick else list(EPISODE_LENGTHS)
+    model = build_model_dir(root, quick, max_positions=max(lengths) + 1024, name="model-episodes")
+    samples = episode_samples(lengths, per_length=2)
+    rollout_logprobs(model["path"], samples)
+    batch_path = os.path.join(root, "batch-episodes.npz")
+    batchfile.write_batch(batch_path, 1, samples)
+    weights: List[torch.Tensor] = []
+    original = losses.compute_token_tis_weight
+
+    def recording(old_logp, rollout_logp, mask, cap):
+        w = original(old_logp, rollout_logp, mask, cap)
+        weights.append(w[mask > 0].detach().float().cpu())
+        return w
+
+    losses.compute_token_tis_weight = recording
+    cfg = trainer.TrainConfig.from_dict(
+        {
+            "step": 1,
+            "seed": 0,
+            "model_path": model["path"],
+            "checkpoint_dir": os.path.join(root, "ckpt-episodes"),
+            "lora_rank": 0,
+            "lr": 1e-6,
+            "weight_decay": 0.1,
+            "adam_beta2": 0.98,
+            "agg": "seq-mean-token-mean",
+            "sample_mean_denominator": len(samples),
+            "tis": "token",
+            "tis_cap": 2.0,
+            "micro_batch_tokens": max(lengths),
+            "gradient_checkpointing": True,
+            "publish": {"mode": "none", "name_prefix": "gpucheck"},
+        }
+    )
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    started = time.perf_counter()
+    try:
+        rows = trainer.train(cfg, batch_path, os.path.join(root, "metrics-episodes.jsonl"))
+    finally:
+        losses.compute_token_tis_weight = original
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - started
+    w = torch.cat(weights) if weights else torch.zeros(0)
+    quantiles = {}
+    if len(w):
+        qs = torch.tensor([0.0, 0.01, 0.5, 0.99, 1.0])
+        quantiles = dict(zip(["min", "p01", "p50", "p99", "max"], torch.quantile(w[:1_000_000], qs).tolist()))
+    result = {
+        "mode": "full, episode samples",
+        "model": model["kind"],
+        "params": model["params"],
+        "lengths": lengths,
+        "samples": len(samples),
+        "trained_tokens": sum(sum(s.mask()) for s in samples),
+        "seconds_total": seconds,
+        "peak_gib": torch.cuda.max_memory_allocated() / 2**30,
+        "tis_weights": {"count": int(len(w)), "mean": float(w.mean()) if len(w) else 0.0,
+                        "at_cap": float((w >= 2.0).float().mean()) if len(w) else 0.0, **quantiles},
+        "rows": rows,
+    }
+    print(
+        f"update episodes: {model['kind']}, {model['params'] / 1e6:.0f}M params, {len(samples)} episodes of {lengths} tokens, "
+        f"{result['trained_tokens']} trained tokens, {seconds:.1f} s wall (load + proximal pass + 1 optimizer step + save), "
+        f"peak {result['peak_gib']:.1f} GiB",
+        flush=True,
+    )
+    print(f"  token TIS weights: {result['tis_weights']}", flush=True)
+    return result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller shapes, for a smoke run")
@@ -238,6 +360,7 @@ def main() -> int:
             figures["updates"].append(update_check(root, model, lora=True, quick=args.quick))
         else:
             print("update lora: skipped (needs transformers and peft)")
+        figures["updates"].append(episode_check(root, args.quick))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(figures, f, indent=1)

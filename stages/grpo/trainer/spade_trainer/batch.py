@@ -1,6 +1,6 @@
 """The batch file the Go side writes: one ``grpo_batches`` partition as an ``.npz`` NumPy reads.
 
-Format (version 1): a zip of ``.npy`` arrays (stored or deflated), little-endian, N samples. Ragged
+Format (version 2; version 1 files, without ``loss_mask`` and ``pad``, still read): a zip of ``.npy`` arrays (stored or deflated), little-endian, N samples. Ragged
 columns are flat arrays plus ``<name>_offsets`` (int64 [N+1], from 0, non-decreasing, last = flat length):
 sample i owns ``flat[off[i]:off[i+1]]``.
 
@@ -14,6 +14,11 @@ sample i owns ``flat[off[i]:off[i+1]]``.
   offsets so that a length mismatch is caught and names its sample).
 - ``advantage`` float64 [N]; ``is_weight`` float64 [N] (used when is_cap is 0); ``is_cap`` float64 [N]
   (> 0: the trainer recomputes the weight as min(is_cap, π_θ/π_behaviour)).
+- ``loss_mask`` uint8 [ΣR], sliced by ``response_offsets`` (version 2): 1 on a response token that is
+  trained, 0 on one that is context only (the chat template's tokens between an episode's completions,
+  every token of a padding copy). Version 1: all 1.
+- ``pad`` uint8 [N] (version 2): 1 for an inert copy that fills a short global batch (advantage 0, mask 0);
+  it counts in the batch's sample-mean denominator and nowhere in the metrics. Version 1: all 0.
 
 No pickled objects: ``numpy.load(path, allow_pickle=False)`` reads it. :func:`read_batch` checks every
 invariant and names the sample in its error, before any model is touched.
@@ -27,7 +32,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 ROLES = ("agent", "designer")
 
 
@@ -46,6 +52,13 @@ class Sample:
     advantage: float
     is_weight: float
     is_cap: float
+    #: 1 where the response token is trained, 0 where it is context only; None means all 1.
+    loss_mask: Optional[List[int]] = None
+    pad: bool = False
+
+    def mask(self) -> List[int]:
+        """The loss mask, one entry per response token."""
+        return self.loss_mask if self.loss_mask is not None else [1] * len(self.response_ids)
 
 
 @dataclass
@@ -90,8 +103,8 @@ def read_batch(path: str, vocab_size: Optional[int] = None) -> Batch:
     with np.load(path, allow_pickle=False) as npz:
         arrays = {name: npz[name] for name in npz.files}
     version = _array(arrays, "format_version", "<i8")
-    if len(version) != 1 or int(version[0]) != FORMAT_VERSION:
-        raise BatchError(f"batch file: format_version {version.tolist()}, this trainer reads {FORMAT_VERSION}")
+    if len(version) != 1 or int(version[0]) not in READABLE_VERSIONS:
+        raise BatchError(f"batch file: format_version {version.tolist()}, this trainer reads {READABLE_VERSIONS}")
     step = int(_array(arrays, "step", "<i8")[0])
     advantage = _array(arrays, "advantage", "<f8")
     count = len(advantage)
@@ -111,6 +124,18 @@ def read_batch(path: str, vocab_size: Optional[int] = None) -> Batch:
     response_off = _offsets(arrays, "response_offsets", count, len(response))
     old = _array(arrays, "old_logprobs", "<f4")
     old_off = _offsets(arrays, "old_logprobs_offsets", count, len(old))
+    if int(version[0]) >= 2:
+        loss_mask = _array(arrays, "loss_mask", "u1")
+        if len(loss_mask) != len(response):
+            raise BatchError(f"batch file: loss_mask has {len(loss_mask)} entries for {len(response)} response tokens")
+        if np.any(loss_mask > 1):
+            raise BatchError("batch file: loss_mask holds a value other than 0 and 1")
+        pad = _array(arrays, "pad", "u1")
+        if len(pad) != count:
+            raise BatchError(f"batch file: pad has {len(pad)} entries for {count} samples")
+    else:
+        loss_mask = np.ones(len(response), dtype=np.uint8)
+        pad = np.zeros(count, dtype=np.uint8)
 
     samples: List[Sample] = []
     seen = set()
@@ -131,6 +156,9 @@ def read_batch(path: str, vocab_size: Optional[int] = None) -> Batch:
             raise BatchError(f"{where}: empty response")
         if len(lp) != len(r):
             raise BatchError(f"{where}: {len(lp)} old_logprobs for {len(r)} response tokens")
+        m = loss_mask[response_off[i] : response_off[i + 1]]
+        if pad[i] and (advantage[i] != 0 or m.any()):
+            raise BatchError(f"{where}: a padding copy must have advantage 0 and loss_mask 0")
         if not math.isfinite(float(advantage[i])):
             raise BatchError(f"{where}: advantage is {advantage[i]}, want a finite number")
         if not math.isfinite(float(is_weight[i])) or is_weight[i] < 0:
@@ -156,6 +184,8 @@ def read_batch(path: str, vocab_size: Optional[int] = None) -> Batch:
                 advantage=float(advantage[i]),
                 is_weight=float(is_weight[i]),
                 is_cap=float(is_cap[i]),
+                loss_mask=None if m.all() else m.astype(np.int64).tolist(),
+                pad=bool(pad[i]),
             )
         )
     return Batch(step=step, samples=samples)
@@ -208,4 +238,6 @@ def write_batch(path: str, step: int, samples: List[Sample]) -> None:
         advantage=np.array([s.advantage for s in samples], dtype="<f8"),
         is_weight=np.array([s.is_weight for s in samples], dtype="<f8"),
         is_cap=np.array([s.is_cap for s in samples], dtype="<f8"),
+        loss_mask=np.array([x for s in samples for x in s.mask()], dtype=np.uint8),
+        pad=np.array([1 if s.pad else 0 for s in samples], dtype=np.uint8),
     )

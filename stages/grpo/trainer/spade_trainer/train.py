@@ -83,6 +83,8 @@ class PublishConfig:
     command: str = ""
     name_prefix: str = "spade"
     timeout_s: float = 120.0
+    #: ``grpo.publish_urls``: every replica that loads a full checkpoint (sglang, vllm_reload).
+    urls: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -160,8 +162,13 @@ class TrainConfig:
             raise ValueError(f"grpo.micro_batch_tokens: want > 0, got {self.micro_batch_tokens}")
         if not self.checkpoint_dir:
             raise ValueError("grpo.checkpoint_dir: empty; the trainer needs a directory for its weights")
-        if self.publish.mode not in (publishing.MODE_LORA, publishing.MODE_COMMAND, publishing.MODE_NONE):
-            raise ValueError(f"grpo.publish: {self.publish.mode!r} is not lora, command or none")
+        modes = (publishing.MODE_LORA, publishing.MODE_COMMAND, publishing.MODE_NONE) + publishing.FULL_WEIGHT_MODES
+        if self.publish.mode not in modes:
+            raise ValueError(f"grpo.publish: {self.publish.mode!r} is not one of {', '.join(modes)}")
+        if self.publish.mode in publishing.FULL_WEIGHT_MODES and self.lora_rank != 0:
+            raise ValueError(f"grpo.publish {self.publish.mode} loads full checkpoints: it needs grpo.lora_rank = 0")
+        if self.publish.mode in publishing.FULL_WEIGHT_MODES and not self.publish.urls:
+            raise ValueError(f"grpo.publish {self.publish.mode} needs grpo.publish_urls (or publish_url / llm.agent.base_url)")
         if self.publish.mode == publishing.MODE_LORA and self.lora_rank <= 0:
             raise ValueError("grpo.publish lora needs LoRA training (grpo.lora_rank > 0); publish full weights with command")
         if self.publish.mode == publishing.MODE_COMMAND and not self.publish.command.strip():
@@ -292,7 +299,7 @@ def collate(indices: List[int], samples: Sequence[batchfile.Sample], device: tor
         p, r = len(s.prompt_ids), len(s.response_ids)
         input_ids[b, : p + r] = torch.tensor(s.prompt_ids + s.response_ids, dtype=torch.long)
         attention[b, : p + r] = 1
-        mask[b, :r] = 1.0
+        mask[b, :r] = torch.tensor(s.mask(), dtype=mask.dtype) if s.loss_mask is not None else 1.0
         behaviour[b, :r] = torch.tensor(s.old_logprobs)
         rows.extend([b] * r)
         cols.extend(range(p - 1, p - 1 + r))
@@ -453,7 +460,7 @@ def run_update(
             role_idx = [i for i in in_batch if samples[i].role == role]
             groups.extend(pack(role_idx, samples, cfg.micro_batch_tokens))
         if cfg.agg == losses.AGG_TOKEN_MEAN:
-            units = float(sum(len(samples[i].response_ids) for i in in_batch))
+            units = float(max(1, sum(sum(samples[i].mask()) for i in in_batch)))
         else:
             units = float(max(len(in_batch), cfg.sample_mean_denominator))
         policy.optimizer.zero_grad(set_to_none=True)
@@ -500,7 +507,9 @@ def run_update(
             scale = losses.aggregation_units(cfg.agg, mb.mask) / units * dist.world if real else 0.0
             (loss * scale).backward()
             if real:
-                stats.setdefault(mb.role, RoleStats()).add(metrics, len(group), time.perf_counter() - started)
+                # Padding copies count in the loss's denominator only, never as samples in the metrics.
+                trained = sum(1 for i in group if not samples[i].pad)
+                stats.setdefault(mb.role, RoleStats()).add(metrics, trained, time.perf_counter() - started)
         # Every rank decides together, or the others would wait for a collective that never comes.
         if float(dist.max(torch.tensor([1.0 if bad_samples else 0.0]))[0]) > 0:
             where = f" on samples {', '.join(bad_samples)}" if bad_samples else " on another rank"
@@ -723,10 +732,14 @@ def save_version(cfg: TrainConfig, policy: Policy, model: nn.Module, version_dir
         elif models.is_tiny(cfg.model_path):
             shutil.copy(os.path.join(cfg.model_path, models.TINY_CONFIG_FILE), version_dir)
             torch.save({k: v.detach().cpu() for k, v in state.items()}, os.path.join(version_dir, TINY_WEIGHTS))
-        elif dist.world > 1:
-            model.save_pretrained(version_dir, state_dict=state, safe_serialization=True)
         else:
-            model.save_pretrained(version_dir, safe_serialization=True)
+            # A Hugging Face checkpoint a generation server loads as it is: config, weights (safetensors
+            # when the module is importable, else torch's pytorch_model.bin) and the tokenizer files.
+            safe = have_safetensors()
+            if dist.world > 1:
+                model.save_pretrained(version_dir, state_dict=state, safe_serialization=safe)
+            else:
+                model.save_pretrained(version_dir, safe_serialization=safe)
             for name in TOKENIZER_FILES:
                 src = os.path.join(cfg.model_path, name)
                 if os.path.exists(src):
@@ -734,6 +747,13 @@ def save_version(cfg: TrainConfig, policy: Policy, model: nn.Module, version_dir
     dist.barrier()
     torch.save(policy.optimizer.state_dict(), os.path.join(version_dir, TRAINER_DIR, _optimizer_file(dist)))
     dist.barrier()
+
+
+def have_safetensors() -> bool:
+    """Whether the ``safetensors`` module is importable (Debian's python3 ships without it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("safetensors") is not None
 
 
 def prune_versions(checkpoint_dir: str, prefix: str, keep: int, current: str) -> None:
@@ -803,6 +823,10 @@ def train(cfg: TrainConfig, batch_path: str, metrics_path: str) -> List[Dict[str
                 timeout_s=pub.timeout_s,
                 log=log,
             )
+        elif pub.mode == publishing.MODE_SGLANG:
+            publishing.publish_sglang(pub.urls, version_dir, timeout_s=max(pub.timeout_s, 600.0), log=log)
+        elif pub.mode == publishing.MODE_VLLM_RELOAD:
+            publishing.publish_vllm_reload(pub.urls, version_dir, timeout_s=max(pub.timeout_s, 600.0), log=log)
         elif pub.mode == publishing.MODE_COMMAND:
             fields_ = {"weights_dir": os.path.abspath(version_dir), "version": version, "step": str(cfg.step), "base_url": pub.base_url}
             publishing.publish_command(pub.command, fields_, log=log)
