@@ -66,7 +66,7 @@ func TestChatStoresTokensAndLogprobs(t *testing.T) {
 	if comp.Failed() || comp.Text != "<action>left</action>" {
 		t.Fatalf("completion = %+v", comp)
 	}
-	want := llmtest.Tokenize("<action>left</action>")
+	want := append(llmtest.Tokenize("<action>left</action>"), llmtest.EndOfMessage)
 	if len(comp.CompletionTokenIDs) != len(want) || len(comp.CompletionLogprobs) != len(want) {
 		t.Fatalf("token ids %v logprobs %v, want %d tokens", comp.CompletionTokenIDs, comp.CompletionLogprobs, len(want))
 	}

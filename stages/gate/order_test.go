@@ -50,7 +50,7 @@ func TestCheckTablesAreTheDocumentedOrder(t *testing.T) {
 func TestSampleRunGateRowsReplay(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(repoPath("testdata", "sample-run"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(repoPath("testdata", "sample-run-v1"))); err != nil {
 		t.Fatal(err)
 	}
 	store, err := lake.NewLocal(dir)

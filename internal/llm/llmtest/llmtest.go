@@ -171,15 +171,17 @@ func (s *Server) serves(model string) bool {
 	return false
 }
 
-// Response builds the vLLM-shaped body for a reply: token ids of the prompt and the completion from
-// Tokenize, one logprobs.content entry per completion token, usage counts.
+// Response builds the vLLM-shaped body for a reply: token ids of the prompt (TokenizePrompt) and of the
+// completion (Tokenize of its text and tool calls, then EndOfMessage), one logprobs.content entry per
+// completion token, usage counts. Like a real chat template that keeps the history verbatim, the next
+// turn's prompt begins with this prompt and this completion.
 func Response(req *llm.ChatRequestBody, reply Reply) *llm.ChatResponseBody {
-	promptIDs := Tokenize(PromptText(req))
+	promptIDs := TokenizePrompt(req)
 	completion := reply.Text
 	for _, tc := range reply.ToolCalls {
 		completion += tc.Function.Name + tc.Function.Arguments
 	}
-	chunks := chunk(completion)
+	chunks := append(chunk(completion), endOfMessage)
 	finish := reply.FinishReason
 	if finish == "" {
 		finish = "stop"
@@ -211,7 +213,7 @@ func Response(req *llm.ChatRequestBody, reply Reply) *llm.ChatResponseBody {
 		ids := make([]int64, len(chunks))
 		content := make([]llm.TokenLogprob, len(chunks))
 		for i, c := range chunks {
-			ids[i] = tokenID(c)
+			ids[i] = chunkID(c)
 			content[i] = llm.TokenLogprob{Token: c, Logprob: TokenLogprob(ids[i]), TopLogprobs: []llm.TokenLogprob{}}
 		}
 		body.Choices[0].TokenIDs = ids
@@ -242,6 +244,41 @@ func PromptText(req *llm.ChatRequestBody) string {
 
 // Vocab is the toy tokenizer's vocabulary size (Qwen3's).
 const Vocab = 151936
+
+// EndOfMessage is the toy chat template's end-of-message token id, the vocabulary's last id; every
+// completion ends with it, like a real one's end-of-turn token.
+const EndOfMessage = Vocab - 1
+
+// endOfMessage is the chunk that stands for EndOfMessage.
+const endOfMessage = "\x00<|end|>"
+
+func chunkID(c string) int64 {
+	if c == endOfMessage {
+		return EndOfMessage
+	}
+	return tokenID(c)
+}
+
+// TokenizePrompt tokenizes a request's prompt the way a chat template renders it: each message on its
+// own, "<|role|>" then its content (and tool calls) then EndOfMessage, the tools, and last the
+// generation prompt "<|assistant|>". Because every message is tokenized apart, an assistant message
+// in a later request gives exactly the completion tokens it was sampled as.
+func TokenizePrompt(req *llm.ChatRequestBody) []int64 {
+	var ids []int64
+	for _, m := range req.Messages {
+		ids = append(ids, Tokenize("<|"+m.Role+"|>")...)
+		text := m.Content
+		for _, tc := range m.ToolCalls {
+			text += tc.Function.Name + tc.Function.Arguments
+		}
+		ids = append(ids, Tokenize(text)...)
+		ids = append(ids, EndOfMessage)
+	}
+	for _, t := range req.Tools {
+		ids = append(ids, Tokenize(string(t))...)
+	}
+	return append(ids, Tokenize("<|assistant|>")...)
+}
 
 // Tokenize splits text into chunks of at most four bytes, cut at rune boundaries, and maps each chunk to
 // FNV-1a(chunk) mod Vocab.
