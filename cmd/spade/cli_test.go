@@ -113,8 +113,8 @@ func TestInitRejectsInvalidEnums(t *testing.T) {
 		{[]string{"--run", "a", "init", "--config", cfgFile}, `key "setting" must be one of games, tools; got "arcade"`},
 	} {
 		r := spade(t, env, "", tc.args...)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
-			t.Errorf("spade %s: exit %d, stderr %q; want exit 2 and one line naming %s", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || !isUsageError(r.stderr) {
+			t.Errorf("spade %s: exit %d, stderr %q; want exit 2, what was wrong (naming %s) and the usage line", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(lakeDir, "runs", "a")); err == nil {
@@ -402,4 +402,10 @@ func TestStageCommandsCheckTheRequest(t *testing.T) {
 	if out := must(t, env, "lake", "ls"); len(strings.Split(strings.TrimSpace(out), "\n")) != 2 || !strings.Contains(out, "c1  ") {
 		t.Fatalf("a refused stage wrote a partition:\n%s", out)
 	}
+}
+
+// isUsageError reports whether stderr is a usage error's two lines (usageMessage).
+func isUsageError(stderr string) bool {
+	_, ok := usageMessage(stderr)
+	return ok
 }

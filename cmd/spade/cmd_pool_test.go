@@ -69,7 +69,7 @@ func TestPoolImport(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"id": "x", "text": "no code"}`+"\n"), 0o644)
 	for _, args := range [][]string{{good, bad}, {filepath.Join(good, "absent.py")}, {repoFile("testdata/corpus/corpus.jsonl")}, {}} {
 		r := spade(t, env, "", append([]string{"pool", "import", "--name", "other"}, args...)...)
-		if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "nothing was imported") {
+		if r.code != 2 || !isUsageError(r.stderr) || !strings.Contains(r.stderr, "nothing was imported") {
 			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 	}

@@ -24,7 +24,7 @@ import (
 func playEnv(t *testing.T) []string {
 	t.Helper()
 	env := sandboxEnv(t)
-	must(t, env, "--run", "p1", "init", "--preset", "qwen3-4b-games")
+	must(t, env, "--run", "p1", "init", "--preset", "qwen3-4b-games", "--set", "generate.hint_mode=inline")
 	code, err := os.ReadFile(repoFile("testdata/envs/logic_knights_knaves.py"))
 	if err != nil {
 		t.Fatal(err)

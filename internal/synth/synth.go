@@ -85,6 +85,12 @@ func (o Options) Config() *config.Config {
 	cfg.Metrics.Window = o.Window
 	cfg.Ablation.NoCorpus = o.Variant == NoCorpus
 	cfg.Ablation.NoMemory = o.Variant == NoMemory
+	// The generator plays both conditions at every step and scores the Designer with the unscaled regret
+	// and the linear anchor over the pool's window, so the run's settings say so (ablate --rescore
+	// recomputes the stored rewards from them).
+	cfg.Rollout.HintedGroupSize, cfg.Rollout.HintedAt = o.GroupSize, config.HintedAtEveryStep
+	cfg.Regret.Scale, cfg.Regret.Ramp, cfg.Regret.Delta, cfg.Regret.EMAUpdate = 0, 0, config.DeltaWindow, config.EMAPerStep
+	cfg.Regret.EMAFast, cfg.Regret.EMASlow = 0.5, 0.1
 	return cfg
 }
 

@@ -43,6 +43,8 @@ func newRun(t *testing.T, cands []schemas.CandidateRow) (*lake.Lake, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The candidates carry their hints (the inline mode), and the tests count the strict checks' rows.
+	cfg.Generate.HintMode, cfg.Gate.Checks = config.HintInline, config.GateStrict
 	if err := cfg.Set("sandbox.python", testPython()); err != nil {
 		t.Fatal(err)
 	}

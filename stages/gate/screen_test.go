@@ -54,6 +54,7 @@ func TestToolsScreenThroughLLM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			cfg.Generate.HintMode, cfg.Gate.Checks = config.HintInline, config.GateStrict
 			for k, v := range map[string]string{"llm.screen.base_url": server.URL, "llm.screen.model": "screen-model"} {
 				if err := cfg.Set(k, v); err != nil {
 					t.Fatal(err)

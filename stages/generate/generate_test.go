@@ -51,6 +51,7 @@ func newFixture(t *testing.T, mutate func(*config.Config)) *fixture {
 		t.Fatal(err)
 	}
 	cfg.Sample.EnvsPerStep = 6
+	beforeAuthorsKeys(cfg)
 	cfg.LLM.Designer.BaseURL, cfg.LLM.Designer.Model = srv.URL, designerModel
 	cfg.LLM.Agent.BaseURL, cfg.LLM.Agent.Model = srv.URL, designerModel
 	if mutate != nil {
@@ -300,4 +301,15 @@ func (f *fixture) env(t *testing.T, weights string) *stage.Env {
 	}
 	env.Weights = weights
 	return env
+}
+
+// beforeAuthorsKeys sets the Designer-side keys to their values before the presets took the authors'
+// (the inline hint, repair regenerations, today's memory selection, trained weights served as a LoRA
+// adapter called by its version name): the tests of those mechanics use them; the authors' values are
+// tested in separate_test.go and memory_test.go.
+func beforeAuthorsKeys(cfg *config.Config) {
+	cfg.GRPO.Publish, cfg.GRPO.LoRARank = config.PublishLoRA, 32
+	cfg.Generate.HintMode, cfg.Generate.Regen = config.HintInline, config.RegenRepair
+	cfg.Memory.Seeds, cfg.Memory.SeedPool, cfg.Memory.CodeChars = 4, 0, 0
+	cfg.Memory.ShowHint, cfg.Memory.Negatives, cfg.Memory.NegativesCode = true, 0, true
 }

@@ -171,6 +171,7 @@ func TestDefaultMemoryKeysKeepTodaysSelection(t *testing.T) {
 	memory[9].Label, memory[10].Label = schemas.LabelTooEasy, schemas.LabelTooHard
 	memory[0].Code = strings.Repeat("x", generate.MemoryCodeChars+10)
 	cfg := config.Default()
+	beforeAuthorsKeys(cfg)
 	got := generate.ChooseMemory(memory, schemas.SkillMath, generate.MemoryOptionsFrom(cfg, 4, 1))
 	want := generate.SelectMemory(memory, schemas.SkillMath, cfg.Memory.Seeds, cfg.Memory.Examples)
 	if !reflect.DeepEqual(got, want) {
@@ -194,6 +195,8 @@ func TestDefaultMemoryKeysKeepTodaysSelection(t *testing.T) {
 // The new template versions render exactly as the old ones under the default memory keys, so recorded
 // requests (and replay) do not change; with the authors' keys they show class names and hide hints.
 func TestNewPromptVersionsRenderAsBeforeUnderDefaults(t *testing.T) {
+	defaults := config.Default()
+	beforeAuthorsKeys(defaults)
 	memory := handMemory()
 	memory[9].Label, memory[10].Label = schemas.LabelTooEasy, schemas.LabelTooHard
 	for setting, old := range map[string]string{"games": "prompts/designer_games.v1.tmpl", "tools": "prompts/designer_tools.v2.tmpl"} {
@@ -208,7 +211,7 @@ func TestNewPromptVersionsRenderAsBeforeUnderDefaults(t *testing.T) {
 		for name, mem := range map[string][]schemas.MemoryRow{"empty": nil, "seeds only": memory[:3], "all": memory} {
 			data := generate.NewPromptData(setting, schemas.SkillMath)
 			data.Excerpt, data.MaxTurns, data.MaxAttempts = "DOC", 25, 5
-			data.Memory = generate.ChooseMemory(mem, schemas.SkillMath, generate.MemoryOptionsFrom(config.Default(), 0, 0))
+			data.Memory = generate.ChooseMemory(mem, schemas.SkillMath, generate.MemoryOptionsFrom(defaults, 0, 0))
 			a, errA := generate.Render(oldTmpl, data)
 			b, errB := generate.Render(newTmpl, data)
 			if errA != nil || errB != nil || a != b {

@@ -74,6 +74,10 @@ func goldenLake(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) 
 	}
 	cfg := config.Default()
 	cfg.Sample.RefreshEvery = 2
+	// The goldens were computed per turn, per role, with the n−1 std and an unscaled Designer advantage;
+	// the hand-made calls' prompts do not extend one another (episode samples are tested apart).
+	cfg.GRPO.SampleUnit, cfg.GRPO.MixRoles, cfg.GRPO.AdvStd, cfg.GRPO.FailedPlay = config.SampleTurn, false, config.AdvStdSample, config.FailedEnvError
+	cfg.GRPO.DesignerAdvScale = "1"
 	if mutate != nil {
 		mutate(cfg)
 	}
