@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -36,14 +37,17 @@ func init() {
 			Description: "Inputs: Python files (FILE.hint next to one is its hint; the id is the file name), directories of\n" +
 				"them, or Parquet/JSONL files with a code column and optional hint, skill and id. Every input is read\n" +
 				"first: a bad one (unreadable, wrong format, no code, an unknown skill) is a one-line error, exit 2, and\n" +
-				"nothing is imported. Each new program then runs through the gate's checks in the sandbox; one that\n" +
-				"fails is listed and left out, the others are stored (exit 2 when none passes). Programs are\n" +
+				"nothing is imported. Each new program then runs through the gate's checks in the sandbox: --checks\n" +
+				"official (the default) is the authors' gate, as gate.checks in the presets; strict adds the reset,\n" +
+				"smoke, trivial and hint-leak probes. One that fails is listed and left out, the others are stored\n" +
+				"(exit 2 when none passes). Programs are\n" +
 				"deduplicated by id, within the input and against the pool already in the lake. A run uses the pool\n" +
 				"with --set sample.pool=NAME.\n\n" +
 				"Example: spade pool import --name fixed testdata/envs",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "name", Required: true, Usage: "pool name (runs refer to it as sample.pool)"},
 				&cli.StringFlag{Name: "setting", Value: string(schemas.SettingGames), Usage: "games or tools: which checks the programs must pass"},
+				&cli.StringFlag{Name: "checks", Value: string(config.GateOfficial), Usage: "the gate's check set (gate.checks): official (the authors' gate) or strict"},
 			}, sandboxFlags()...),
 			Action: poolImport,
 		}, draw},
@@ -55,6 +59,10 @@ func poolImport(c *cli.Context) error {
 	args, err := positionalArgs(c)
 	if err != nil {
 		return err
+	}
+	checks := config.GateChecks(c.String("checks"))
+	if !slices.Contains(config.GateChecksValues(), checks) {
+		return usageError("--checks must be official or strict, got %q", checks)
 	}
 	lk, err := openLake(c)
 	if err != nil {
@@ -72,7 +80,7 @@ func poolImport(c *cli.Context) error {
 				return pool.Verdict{Err: err}
 			}
 		}
-		v := gate.Check(ctx, sbx, p.Code, gate.CheckOptions{Setting: setting, Hint: p.Hint})
+		v := gate.Check(ctx, sbx, p.Code, gate.CheckOptions{Setting: setting, Hint: p.Hint, Checks: checks})
 		return pool.Verdict{Accepted: v.Accepted, Class: v.Class, Reason: v.FailureText(), Err: v.Err}
 	}
 	name := c.String("name")

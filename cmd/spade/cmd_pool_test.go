@@ -30,7 +30,7 @@ func fixedPoolPrograms(t *testing.T) string {
 }
 
 // `spade pool import` checks every program in the real sandbox: a mixed input keeps what passes and lists
-// what does not; a bad file is one line, exit 2, nothing committed; a pool of only failing programs
+// what does not; a bad file is a one-line error (and the usage line), exit 2, nothing committed; a pool of only failing programs
 // commits nothing.
 func TestPoolImport(t *testing.T) {
 	env := append(localEnv(t), "SPADE_PYTHON=/usr/bin/python3")
@@ -162,5 +162,45 @@ func TestFixedPoolRun(t *testing.T) {
 	r := spade(t, env, "", "--run", "f", "generate", "--step", "0")
 	if r.code != 2 || !strings.Contains(r.stderr, "sample.pool") {
 		t.Errorf("generate in a fixed-pool run: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// `spade pool import --checks`: official (the default, the authors' gate) accepts a program whose reset
+// is not reproducible from its seed; strict rejects it at its reset check; any other value is exit 2.
+func TestPoolImportCheckSets(t *testing.T) {
+	env := append(localEnv(t), "SPADE_PYTHON=/usr/bin/python3")
+	dir := t.TempDir()
+	drifting := `import random
+
+class Drifting:
+    def reset(self, seed):
+        self.target = random.randint(1, 10**9)
+        return "Round %d: guess the number, one integer per turn." % self.target
+
+    def step(self, action):
+        try:
+            guess = int(action.strip())
+        except ValueError:
+            return "Not a number.", 0.0, False, {}
+        return ("Correct!", 1.0, True, {"success": True}) if guess == self.target else ("Wrong.", 0.0, False, {})
+`
+	if err := os.WriteFile(filepath.Join(dir, "drifting.py"), []byte(drifting), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := must(t, env, "pool", "import", "--name", "official", dir); !strings.Contains(out, "pool official: 1 imported, 0 rejected") {
+		t.Fatalf("default (official) import:\n%s", out)
+	}
+	r := spade(t, env, "", "pool", "import", "--name", "strict", "--checks", "strict", dir)
+	if r.code != 2 || !strings.Contains(r.stdout, "rejected drifting") || !strings.Contains(r.stdout, "reset") ||
+		!strings.Contains(r.stderr, "no program passed") {
+		t.Fatalf("strict import: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	// The games programs of testdata pass both sets.
+	if out := must(t, env, "pool", "import", "--name", "strict", "--checks", "strict", fixedPoolPrograms(t)); !strings.Contains(out, "4 imported, 0 rejected") {
+		t.Fatalf("strict import of testdata programs:\n%s", out)
+	}
+	r = spade(t, env, "", "pool", "import", "--name", "x", "--checks", "lenient", dir)
+	if r.code != 2 || !strings.Contains(r.stderr, "--checks must be official or strict") {
+		t.Fatalf("--checks lenient: exit %d, %q", r.code, r.stderr)
 	}
 }

@@ -514,6 +514,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: key \"rollout.max_turns\" must be >= 1")
 	case c.Gate.MaxAttempts < 1:
 		return fmt.Errorf("config: key \"gate.max_attempts\" must be >= 1")
+	case c.Eval.Every < 0:
+		return fmt.Errorf("config: key \"eval.every\" must be >= 0 (0: no evaluation during spade run)")
+	case c.Eval.Every > 0 && strings.Trim(c.Eval.Benches, " ,") == "":
+		return fmt.Errorf("config: key \"eval.benches\" is empty but eval.every is %d: name the imported benchmarks to evaluate", c.Eval.Every)
 	case !(c.Regret.BandLo <= c.Regret.BandHi && c.Regret.BandLo >= 0 && c.Regret.BandHi <= 1):
 		return fmt.Errorf("config: keys \"regret.band_lo\" and \"regret.band_hi\" must satisfy 0 <= lo <= hi <= 1")
 	case !(c.Metrics.BandLo <= c.Metrics.BandHi && c.Metrics.BandLo >= 0 && c.Metrics.BandHi <= 1):

@@ -70,6 +70,16 @@ type Stage struct {
 	Benches []string
 	// Samples overrides the samples per item (0: eval.samples, else the kind's default).
 	Samples int
+	// Periodic makes the stage due only every eval.every steps (Periodic), as in `spade run`'s list;
+	// `spade eval` leaves it off and evaluates at any step.
+	Periodic bool
+}
+
+// Periodic reports whether `spade run` evaluates at step: eval.every > 0 and step a multiple of it
+// (step 0 included: the weights the run starts from). The evaluation calls the weights the step's
+// stages call (stage.WeightsVersion), whatever its place in the step.
+func Periodic(cfg *config.Config, step int64) bool {
+	return cfg.Eval.Every > 0 && step%int64(cfg.Eval.Every) == 0
 }
 
 // Name implements stage.Stage.
@@ -84,8 +94,10 @@ func (Stage) Writes() []string {
 	return []string{schemas.LLMCallsSpec.Name, schemas.EvalResultsSpec.Name}
 }
 
-// Due implements stage.Stage: an evaluation can run at any step.
-func (Stage) Due(*config.Config, int64) bool { return true }
+// Due implements stage.Stage: any step, or with s.Periodic every eval.every steps (Periodic).
+func (s Stage) Due(cfg *config.Config, step int64) bool {
+	return !s.Periodic || Periodic(cfg, step)
+}
 
 // Run implements stage.Stage.
 func (s Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error) {

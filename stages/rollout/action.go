@@ -140,6 +140,34 @@ func ParseToolAction(calls []llm.ToolCall, known map[string]bool) (string, error
 	return string(raw), nil
 }
 
+var answerRE = regexp.MustCompile(`(?is)<answer>(.*?)</answer>`)
+
+// ParseToolTurn reads a tools answer: its first tool call as ParseToolAction does, or, when finalAnswer
+// is set (ToolsFinalAnswer) and the answer has no tool call, its last <answer>…</answer> outside <think>
+// blocks, returned as the plain text "<answer>CONTENT</answer>" (CONTENT trimmed) for the env's step.
+// An answer with both a tool call and an <answer> plays the tool call (the authors' collector steps the
+// <answer> first); the conversation then records the call and its result as a tool message.
+func ParseToolTurn(comp *llm.Completion, known map[string]bool, finalAnswer bool) (string, error) {
+	if len(comp.ToolCalls) > 0 || !finalAnswer {
+		return ParseToolAction(comp.ToolCalls, known)
+	}
+	matches := answerRE.FindAllStringSubmatch(thinkStrip.ReplaceAllString(comp.Text, ""), -1)
+	if len(matches) == 0 {
+		return "", errors.New("no tool call and no <answer>…</answer> in the answer")
+	}
+	answer := strings.TrimSpace(matches[len(matches)-1][1])
+	if answer == "" {
+		return "", errors.New("the <answer></answer> is empty")
+	}
+	return "<answer>" + answer + "</answer>", nil
+}
+
+// ToolsAnswerFeedback is the observation after a tools answer that could not be parsed when the episode
+// ends with <answer>done</answer> (ToolsFinalAnswer).
+func ToolsAnswerFeedback(err error) string {
+	return fmt.Sprintf("Your answer could not be executed: %v. Answer with exactly one call to one of the available tools, or with <answer>done</answer> once every instruction is complete.", err)
+}
+
 func compactJSON(s string) string {
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(s)); err != nil {

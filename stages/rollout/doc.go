@@ -11,7 +11,11 @@
 // Games answers end with `<action>…</action>` (rollout.action_format tag, prompt agent_games.v1, a system
 // prompt) or `\boxed{…}` (boxed, prompt agent_games.v2: no system prompt, the first user message frames
 // the game, after the authors' template); tools answers are OpenAI tool calls (the env's tools() sent as
-// tools). rollout.prompt_file replaces the embedded prompt (PromptData lists what a template gets). The
+// tools). Under generate.hint_mode separate (the presets; ToolsFinalAnswer) the tools prompt is
+// agent_tools.v2 (no system prompt, the first instruction framed after the authors' tools actor) and an
+// answer without a tool call whose text holds <answer>…</answer> is stepped as the plain text
+// "<answer>CONTENT</answer>", which ends the episode when the env accepts it; under inline hints the
+// prompt is agent_tools.v1 and only tool calls are played. rollout.prompt_file replaces the embedded prompt (PromptData lists what a template gets). The
 // history is cut oldest first to rollout.context_tokens − llm.agent.max_tokens (rollout.context
 // drop_oldest) or kept whole, the episode ending with ended_by max_turns once it no longer fits
 // (truncate, the authors'). Its return is EpisodeReturn (rollout.return: terminal or sum).

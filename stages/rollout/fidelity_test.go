@@ -97,6 +97,7 @@ func TestRolloutHintedPlaysAtPoolStartOnly(t *testing.T) {
 		c.Sample.RefreshEvery = 2
 		c.Rollout.GroupSize, c.Rollout.HintedGroupSize, c.Rollout.HintedAt = 2, 3, config.HintedAtPoolStart
 		c.Rollout.MaxTurns = 3
+		c.LLM.Agent.TopK = 0 // the presets' is 20
 	})
 	for step, want := range map[int64][2]int{0: {2, 3}, 1: {2, 0}} {
 		res := f.rollout(t, step)

@@ -130,7 +130,7 @@ func TestOpeningOfEachPrompt(t *testing.T) {
 	if got := rollout.FirstObservation("obs", "knock", config.HintInSystem); got != "obs" {
 		t.Fatalf("system placement changed the observation: %q", got)
 	}
-	tag, err := rollout.LoadAgentTemplate(schemas.SettingGames, config.ActionTag, "")
+	tag, err := rollout.LoadAgentTemplate(schemas.SettingGames, config.ActionTag, config.HintInline, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestOpeningOfEachPrompt(t *testing.T) {
 		!strings.Contains(open[0].Content, "at most 9 actions") || open[1].Content != "You see a door." {
 		t.Fatalf("tag opening %+v", open)
 	}
-	boxed, err := rollout.LoadAgentTemplate(schemas.SettingGames, config.ActionBoxed, "")
+	boxed, err := rollout.LoadAgentTemplate(schemas.SettingGames, config.ActionBoxed, config.HintSeparate, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,16 +154,47 @@ func TestOpeningOfEachPrompt(t *testing.T) {
 		!strings.Contains(open[0].Content, `\boxed{`) || !strings.Contains(open[0].Content, "game") {
 		t.Fatalf("boxed opening %+v", open)
 	}
-	tools, err := rollout.LoadAgentTemplate(schemas.SettingTools, config.ActionBoxed, "")
+	tools, err := rollout.LoadAgentTemplate(schemas.SettingTools, config.ActionBoxed, config.HintInline, "")
 	if err != nil || tools.Name() != "agent_tools.v1.tmpl" {
 		t.Fatalf("tools prompt %v, %v", tools, err)
+	}
+	open, err = rollout.Opening(tools, rollout.PromptData{MaxTurns: 9, Hint: "read first", Observation: "Pay the bill."})
+	if err != nil || len(open) != 2 || open[0].Role != "system" || !strings.Contains(open[0].Content, "exactly one tool call") ||
+		!strings.Contains(open[0].Content, "<hint>read first</hint>") || open[1].Content != "Pay the bill." {
+		t.Fatalf("tools v1 opening %+v, %v", open, err)
+	}
+	// Tools under the authors' separate hints: agent_tools.v2, no system prompt (unless the hint is placed
+	// there), the first instruction framed with the protocol and the closing <answer>done</answer>.
+	for _, format := range []config.ActionFormat{config.ActionBoxed, config.ActionTag} {
+		if name := rollout.PromptName(schemas.SettingTools, format, config.HintSeparate); name != "agent_tools.v2.tmpl" {
+			t.Fatalf("tools, %s, separate: %s", format, name)
+		}
+	}
+	tools2, err := rollout.LoadAgentTemplate(schemas.SettingTools, config.ActionBoxed, config.HintSeparate, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tdata := rollout.PromptData{MaxTurns: 9, Observation: rollout.FirstObservation("Find order 12.", "look it up first", config.HintInObservation)}
+	open, err = rollout.Opening(tools2, tdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(open) != 1 || open[0].Role != "user" || !strings.HasSuffix(open[0].Content, "Find order 12.\n\nHINT: look it up first") ||
+		!strings.Contains(open[0].Content, "<answer>done</answer>") || !strings.Contains(open[0].Content, "one instruction") ||
+		!strings.Contains(open[0].Content, "at most 9 turns") || strings.Contains(open[0].Content, "{{") {
+		t.Fatalf("tools v2 opening %+v", open)
+	}
+	open, err = rollout.Opening(tools2, rollout.PromptData{MaxTurns: 9, Hint: "look it up first", Observation: "Find order 12."})
+	if err != nil || len(open) != 2 || open[0].Role != "system" || open[0].Content != "A hint about this environment:\n<hint>look it up first</hint>" ||
+		!strings.HasSuffix(open[1].Content, "Instruction:\nFind order 12.") {
+		t.Fatalf("tools v2 opening with the hint in the system prompt %+v, %v", open, err)
 	}
 	file := filepath.Join(t.TempDir(), "agent.tmpl")
 	custom := "Turns {{.MaxTurns}}, format {{.ActionFormat}}.{{define \"first_user\"}}[{{.Observation}}]{{end}}"
 	if err := os.WriteFile(file, []byte(custom), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	own, err := rollout.LoadAgentTemplate(schemas.SettingGames, config.ActionBoxed, file)
+	own, err := rollout.LoadAgentTemplate(schemas.SettingGames, config.ActionBoxed, config.HintSeparate, file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +202,7 @@ func TestOpeningOfEachPrompt(t *testing.T) {
 	if err != nil || len(open) != 2 || open[0].Content != "Turns 3, format boxed." || open[1].Content != "[o]" {
 		t.Fatalf("prompt_file opening %+v, %v", open, err)
 	}
-	if _, err := rollout.LoadAgentTemplate(schemas.SettingGames, config.ActionTag, filepath.Join(t.TempDir(), "missing.tmpl")); err == nil {
+	if _, err := rollout.LoadAgentTemplate(schemas.SettingGames, config.ActionTag, config.HintInline, filepath.Join(t.TempDir(), "missing.tmpl")); err == nil {
 		t.Fatal("a missing prompt_file loaded")
 	}
 }

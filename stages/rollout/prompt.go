@@ -24,23 +24,42 @@ const PromptVersion = "v1"
 // {{define "first_user"}}…{{end}}, that renders the episode's first user message.
 const FirstUserTemplate = "first_user"
 
-// PromptName returns the embedded Agent template of a setting and action format. Every version stays in
-// prompts/ unchanged, since its text is part of recorded requests (and so of replay): games with
-// <action> tags is agent_games.v1.tmpl (a system prompt), games with \boxed{} answers is
-// agent_games.v2.tmpl (no system prompt; the first user message frames the game, after the authors'
-// games template), and tools is agent_tools.v1.tmpl whatever the format (tools answer with tool calls).
-func PromptName(setting schemas.Setting, format config.ActionFormat) string {
-	if setting == schemas.SettingGames && format == config.ActionBoxed {
+// PromptName returns the embedded Agent template of a setting, action format and hint mode
+// (generate.hint_mode). Every version stays in prompts/ unchanged, since its text is part of recorded
+// requests (and so of replay):
+//   - games with <action> tags: agent_games.v1.tmpl (a system prompt);
+//   - games with \boxed{} answers: agent_games.v2.tmpl (no system prompt; the first user message frames
+//     the game, after the authors' games template);
+//   - tools under hint_mode separate (the authors' settings, ToolsFinalAnswer): agent_tools.v2.tmpl (no
+//     system prompt; the first user message frames the first instruction and asks for the closing
+//     <answer>done</answer>, after the authors' tools actor);
+//   - tools otherwise: agent_tools.v1.tmpl (a system prompt; tool calls only).
+//
+// The action format does not matter in tools (tools answer with tool calls).
+func PromptName(setting schemas.Setting, format config.ActionFormat, hintMode config.HintMode) string {
+	switch {
+	case setting == schemas.SettingGames && format == config.ActionBoxed:
 		return "agent_games.v2.tmpl"
+	case ToolsFinalAnswer(setting, hintMode):
+		return "agent_tools.v2.tmpl"
 	}
 	return fmt.Sprintf("agent_%s.%s.tmpl", setting, PromptVersion)
 }
 
-// LoadAgentTemplate returns the Agent template of a setting and action format: the file at overridePath
-// when it is not empty (rollout.prompt_file), else the embedded one (PromptName). A template is executed
-// with PromptData (see Opening for what its parts render). The error names the file.
-func LoadAgentTemplate(setting schemas.Setting, format config.ActionFormat, overridePath string) (*template.Template, error) {
-	name := PromptName(setting, format)
+// ToolsFinalAnswer reports whether a tools episode ends with the Agent's plain-text
+// <answer>…</answer>, delivered to the env's step as "<answer>CONTENT</answer>" (ParseToolTurn): in the
+// tools setting under generate.hint_mode = separate, whose Designer prompt (designer_tools.v3) has step
+// accept the closing <answer>done</answer> and whose Agent prompt (agent_tools.v2) asks for it. Under
+// inline hints a text answer stays a parse error, as in the recorded runs.
+func ToolsFinalAnswer(setting schemas.Setting, hintMode config.HintMode) bool {
+	return setting == schemas.SettingTools && hintMode == config.HintSeparate
+}
+
+// LoadAgentTemplate returns the Agent template of a setting, action format and hint mode: the file at
+// overridePath when it is not empty (rollout.prompt_file), else the embedded one (PromptName). A template
+// is executed with PromptData (see Opening for what its parts render). The error names the file.
+func LoadAgentTemplate(setting schemas.Setting, format config.ActionFormat, hintMode config.HintMode, overridePath string) (*template.Template, error) {
+	name := PromptName(setting, format, hintMode)
 	var text []byte
 	var err error
 	if overridePath != "" {

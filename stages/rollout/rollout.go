@@ -151,7 +151,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	tmpl, err := LoadAgentTemplate(cfg.Setting, cfg.Rollout.ActionFormat, cfg.Rollout.PromptFile)
+	tmpl, err := LoadAgentTemplate(cfg.Setting, cfg.Rollout.ActionFormat, cfg.Generate.HintMode, cfg.Rollout.PromptFile)
 	if err != nil {
 		return Result{}, err
 	}
@@ -554,7 +554,7 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		}
 		var action string
 		if r.cfg.Setting == schemas.SettingTools {
-			action, err = ParseToolAction(comp.ToolCalls, known)
+			action, err = ParseToolTurn(comp, known, ToolsFinalAnswer(r.cfg.Setting, r.cfg.Generate.HintMode))
 		} else {
 			action, err = ParseAction(r.cfg.Rollout.ActionFormat, comp.Text)
 		}
@@ -562,6 +562,9 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 			row.ParseError = err.Error()
 			out.turns = append(out.turns, row)
 			feedback := ParseFeedback(string(r.cfg.Setting), r.cfg.Rollout.ActionFormat, err)
+			if ToolsFinalAnswer(r.cfg.Setting, r.cfg.Generate.HintMode) {
+				feedback = ToolsAnswerFeedback(err)
+			}
 			messages = appendExchange(messages, comp, feedback)
 			obs = feedback
 			continue
