@@ -176,6 +176,7 @@ func fidelityRun(t *testing.T, mutate func(*config.Config)) (*lake.Lake, *config
 	}
 	cfg := config.Default()
 	cfg.Sample.RefreshEvery = 2
+	unscaledKeys(cfg)
 	mutate(cfg)
 	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
@@ -320,8 +321,8 @@ func TestParamsFromReadsTheFidelityKeys(t *testing.T) {
 	if _, err := ParamsFrom(cfg); err == nil || !strings.Contains(err.Error(), "regret.delta") {
 		t.Errorf("unknown regret.delta: %v", err)
 	}
-	// Today's defaults: window and per step.
-	if p, _ := ParamsFrom(config.Default()); p.matched() || p.perPool() || p.Scale != 0 || p.Ramp != 0 {
-		t.Errorf("defaults changed: %+v", p)
+	// The presets' values are the authors': matched Δ, EMA per pool, scale 0.15, ramp 0.25.
+	if p, _ := ParamsFrom(config.Default()); !p.matched() || !p.perPool() || p.Scale != .15 || p.Ramp != .25 || p.GammaFast != .98 || p.GammaSlow != .85 {
+		t.Errorf("the presets' reward parameters: %+v", p)
 	}
 }

@@ -56,6 +56,7 @@ func separateHintRun(t *testing.T, failHints bool) {
 	}
 	for key, value := range map[string]string{
 		"generate.hint_mode": "separate", "gate.max_attempts": "2", "sample.envs_per_step": "3",
+		"sample.skills": "math_reasoning,logical_deduction,causal_inference", "gate.checks": "strict", "generate.regen": "repair",
 		"sandbox.python": "/usr/bin/python3", "llm.designer.base_url": srv.URL, "llm.designer.model": "designer-model",
 		"llm.agent.base_url": srv.URL, "llm.agent.model": "designer-model", "llm.max_retries": "0",
 	} {

@@ -14,7 +14,7 @@ import (
 	"github.com/spadekit/spade/stages/sample"
 )
 
-// The default (seeded) order is the rotation the stage always used; round_robin walks sample.skills in
+// The seeded order is the rotation the stage always used; round_robin walks sample.skills in
 // its own order, skills_per_window at a time, wrapping (the authors' rotation).
 func TestWindowSkills(t *testing.T) {
 	cfg := smallConfig(t)
