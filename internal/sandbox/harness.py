@@ -169,34 +169,34 @@ def load_program(code: str):
 def error_reply(seq: int, e: BaseException) -> dict:
     """Map an exception raised by generated code to a typed reply."""
     kind = "env"
-    if isinstance(e, MemoryError):
+    if issubclass(type(e), MemoryError):  # type(): an exception's __class__ may be a property that raises
         kind = "memory"
-    elif isinstance(e, OutputTooLarge):
+    elif issubclass(type(e), OutputTooLarge):
         kind = "output"
-    elif isinstance(e, CPUTimeExceeded):
+    elif issubclass(type(e), CPUTimeExceeded):
         kind = "timeout"
-    tb = traceback.format_exception(type(e), e, e.__traceback__)
+    tb = safe_trace(e)  # never raises, not even when the exception's __str__ does
     text = "".join(tb[-6:])
     if len(text) > 4000:
         text = text[-4000:]
-    return {"seq": seq, "ok": False, "kind": kind, "error": "%s: %s" % (type(e).__name__, str(e)[:500]), "trace": text}
+    return {"seq": seq, "ok": False, "kind": kind, "error": describe_exception(e), "trace": text}
 
 
 _info_dumps = json.JSONEncoder(separators=(",", ":"), default=repr, allow_nan=False).encode
 
 
 def check_obs(obs) -> str:
-    """Validate an observation: a str within the cap."""
+    """Validate an observation: a str within the cap, as an exact str (a subclass's __len__ may lie)."""
     if not isinstance(obs, str):
         raise TypeError("observation must be str, got %s" % type(obs).__name__)
-    if len(obs) * 4 > OBS_CAP and (len(obs) > OBS_CAP or len(obs.encode("utf-8", "surrogatepass")) > OBS_CAP):
+    if len(obs := str.__str__(obs)) * 4 > OBS_CAP and (len(obs) > OBS_CAP or len(obs.encode("utf-8", "surrogatepass")) > OBS_CAP):
         raise OutputTooLarge("observation of %d characters exceeds the cap of %d bytes" % (len(obs), OBS_CAP))
     return obs
 
 
 def serve_instance(sock: socket.socket, cls) -> None:
     """Serve one env instance over sock: instantiate, say hello, answer ops until EOF."""
-    reader, cpu0 = sock.makefile("rb"), time.process_time()  # replies carry CPU since here: instance_send
+    reader, cpu0 = sock.makefile("rb"), 0.0  # Go measures the instance's CPU time: instance_send
     signal.signal(signal.SIGXCPU, on_sigxcpu)
     try:
         env = cls()
@@ -238,8 +238,8 @@ def serve_instance(sock: socket.socket, cls) -> None:
                 if len(info_text) > INFO_CAP:
                     raise OutputTooLarge("info of %d bytes exceeds the cap of %d" % (len(info_text), INFO_CAP))
                 sys.stdout.flush()
-                sock.sendall(('{"seq":%d,"ok":true,"obs":%s,"reward":%s,"done":%s,"info":%s,"cpu":%r}\n' % (seq, _dumps(obs), repr(reward),
-                    "true" if done else "false", info_text, round(time.process_time() - cpu0, 6))).encode("utf-8"))
+                sock.sendall(('{"seq":%d,"ok":true,"obs":%s,"reward":%s,"done":%s,"info":%s}\n' % (seq, _dumps(obs), repr(reward),
+                    "true" if done else "false", info_text)).encode("utf-8"))
             elif op == "tools":
                 text = json.dumps(env.tools(), default=repr, allow_nan=False)
                 if len(text) > INFO_CAP:
@@ -259,21 +259,181 @@ def serve_instance(sock: socket.socket, cls) -> None:
 
 
 def instance_send(sock: socket.socket, cpu0: float, msg: dict) -> None:
-    """Send an instance's reply with "cpu": the CPU seconds (user + system) the instance process has
-    used since serve_instance started (time.process_time() at cpu0), so Go accounts each env's CPU time
-    (episodes.env_cpu_seconds); the spare's warm-up before that is not counted.
+    """Send an instance's reply. It carries no CPU time: Go reads the instance's CPU seconds from the
+    kernel (the sender of each reply is known to Go through SO_PASSCRED), so a program that patches
+    time.process_time cannot forge them (cpu0 is unused).
 
     Defined after serve_instance so that the harness's line numbers in tracebacks that reach the
     Designer's regeneration prompts (and so the recorded requests that replay matches) do not move.
+    The same holds for every function defined below.
     """
-    msg["cpu"] = round(time.process_time() - cpu0, 6)
     child_send(sock, msg)
 
 
-def serve_template(sock: socket.socket, code: str) -> None:
-    """Load the program once, then fork an instance for each fork message until EOF."""
+def describe_exception(e: BaseException) -> str:
+    """Say "Type: message" for an exception raised by generated code; never raises (an exception's
+    __str__, or its class's __name__, is generated code too)."""
+    try:
+        name = type.__dict__["__name__"].__get__(type(e))
+    except BaseException:  # noqa: BLE001
+        name = "Exception"
+    try:
+        text = str.__str__(str(e))[:500]
+    except BaseException:  # noqa: BLE001
+        text = "<str() of the exception raised>"
+    return "%s: %s" % (name, text)
+
+
+def safe_trace(e: BaseException) -> list:
+    """Format the traceback of e, or say it could not be formatted; never raises."""
+    try:
+        return [str.__str__(line) for line in traceback.format_exception(type(e), e, e.__traceback__)]
+    except BaseException:  # noqa: BLE001
+        return ["<the traceback could not be formatted>\n"]
+
+
+# ---------------------------------------------------------------- hardening
+
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+# landlock's system calls have these numbers on every architecture (asm-generic and x86_64 alike)
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+SCRATCH_BASE = os.environ.get("TMPDIR") or "/tmp"  # each template and instance gets a directory below
+
+
+def root_entries() -> list:
+    """The entries of / (read by the server, before any domain of restrict_to); where / cannot be
+    listed (the landlock layer), the system directories and the interpreter's."""
+    try:
+        return sorted(os.listdir("/"))
+    except OSError:
+        tops = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc"}
+        for path in (sys.prefix, sys.base_prefix, sys.executable):
+            tops.add(os.path.realpath(path).split("/")[1])
+        return sorted(tops)
+
+
+ROOT_ENTRIES = root_entries()
+_libc = None
+
+
+def libc():
+    """The C library through ctypes (loaded by the server before it freezes its heap)."""
+    global _libc
+    if _libc is None:
+        import ctypes
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def prctl(option: int, arg: int) -> None:
+    """prctl(option, arg), raising OSError when it fails."""
+    import ctypes
+    if libc().prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(%d, %d) failed" % (option, arg))
+
+
+def harden_child() -> None:
+    """Run in every child of the server before generated code: die with the parent (no process
+    outlives the server that tracks it) and stay non-dumpable, so that no other process of the uid
+    can read this one's memory (/proc/PID/mem), take its file descriptors (pidfd_getfd) or attach."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    prctl(PR_SET_DUMPABLE, 0)
+
+
+def make_scratch(parent: str, name: str) -> str:
+    """Create this process's own empty scratch directory under parent, make it the working
+    directory, HOME and TMPDIR, and return it."""
+    path = os.path.join(parent, name)
+    os.mkdir(path, 0o700)
+    os.chdir(path)
+    os.environ["TMPDIR"] = os.environ["HOME"] = path
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        tempfile.tempdir = None
+    return path
+
+
+def restrict_to(own: str) -> bool:
+    """Confine this process (and what it forks) with landlock: read and execute anything outside
+    SCRATCH_BASE, write only /dev's devices and own; where the kernel has landlock ABI >= 6, no
+    signals and no abstract unix sockets outside this process's domain either. Instances of one
+    program thus cannot see or couple through each other's scratch space. Returns False where the
+    kernel has no landlock (the worker still belongs to one program)."""
+    import ctypes
+    import struct
+    sysc = libc().syscall
+    sysc.restype = ctypes.c_long
+    abi = sysc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi < 1:
+        return False
+    handled = (1 << 13) - 1  # ABI 1: execute .. make_sym
+    if abi >= 2:
+        handled |= 1 << 13  # refer
+    if abi >= 3:
+        handled |= 1 << 14  # truncate
+    if abi >= 5:
+        handled |= 1 << 15  # ioctl_dev
+    scoped = 3 if abi >= 6 else 0  # abstract unix sockets, signals
+    attr = ctypes.create_string_buffer(struct.pack("=QQQ", handled, 0, scoped))
+    fd = sysc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), attr, ctypes.c_size_t(24 if scoped else 8), ctypes.c_uint32(0))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    try:
+        file_rights = 1 | 2 | 4 | (1 << 14) | (1 << 15)  # execute, write, read, truncate, ioctl_dev
+        read = 1 | 4 | 8  # execute, read_file, read_dir
+
+        def allow(path: str, rights: int) -> None:
+            try:
+                pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                return
+            try:
+                import stat
+                if not stat.S_ISDIR(os.fstat(pfd).st_mode):
+                    rights &= file_rights
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights & handled, pfd))
+                if sysc(ctypes.c_long(SYS_LANDLOCK_ADD_RULE), ctypes.c_long(fd), ctypes.c_long(1), rule, ctypes.c_uint32(0)) != 0:
+                    raise OSError(ctypes.get_errno(), "landlock_add_rule %s" % path)
+            finally:
+                os.close(pfd)
+
+        base = os.path.realpath(SCRATCH_BASE)
+        for entry in ROOT_ENTRIES:
+            top = "/" + entry
+            if base == top or base.startswith(top + "/"):
+                continue  # the scratch base (and its tree: other processes' directories) stays closed
+            allow(top, read | (2 | (1 << 15) if top == "/dev" else 0))
+        allow(own, handled)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        if sysc(ctypes.c_long(SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_long(fd), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(fd)
+    return True
+
+
+def recv_code(sock: socket.socket) -> str:
+    """Receive a program's source on the child's own socket: a packet with its length in bytes,
+    then packets of it. The source never passes through the server, so no later child forked from
+    the server inherits it."""
+    total = int(sock.recv(64))
+    parts, got = [], 0
+    while got < total:
+        part = sock.recv(1 << 16)
+        if not part:
+            raise EOFError("the program's source was cut short")
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts).decode("utf-8")
+
+
+def serve_template(sock: socket.socket) -> None:
+    """Receive the program on sock, load it once, then fork an instance for each fork message until EOF."""
+    code = recv_code(sock)
+    restrict_to(make_scratch(SCRATCH_BASE, "p%d" % os.getpid()))
     try:
         cls = load_program(code)
+        del code
     except BaseException as e:  # noqa: BLE001
         child_send(sock, error_reply(0, e))
         return
@@ -315,6 +475,9 @@ def fork_spare(cls) -> socket.socket:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             os.dup2(theirs.fileno(), 4, inheritable=False)
             os.closerange(5, CHILD_NOFILE + 16)
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            scratch = make_scratch(os.getcwd(), "i%d" % os.getpid())
+            restrict_to(scratch)
             ctl = socket.socket(fileno=4)
             # warm the paths every instance runs, so their pages are copied now, not in reset
             json.loads(_dumps({"seq": 0, "op": "reset", "seed": 0, "ok": True, "obs": "", "info": {}}))
@@ -325,8 +488,10 @@ def fork_spare(cls) -> socket.socket:
             os.close(fds[0])
             ctl.close()
             serve_instance(socket.socket(fileno=3), cls)
+            wipe(scratch)
         except BaseException:  # noqa: BLE001
             code_ = 70
+            print_failure()
         finally:
             try:
                 sys.stdout.flush()
@@ -337,9 +502,24 @@ def fork_spare(cls) -> socket.socket:
     return ours
 
 
+def print_failure() -> None:
+    """Print why a child failed to its captured output (Error.Output); never raises."""
+    try:
+        sys.stderr.write("".join(safe_trace(sys.exc_info()[1]))[-2000:])
+    except BaseException:  # noqa: BLE001
+        pass
+
+
+def wipe(path: str) -> None:
+    """Remove an instance's scratch directory when it ends."""
+    import shutil
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def serve_check(sock: socket.socket, req: dict) -> None:
-    """Run the static check and send its problems (parsing happens here, never in the server)."""
-    problems = static_check(req["code"], req.get("setting", "games"), req.get("allow", []), req.get("flagged", []), req.get("flagged_attrs", []))
+    """Run the static check and send its problems (the source arrives on sock: parsing happens
+    here, and the source never reaches the server)."""
+    problems = static_check(recv_code(sock), req.get("setting", "games"), req.get("allow", []), req.get("flagged", []), req.get("flagged_attrs", []))
     child_send(sock, {"seq": 0, "ok": True, "problems": problems})
 
 
@@ -394,6 +574,7 @@ class Server:
             code = 0
             try:
                 os.setpgid(0, 0)
+                harden_child()
                 signal.signal(signal.SIGPIPE, signal.SIG_DFL)
                 os.dup2(self.devnull, 0)
                 os.dup2(out_w, 1)
@@ -411,9 +592,10 @@ class Server:
                 if mode == "check":
                     serve_check(sock, req)
                 else:
-                    serve_template(sock, req["code"])
+                    serve_template(sock)
             except BaseException:  # noqa: BLE001
                 code = 70
+                print_failure()
             finally:
                 try:
                     sys.stdout.flush()
@@ -566,7 +748,10 @@ def describe(status: int) -> str:
 
 
 def main() -> None:
-    """Set the server's limits, preload modules, freeze the heap and serve."""
+    """Harden the server, set its limits, preload modules, freeze the heap and serve."""
+    os.closerange(GO_FDS + 1, 1024)  # bwrap's seccomp program arrives on fd 6
+    libc()
+    prctl(PR_SET_DUMPABLE, 0)  # no process of our uid may read our memory or take our fds
     os.umask(0o077)
     set_limit(resource.RLIMIT_CORE, 0, 0)
     set_limit(resource.RLIMIT_NOFILE, NOFILE, NOFILE)

@@ -158,9 +158,15 @@ func applyLandlock(spec landlockSpec) error {
 	return nil
 }
 
-// deniedSyscalls fail with EPERM under the seccomp filter.
+// deniedSyscalls fail with EPERM under the seccomp filter. Besides mounts, namespaces, modules
+// and the like: every way one process reaches into another (ptrace, process_vm_*, pidfd_getfd,
+// pidfd_open, kcmp, process_madvise) and every way to find or offer a socket by name (bind,
+// connect, listen, accept: the sandbox's sockets are all socketpairs made by us, so no abstract or
+// filesystem socket can couple two programs or two instances).
 var deniedSyscalls = []uintptr{
-	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_MOUNT, unix.SYS_UMOUNT2,
+	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD, unix.SYS_PIDFD_OPEN,
+	unix.SYS_KCMP, unix.SYS_PROCESS_MADVISE, unix.SYS_PROCESS_MRELEASE,
+	unix.SYS_BIND, unix.SYS_CONNECT, unix.SYS_LISTEN, unix.SYS_ACCEPT, unix.SYS_ACCEPT4, unix.SYS_MOUNT, unix.SYS_UMOUNT2,
 	unix.SYS_PIVOT_ROOT, unix.SYS_UNSHARE, unix.SYS_SETNS, unix.SYS_KEXEC_LOAD, unix.SYS_BPF,
 	unix.SYS_PERF_EVENT_OPEN, unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_USERFAULTFD,
 	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE, unix.SYS_REBOOT, unix.SYS_SWAPON,
@@ -168,9 +174,23 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_FANOTIFY_INIT, unix.SYS_IO_URING_SETUP,
 }
 
-// seccompFilter builds the BPF program: kill on a foreign architecture, EPERM for
-// deniedSyscalls and for clone with namespace flags, ENOSYS for clone3 (libc falls back to
-// clone), EACCES for sockets other than AF_UNIX, allow the rest.
+// selfOnlySyscalls act on the process named by their argument (index, 0-based), which must be 0
+// (the caller) under the seccomp filter: no process lowers another's rlimits (prlimit64),
+// priority (setpriority's who) or scheduling.
+var selfOnlySyscalls = []struct {
+	nr  uintptr
+	arg uint32
+}{
+	{unix.SYS_PRLIMIT64, 0}, {unix.SYS_SETPRIORITY, 1}, {unix.SYS_SCHED_SETAFFINITY, 0},
+	{unix.SYS_SCHED_SETSCHEDULER, 0}, {unix.SYS_SCHED_SETPARAM, 0}, {unix.SYS_SCHED_SETATTR, 0},
+	{unix.SYS_IOPRIO_SET, 1},
+}
+
+// seccompFilter builds the BPF program installed on every isolation layer: kill on a foreign
+// architecture, EPERM for deniedSyscalls, for selfOnlySyscalls aimed at another process, for
+// prctl(PR_SET_DUMPABLE, non-zero) (the harness makes every process non-dumpable) and for clone
+// with namespace flags, ENOSYS for clone3 (libc falls back to clone), EACCES for sockets other
+// than AF_UNIX, allow the rest.
 func seccompFilter() ([]unix.SockFilter, error) {
 	var arch uint32
 	switch runtime.GOARCH {
@@ -200,6 +220,24 @@ func seccompFilter() ([]unix.SockFilter, error) {
 	for _, nr := range deniedSyscalls {
 		prog = append(prog, unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: uint32(nr)}, unix.SockFilter{Code: ret, K: errno(unix.EPERM)})
 	}
+	for _, s := range selfOnlySyscalls {
+		prog = append(prog,
+			unix.SockFilter{Code: jeq, Jt: 0, Jf: 4, K: uint32(s.nr)},
+			unix.SockFilter{Code: ldw, K: 16 + 8*s.arg}, // the argument's low half: a pid_t
+			unix.SockFilter{Code: jeq, Jt: 1, Jf: 0, K: 0},
+			unix.SockFilter{Code: ret, K: errno(unix.EPERM)},
+			unix.SockFilter{Code: ret, K: allow},
+		)
+	}
+	prog = append(prog,
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 6, K: unix.SYS_PRCTL},
+		unix.SockFilter{Code: ldw, K: 16},
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 3, K: unix.PR_SET_DUMPABLE},
+		unix.SockFilter{Code: ldw, K: 24},
+		unix.SockFilter{Code: jeq, Jt: 1, Jf: 0, K: 0},
+		unix.SockFilter{Code: ret, K: errno(unix.EPERM)},
+		unix.SockFilter{Code: ret, K: allow},
+	)
 	prog = append(prog,
 		unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: unix.SYS_CLONE3},
 		unix.SockFilter{Code: ret, K: errno(unix.ENOSYS)},
@@ -216,6 +254,16 @@ func seccompFilter() ([]unix.SockFilter, error) {
 		unix.SockFilter{Code: ret, K: allow},
 	)
 	return prog, nil
+}
+
+// seccompProgram returns the filter as the bytes of a struct sock_filter array (what bwrap's
+// --seccomp reads).
+func seccompProgram() ([]byte, error) {
+	filter, err := seccompFilter()
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&filter[0])), len(filter)*int(unsafe.Sizeof(filter[0]))), nil
 }
 
 // applySeccomp installs the filter on the calling thread (inherited by what it starts).
