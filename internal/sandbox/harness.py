@@ -342,30 +342,26 @@ def harden_child() -> None:
 
 def make_scratch(parent: str, name: str) -> str:
     """Create this process's own empty scratch directory under parent, make it the working
-    directory, HOME and TMPDIR, and return it."""
+    directory and return it."""
     path = os.path.join(parent, name)
     os.mkdir(path, 0o700)
     os.chdir(path)
-    os.environ["TMPDIR"] = os.environ["HOME"] = path
-    tempfile = sys.modules.get("tempfile")
-    if tempfile is not None:
-        tempfile.tempdir = None
+    # (TMPDIR stays: tempfile finds the base closed to writes and falls back to the working directory)
     return path
 
 
-def restrict_to(own: str) -> bool:
-    """Confine this process (and what it forks) with landlock: read and execute anything outside
-    SCRATCH_BASE, write only /dev's devices and own; where the kernel has landlock ABI >= 6, no
-    signals and no abstract unix sockets outside this process's domain either. Instances of one
-    program thus cannot see or couple through each other's scratch space. Returns False where the
-    kernel has no landlock (the worker still belongs to one program)."""
+def landlock_plan() -> tuple:
+    """Work out once, in the server, what restrict_to asks landlock for: (the ruleset attribute,
+    its size, the rights handled, [(path, rights)] for everything outside SCRATCH_BASE), or None
+    where the kernel has no landlock."""
     import ctypes
+    import stat
     import struct
     sysc = libc().syscall
     sysc.restype = ctypes.c_long
     abi = sysc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
     if abi < 1:
-        return False
+        return None
     handled = (1 << 13) - 1  # ABI 1: execute .. make_sym
     if abi >= 2:
         handled |= 1 << 13  # refer
@@ -374,38 +370,55 @@ def restrict_to(own: str) -> bool:
     if abi >= 5:
         handled |= 1 << 15  # ioctl_dev
     scoped = 3 if abi >= 6 else 0  # abstract unix sockets, signals
-    attr = ctypes.create_string_buffer(struct.pack("=QQQ", handled, 0, scoped))
-    fd = sysc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), attr, ctypes.c_size_t(24 if scoped else 8), ctypes.c_uint32(0))
+    file_rights = 1 | 2 | 4 | (1 << 14) | (1 << 15)  # execute, write, read, truncate, ioctl_dev
+    read = 1 | 4 | 8  # execute, read_file, read_dir
+    base = os.path.realpath(SCRATCH_BASE)
+    paths = []
+    for entry in ROOT_ENTRIES:
+        top = "/" + entry
+        if base == top or base.startswith(top + "/"):
+            continue  # the scratch base (and its tree: other processes' directories) stays closed
+        rights = read | (2 | (1 << 15) if top == "/dev" else 0)
+        try:
+            if not stat.S_ISDIR(os.stat(top).st_mode):
+                rights &= file_rights
+        except OSError:
+            continue
+        paths.append((top, rights & handled))
+    return struct.pack("=QQQ", handled, 0, scoped), 24 if scoped else 8, handled, paths
+
+
+LANDLOCK_PLAN = None  # set by main
+
+
+def restrict_to(own: str) -> bool:
+    """Confine this process (and what it forks) with landlock: read and execute anything outside
+    SCRATCH_BASE, write only /dev's devices and own; where the kernel has landlock ABI >= 6, no
+    signals and no abstract unix sockets outside this process's domain either. Instances of one
+    program thus cannot see or couple through each other's scratch space. Returns False where the
+    kernel has no landlock (the worker still belongs to one program)."""
+    if LANDLOCK_PLAN is None:
+        return False
+    import ctypes
+    import struct
+    attr, size, handled, paths = LANDLOCK_PLAN
+    sysc, c_long = libc().syscall, ctypes.c_long
+    fd = sysc(c_long(SYS_LANDLOCK_CREATE_RULESET), ctypes.c_char_p(attr), c_long(size), c_long(0))
     if fd < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
-        file_rights = 1 | 2 | 4 | (1 << 14) | (1 << 15)  # execute, write, read, truncate, ioctl_dev
-        read = 1 | 4 | 8  # execute, read_file, read_dir
-
-        def allow(path: str, rights: int) -> None:
+        for path, rights in paths + [(own, handled)]:
             try:
                 pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
-                return
+                continue
             try:
-                import stat
-                if not stat.S_ISDIR(os.fstat(pfd).st_mode):
-                    rights &= file_rights
-                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights & handled, pfd))
-                if sysc(ctypes.c_long(SYS_LANDLOCK_ADD_RULE), ctypes.c_long(fd), ctypes.c_long(1), rule, ctypes.c_uint32(0)) != 0:
+                if sysc(c_long(SYS_LANDLOCK_ADD_RULE), c_long(fd), c_long(1), ctypes.c_char_p(struct.pack("=Qi", rights, pfd)), c_long(0)) != 0:
                     raise OSError(ctypes.get_errno(), "landlock_add_rule %s" % path)
             finally:
                 os.close(pfd)
-
-        base = os.path.realpath(SCRATCH_BASE)
-        for entry in ROOT_ENTRIES:
-            top = "/" + entry
-            if base == top or base.startswith(top + "/"):
-                continue  # the scratch base (and its tree: other processes' directories) stays closed
-            allow(top, read | (2 | (1 << 15) if top == "/dev" else 0))
-        allow(own, handled)
         prctl(PR_SET_NO_NEW_PRIVS, 1)
-        if sysc(ctypes.c_long(SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_long(fd), ctypes.c_uint32(0)) != 0:
+        if sysc(c_long(SYS_LANDLOCK_RESTRICT_SELF), c_long(fd), c_long(0)) != 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self")
     finally:
         os.close(fd)
@@ -512,8 +525,11 @@ def print_failure() -> None:
 
 def wipe(path: str) -> None:
     """Remove an instance's scratch directory when it ends."""
-    import shutil
-    shutil.rmtree(path, ignore_errors=True)
+    try:
+        os.rmdir(path)  # most instances write nothing
+    except OSError:
+        import shutil
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def serve_check(sock: socket.socket, req: dict) -> None:
@@ -709,8 +725,50 @@ class Server:
             self.send_go({"id": rid, "ok": True, "killed": killed})
         elif op == "close":
             self.report(rid, self.kill_prog(req["key"]))
+        elif op == "clean":
+            problems = self.clean()
+            self.send_go({"id": rid, "ok": True, "problems": problems})
         else:
             self.send_go({"id": rid, "ok": False, "error": "unknown op %r" % (op,)})
+
+    def clean(self) -> list:
+        """Make the worker as it was before its first program, or say why it is not: kill every
+        process of the PID namespace but its init and the server (setsid daemons, CPU burners, a
+        program's leftovers), wipe the scratch base, and check the server's limits and dumpable flag.
+        Only for a worker with a PID namespace of its own (Go never asks otherwise)."""
+        for key in list(self.progs):
+            self.kill_prog(key)
+        me, survivors = os.getpid(), []
+        for _ in range(200):
+            survivors = [pid for pid in live_pids() if pid not in (1, me)]
+            if not survivors:
+                break
+            for pid in survivors:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            self.reap()
+            time.sleep(0.001)
+        problems = ["process %d survived" % pid for pid in survivors]
+        for entry in os.listdir(SCRATCH_BASE):
+            path = os.path.join(SCRATCH_BASE, entry)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    wipe(path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+        left = os.listdir(SCRATCH_BASE)
+        if left:
+            problems.append("scratch space not empty: %r" % left[:5])
+        for which, want in LIMITS.items():
+            if resource.getrlimit(which) != want:
+                problems.append("rlimit %d changed to %r" % (which, resource.getrlimit(which)))
+        if libc().prctl(3, 0, 0, 0, 0) != 0:  # PR_GET_DUMPABLE
+            problems.append("the server became dumpable")
+        return problems
 
     def serve(self) -> None:
         os.set_blocking(GO_IN, False)
@@ -736,6 +794,24 @@ class Server:
             self.reap()
 
 
+def live_pids() -> list:
+    """The pids /proc lists, zombies left out."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry, "rb") as f:
+                    if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                        continue
+            except (OSError, IndexError):
+                continue
+            pids.append(int(entry))
+    return pids
+
+
+LIMITS: dict = {}  # the server's rlimits once set (clean checks them)
+
+
 def describe(status: int) -> str:
     """Say how a process ended."""
     if os.WIFSIGNALED(status):
@@ -751,6 +827,9 @@ def main() -> None:
     """Harden the server, set its limits, preload modules, freeze the heap and serve."""
     os.closerange(GO_FDS + 1, 1024)  # bwrap's seccomp program arrives on fd 6
     libc()
+    import shutil, struct  # noqa: F401,E401 - for wipe and restrict_to, in every child
+    global LANDLOCK_PLAN
+    LANDLOCK_PLAN = landlock_plan()
     prctl(PR_SET_DUMPABLE, 0)  # no process of our uid may read our memory or take our fds
     os.umask(0o077)
     set_limit(resource.RLIMIT_CORE, 0, 0)
@@ -766,6 +845,9 @@ def main() -> None:
             loaded.append(name)
         except Exception:  # noqa: BLE001 - a missing optional module is reported, not fatal
             pass
+    for name in dir(resource):
+        if name.startswith("RLIMIT_"):
+            LIMITS[getattr(resource, name)] = resource.getrlimit(getattr(resource, name))
     gc.collect()
     gc.freeze()
     server = Server()

@@ -42,6 +42,10 @@ type Options struct {
 	OutputCap int
 	// ActionCap is the longest action accepted by Step, bytes (default 64 KiB).
 	ActionCap int
+	// FreshWorkers never reuses a worker after a program: each Load gets a worker that never ran
+	// generated code (started in the background ahead of time). By default a worker is reused when
+	// its server proves it clean, on layers with their own PID namespace (bwrap, namespaces).
+	FreshWorkers bool
 	// Preload lists the modules each worker imports before forking (default DefaultPreload).
 	Preload []string
 }

@@ -17,11 +17,12 @@ import (
 	"time"
 )
 
-// Pool is a set of warm workers. A worker belongs to one program: Load gives it a fresh one
-// (static checks, which run no generated code, may share one before that), and Program.Close
-// kills it and starts a replacement in the background, so nothing a program leaves behind (a
-// process, a file, a lowered limit, a stolen descriptor) can reach a later program. A Pool is
-// safe for concurrent use.
+// Pool is a set of warm workers. A worker belongs to one program at a time: after Program.Close it
+// is reused only when its server proved it clean (every other process of its PID namespace killed,
+// the scratch space wiped, its limits unchanged: see worker.clean), else it is killed and a
+// replacement starts in the background. So nothing a program leaves behind (a process, a file, a
+// lowered limit) reaches a later program. Static checks run no generated code and share workers.
+// A Pool is safe for concurrent use.
 type Pool struct {
 	opts    Options
 	iso     Isolation
@@ -346,6 +347,7 @@ func (p *Pool) Load(ctx context.Context, code string) (*Program, error) {
 		err = w.explain("load", key, 0, err)
 		ch.Close()
 		w.closeKey(key)
+		w.clean()
 		p.release(w)
 		return nil, err
 	}
@@ -388,7 +390,6 @@ func (g *Program) NewEnv(ctx context.Context) (*Env, error) {
 		return nil, g.w.explain("new", g.key, r.PID, err)
 	}
 	e := &Env{prog: g, ch: ch, pid: r.PID, hostPID: int(ch.creds.first)}
-	e.cpu = e.readCPU()
 	g.envs[e] = true
 	return e, nil
 }
@@ -412,8 +413,25 @@ func (g *Program) Close() error {
 	}
 	g.template.Close()
 	g.w.closeKey(g.key)
+	g.w.clean()
 	g.pool.release(g.w)
 	return nil
+}
+
+// clean asks the server of a worker that ran a program to make it as it was before (see the
+// harness's Server.clean) and, when it did, lets the worker serve another program. On a layer
+// without a PID namespace of its own (landlock, none) the server cannot see every process a
+// program started, and with Options.FreshWorkers, the worker is never reused.
+func (w *worker) clean() {
+	if w.opts.FreshWorkers || w.isDead() || w.tainted.Load() || (w.iso != IsolationBwrap && w.iso != IsolationNamespaces) {
+		return
+	}
+	r, err := w.call(context.Background(), "clean", map[string]any{}, 5*time.Second)
+	if err != nil || len(r.Problems) > 0 {
+		w.tainted.Store(true)
+		return
+	}
+	w.spent.Store(false)
 }
 
 // Output returns the tail of what the program's processes printed (capped).

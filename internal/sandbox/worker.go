@@ -84,7 +84,8 @@ type worker struct {
 	deadOnce sync.Once
 	waited   chan struct{}
 	tainted  atomic.Bool
-	// spent is set once a program was loaded: the worker is killed when released, never reused.
+	// spent is set once a program was loaded, and cleared when the server proved the worker
+	// clean after it: a spent worker is killed when released, never reused.
 	spent atomic.Bool
 }
 
