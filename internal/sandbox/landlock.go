@@ -337,8 +337,9 @@ func runLandlockInit(specJSON string) error {
 	return nil
 }
 
-// killDescendants SIGKILLs every process below this one (orphans reparent to us, a
-// subreaper, so a setsid daemon is still a descendant), until none is left.
+// killDescendants stops, then kills, every process below this one (orphans reparent to us, a
+// subreaper, so a setsid daemon is still a descendant), until none is left: a stopped process
+// cannot fork, so a fork bomb cannot outpace the rounds.
 func killDescendants() {
 	self := os.Getpid()
 	for round := 0; round < 100; round++ {
@@ -361,16 +362,22 @@ func killDescendants() {
 				}
 			}
 		}
-		killed := 0
+		var below []int
 		for pid := range parents {
 			for p, hops := parents[pid], 0; p > 1 && hops < 64; p, hops = parents[p], hops+1 {
 				if p == self {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-					killed++
+					below = append(below, pid)
 					break
 				}
 			}
 		}
+		for _, pid := range below {
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+		}
+		for _, pid := range below {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		killed := len(below)
 		for {
 			if pid, _ := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); pid <= 0 {
 				break

@@ -46,6 +46,10 @@ type Options struct {
 	// generated code (started in the background ahead of time). By default a worker is reused when
 	// its server proves it clean, on layers with their own PID namespace (bwrap, namespaces).
 	FreshWorkers bool
+	// unhardened (tests only) runs without what the harness and pool do against attacks on other
+	// programs (non-dumpable processes, per-instance landlock, one program per worker), so that
+	// a test can show a hostile program reaching its goal before it shows it contained.
+	unhardened bool
 	// Preload lists the modules each worker imports before forking (default DefaultPreload).
 	Preload []string
 }

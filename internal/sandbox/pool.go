@@ -147,17 +147,28 @@ func (p *Pool) broadcast() {
 // tainted or dead: a tainted worker may still hold a runaway process or daemon.
 func (p *Pool) release(w *worker) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	defer p.broadcast()
-	if p.closed || w.tainted.Load() || w.spent.Load() || w.isDead() {
-		w.markDead(&Error{Kind: KindCrash, Op: "worker", Msg: "worker recycled"})
-		p.live--
-		if !p.closed && w.spent.Load() && p.live < p.opts.Workers {
-			p.startSpare()
-		}
+	if !p.closed && !w.tainted.Load() && !w.spent.Load() && !w.isDead() {
+		p.idle = append(p.idle, w)
+		p.broadcast()
+		p.mu.Unlock()
 		return
 	}
-	p.idle = append(p.idle, w)
+	p.mu.Unlock()
+	// The worker's slot frees only once it is gone with every process it held: on a host-wide
+	// process limit (the landlock layer's RLIMIT_NPROC, a container's pids limit) a fork bomb
+	// still dying would make the next worker's forks fail.
+	w.markDead(&Error{Kind: KindCrash, Op: "worker", Msg: "worker recycled"})
+	select {
+	case <-w.waited:
+	case <-time.After(5 * time.Second):
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.broadcast()
+	p.live--
+	if !p.closed && w.spent.Load() && p.live < p.opts.Workers {
+		p.startSpare()
+	}
 }
 
 // startSpare starts a worker in the background to replace one a program used, so the next Load
@@ -331,7 +342,7 @@ func (p *Pool) Load(ctx context.Context, code string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.spent.Store(true) // from here on the worker is this program's: it is never reused
+	w.spent.Store(!p.opts.unhardened) // from here on the worker is this program's until proved clean
 	key := fmt.Sprintf("p%d", p.nextPg.Add(1))
 	ch, err := w.spawn(ctx, key, map[string]any{"mode": "template"}, unix.SOCK_SEQPACKET)
 	if err != nil {

@@ -104,7 +104,7 @@ func harnessConfig(o *Options, iso Isolation) string {
 	cfg := map[string]any{
 		"obs_cap": o.ObservationCap, "out_cap": o.OutputCap, "address_space": o.AddressSpace,
 		"cpu_seconds": o.CPUSeconds, "child_nofile": o.OpenFiles, "fsize": o.FileSize,
-		"nproc": nproc, "preload": o.Preload,
+		"nproc": nproc, "preload": o.Preload, "harden": !o.unhardened,
 	}
 	data, _ := json.Marshal(cfg)
 	return string(data)
@@ -156,6 +156,13 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 		cmd = exec.Command(path, bwrapArgs(py, o.TmpBytes, argv)...)
 		cmd.Env = []string{}
 		hostCredential(attr)
+		// No parent-death signal from us: bwrap 0.8's sandbox child blocks, before it sets its own
+		// (--die-with-parent), until the outer bwrap has written its uid map; an outer bwrap that
+		// our death killed in that window left that child blocked for good (a PID-namespace init
+		// seen running 20 minutes after its worker). The outer bwrap sets its own parent-death
+		// signal (--die-with-parent) right before it lets the child go; if we die before that, it
+		// finishes the start, and the harness exits on the end of its request pipe.
+		attr.Pdeathsig = 0
 	case IsolationNamespaces:
 		cmd, err = namespaceCommand(py, o, argv, attr)
 		if err != nil {
@@ -167,6 +174,9 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 			return nil, err
 		}
 		w.workDir = dir
+		// SIGTERM, not SIGKILL, when we die: the init (a subreaper) then kills every descendant,
+		// setsid daemons included, before it exits
+		attr.Pdeathsig = syscall.SIGTERM
 		cmd, err = landlockCommand(py, dir, argv, attr)
 		if err != nil {
 			return nil, err
