@@ -197,7 +197,7 @@ var attacks = []attack{
 	{name: "couple_through_tmp", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
 		first, err1 := playOnce(ctx, p, code) // leaves its marks
 		later, err2 := playOnce(ctx, p, code) // a later program looks for them
-		prog, err := p.Load(ctx, code)         // and sibling episodes of one program
+		prog, err := p.Load(ctx, code)        // and sibling episodes of one program
 		if err != nil {
 			t.Fatal(err)
 		}
