@@ -124,7 +124,7 @@ def static_check(code: str, setting: str, allow: list, flagged: list, flagged_at
             name = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and not name.value.startswith("_")):
                 problems.append("line %d: %s() with a computed or private name is not allowed" % (line, node.func.id))
-    return problems
+    return problems + more_static_problems(tree, allowed, flagged_names, flagged_attr_names, ok_dunders)
 
 
 # ---------------------------------------------------------------- child side
@@ -516,6 +516,112 @@ def fork_spare(cls) -> socket.socket:
             os._exit(code_)
     theirs.close()
     return ours
+
+
+DUNDER = None  # re.compile(r"__\w+__"), once
+FORMATTER_ATTRS = {"Formatter", "get_field", "get_value", "vformat", "convert_field", "format_field"}
+
+
+def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: set, ok_dunders: set) -> list:
+    """The static check's rules of the second round (issue 11), beside static_check's: dunder names
+    anywhere in a string, attribute paths of format fields ("{0.__globals__}", "{0.f_globals}"),
+    match-class keyword patterns, getattr/setattr/delattr/hasattr used as a value (an alias) or
+    with a flagged name, string.Formatter, and private or flagged attributes of modules (random._os,
+    typing.sys), including a chain that reaches a module outside the allowlist (dataclasses.inspect).
+    One layer among several: computed strings and names get past any static check."""
+    import re
+    import types
+    import _string
+    global DUNDER
+    if DUNDER is None:
+        DUNDER = re.compile(r"__\w+__")
+    problems = []
+    attr_calls = {"getattr", "setattr", "delattr", "hasattr"}
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    modules = {}  # name bound by an import -> the module object when preloaded, else None
+
+    import builtins
+    # the flagged names that name modules (sys, os, ...), not builtins (re.compile is fine)
+    flagged_modules = {n for n in flagged_names if not hasattr(builtins, n)}
+
+    def bad_attr(name: str) -> bool:
+        return name.startswith("_") or name in flagged_attrs or name in flagged_modules or name in FORMATTER_ATTRS
+
+    def check_format(text: str, line: int, depth: int = 0) -> None:
+        try:
+            parsed = list(_string.formatter_parser(text))
+        except (ValueError, TypeError):
+            return
+        for _, field, spec, _ in parsed:
+            if field:
+                try:
+                    _, rest = _string.formatter_field_name_split(field)
+                    keys = [key for _, key in rest]
+                except (ValueError, TypeError):
+                    keys = []
+                for key in keys:
+                    if isinstance(key, str) and bad_attr(key):
+                        problems.append("line %d: format field %r reaches %r, which is not allowed" % (line, field, key))
+            if spec and depth < 2:
+                check_format(spec, line, depth + 1)
+
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                modules[bound] = sys.modules.get(alias.name if alias.asname else alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            source = sys.modules.get(node.module or "")
+            for alias in node.names:
+                if bad_attr(alias.name) and alias.name not in ok_dunders:
+                    problems.append("line %d: import of %r from %r is not allowed" % (line, alias.name, node.module))
+                    continue
+                value = getattr(source, alias.name, None) if source is not None else None
+                if isinstance(value, types.ModuleType):
+                    if value.__name__.split(".")[0] not in allowed:
+                        problems.append("line %d: %r from %r is the module %s, which is not allowed" % (line, alias.name, node.module, value.__name__))
+                    modules[alias.asname or alias.name] = value
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
+            whole = text.startswith("__") and text.endswith("__") and len(text) > 4  # static_check's rule
+            for name in DUNDER.findall(text):
+                if not whole and name not in ok_dunders:
+                    problems.append("line %d: dunder name %r in a string is not allowed" % (line, name))
+            if "{" in text:
+                check_format(text, line)
+        elif isinstance(node, ast.MatchClass):
+            for name in node.kwd_attrs:
+                if (name.startswith("__") and name not in ok_dunders) or name.startswith("_") or name in flagged_attrs:
+                    problems.append("line %d: match pattern on attribute %r is not allowed" % (line, name))
+        elif isinstance(node, ast.Name) and node.id in attr_calls and id(node) not in called:
+            problems.append("line %d: %s used other than as a direct call is not allowed" % (line, node.id))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in attr_calls:
+            name = node.args[1] if len(node.args) > 1 else None
+            if isinstance(name, ast.Constant) and isinstance(name.value, str) and (
+                    name.value in flagged_attrs or name.value in flagged_modules or name.value in FORMATTER_ATTRS):
+                problems.append("line %d: %s() of %r is not allowed" % (line, node.func.id, name.value))
+        elif isinstance(node, ast.Attribute) and node.attr in FORMATTER_ATTRS:
+            problems.append("line %d: attribute %r (format fields reach any attribute) is not allowed" % (line, node.attr))
+    for node in ast.walk(tree):  # attribute chains that start at a module (after every import is known)
+        if not isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load):
+            continue
+        chain, base = [], node
+        while isinstance(base, ast.Attribute):
+            chain.append(base.attr)
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id not in modules:
+            continue
+        obj = modules[base.id]
+        for attr in reversed(chain):
+            if attr.startswith("_") or attr in flagged_modules:
+                problems.append("line %d: attribute %r of module %s is not allowed" % (node.lineno, attr, base.id))
+                break
+            obj = getattr(obj, attr, None) if obj is not None else None
+            if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] not in allowed:
+                problems.append("line %d: %s.%s is the module %s, which is not allowed" % (node.lineno, base.id, ".".join(reversed(chain)), obj.__name__))
+                break
+    return list(dict.fromkeys(problems))
 
 
 def print_failure() -> None:
