@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -31,7 +32,16 @@ type landlockSpec struct {
 	SetUID   bool     `json:"setuid"`
 }
 
+// landlockExecArg0 marks the re-exec that confines itself and execs the harness.
+const landlockExecArg0 = "spade-sandbox-landlock-exec"
+
 func init() {
+	if len(os.Args) == 2 && os.Args[0] == landlockExecArg0 {
+		runtime.LockOSThread()
+		err := runLandlockExec(os.Args[1])
+		fmt.Fprintf(os.Stderr, "spade sandbox landlock exec: %v\n", err)
+		os.Exit(111)
+	}
 	if len(os.Args) == 2 && os.Args[0] == landlockArg0 {
 		runtime.LockOSThread()
 		if err := runLandlockInit(os.Args[1]); err != nil {
@@ -50,7 +60,12 @@ func init() {
 // every descendant when asked to stop.
 func landlockCommand(py *Python, workDir string, argv []string, attr *syscall.SysProcAttr) (*exec.Cmd, error) {
 	spec := landlockSpec{Argv: argv, WorkDir: workDir, Files: systemFiles, SetUID: os.Getuid() == 0}
-	spec.Env = append(append([]string{}, childEnv...), "HOME="+workDir, "TMPDIR="+workDir)
+	for _, kv := range childEnv { // (the harness is exec'd with this list as is: no duplicates)
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "TMPDIR=") {
+			spec.Env = append(spec.Env, kv)
+		}
+	}
+	spec.Env = append(spec.Env, "HOME="+workDir, "TMPDIR="+workDir)
 	for _, dir := range systemDirs {
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 			spec.ReadDirs = append(spec.ReadDirs, dir)
@@ -279,8 +294,43 @@ func applySeccomp() error {
 	return nil
 }
 
-// runLandlockInit confines its own (locked) thread, starts the harness from it and waits;
-// on SIGTERM, or when the harness exits, it kills every descendant (it is their subreaper).
+// runLandlockExec confines its own (locked) thread with landlock and the seccomp filter and
+// execs the harness: the confinement carries over to the interpreter.
+func runLandlockExec(specJSON string) error {
+	var spec landlockSpec
+	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
+		return err
+	}
+	if spec.SetUID {
+		// (this binary may be readable by root only: the uid changes after the exec into it)
+		if err := syscall.Setgroups([]int{}); err != nil {
+			return fmt.Errorf("setgroups: %w", err)
+		}
+		if err := syscall.Setgid(SandboxUID); err != nil {
+			return fmt.Errorf("setgid: %w", err)
+		}
+		if err := syscall.Setuid(SandboxUID); err != nil {
+			return fmt.Errorf("setuid: %w", err)
+		}
+		// a change of uid clears the parent-death signal: set it again, and mind a parent already gone
+		if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+			return fmt.Errorf("parent-death signal: %w", err)
+		}
+		if os.Getppid() == 1 {
+			return errors.New("the landlock init is gone")
+		}
+	}
+	if err := applyLandlock(spec); err != nil {
+		return err
+	}
+	if err := applySeccomp(); err != nil {
+		return err
+	}
+	return syscall.Exec(spec.Argv[0], spec.Argv, spec.Env)
+}
+
+// runLandlockInit starts the harness (confined by runLandlockExec) and waits; on SIGTERM, or
+// when the harness exits, it kills every descendant (it is their subreaper).
 func runLandlockInit(specJSON string) error {
 	var spec landlockSpec
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
@@ -293,24 +343,21 @@ func runLandlockInit(specJSON string) error {
 	signal.Notify(stop, syscall.SIGTERM)
 	go func() {
 		<-stop
-		killDescendants()
-		os.Exit(143)
+		shutdown(143)
 	}()
-	if err := applyLandlock(spec); err != nil {
+	exe, err := os.Executable()
+	if err != nil {
 		return err
 	}
-	if err := applySeccomp(); err != nil {
-		return err
-	}
-	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	// The harness starts through a re-exec that confines itself and then execs the interpreter:
+	// this init stays unconfined, so it can always list /proc to kill every descendant (landlock
+	// and seccomp confine a thread, and which thread runs a goroutine is not ours to choose).
+	cmd := &exec.Cmd{Path: exe, Args: []string{landlockExecArg0, specJSON}}
 	cmd.Env = spec.Env
 	cmd.Dir = spec.WorkDir
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{os.NewFile(3, "requests"), os.NewFile(4, "replies"), os.NewFile(5, "fds")}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if spec.SetUID {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: SandboxUID, Gid: SandboxUID, Groups: []uint32{}}
-	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", spec.Argv[0], err)
 	}
@@ -332,9 +379,25 @@ func runLandlockInit(specJSON string) error {
 			break
 		}
 	}
-	killDescendants()
-	os.Exit(status)
+	shutdown(status)
 	return nil
+}
+
+// shutdownMu makes the first shutdown the only one: the harness's exit and our SIGTERM may race.
+var shutdownMu sync.Mutex
+
+// shutdown kills every descendant, then exits with status. It kills from a goroutine of its own:
+// the main goroutine's thread is confined by landlock (no /proc: it would see no descendant at
+// all, and leave setsid daemons behind when the harness exits first, as it does when Go dies).
+func shutdown(status int) {
+	shutdownMu.Lock()
+	done := make(chan struct{})
+	go func() {
+		killDescendants()
+		close(done)
+	}()
+	<-done
+	os.Exit(status)
 }
 
 // killDescendants stops, then kills, every process below this one (orphans reparent to us, a
