@@ -578,8 +578,9 @@ func (e *Env) timeout(ctx context.Context, d time.Duration) time.Duration {
 // CPUSeconds returns the CPU time (user + system, in seconds, whole clock ticks) the instance's
 // process has spent since it was forked: its warm-up as a spare (a few milliseconds at most), its
 // __init__, reset, step, tools and eval calls. We read it from the kernel (/proc/PID/stat of the
-// process that sent the instance's replies), never from the instance. After the env is closed, or
-// its instance was killed after a failed call, it is the value read last, before the kill.
+// process that sent the instance's replies), never from the instance. After the env is closed it
+// is the value read last (call it before Close); after a failed call that killed the instance, the
+// value read just before the kill.
 func (e *Env) CPUSeconds() float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -602,7 +603,6 @@ func (e *Env) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.closed {
-		e.cpu = max(e.cpu, e.readCPU())
 		e.closed = true
 		e.ch.Close()
 	}
