@@ -871,7 +871,7 @@ class Server:
                 except OSError:
                     pass
             self.reap()
-            time.sleep(0.001)
+            time.sleep(0.0005)
         problems = ["process %d survived" % pid for pid in survivors]
         for entry in os.listdir(SCRATCH_BASE):
             path = os.path.join(SCRATCH_BASE, entry)
@@ -917,15 +917,19 @@ class Server:
 
 
 def live_pids() -> list:
-    """The pids /proc lists, zombies left out."""
+    """The pids /proc lists, less zombies and processes already bound to die (SIGKILL pending:
+    such a process runs no more user code and cannot fork), so clean need not wait for them."""
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                with open("/proc/%s/stat" % entry, "rb") as f:
-                    if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
-                        continue
-            except (OSError, IndexError):
+                with open("/proc/%s/status" % entry, "rb") as f:
+                    fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
+                if fields[b"State"].split()[0] in (b"Z", b"X"):
+                    continue
+                if (int(fields[b"SigPnd"], 16) | int(fields[b"ShdPnd"], 16)) & (1 << (signal.SIGKILL - 1)):
+                    continue
+            except (OSError, KeyError, ValueError):
                 continue
             pids.append(int(entry))
     return pids
