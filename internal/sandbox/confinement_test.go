@@ -35,6 +35,7 @@ class Probe:
             "set_dumpable": errno_of(libc.prctl(4, 1, 0, 0, 0)),
             "dumpable": libc.prctl(3, 0, 0, 0, 0),
             "unshare_user": errno_of(libc.unshare(0x10000000)),
+            "signal_template": errno_of(libc.kill(other, 0)),
         }
         s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
@@ -88,6 +89,10 @@ func TestSeccompEveryLayer(t *testing.T) {
 			}
 			if got["write_dev_shm"] == 0 {
 				t.Errorf("/dev/shm is writable")
+			}
+			// an instance's landlock domain keeps its signals in (ABI >= 6): not even its template
+			if landlockABI() >= 6 && got["signal_template"] != eperm {
+				t.Errorf("kill(template, 0): errno %d, want EPERM (landlock ABI %d)", got["signal_template"], landlockABI())
 			}
 		})
 	}

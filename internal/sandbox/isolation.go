@@ -203,7 +203,7 @@ func probeOne(ctx context.Context, py *Python, iso Isolation) Probe {
 	if iso == IsolationLandlock {
 		pr.Detail = fmt.Sprintf("landlock ABI %d (filesystem, TCP%s), seccomp filter, rlimits, uid 65534; no PID namespace", landlockABI(), map[bool]string{true: ", signals", false: ""}[landlockABI() >= 6])
 	} else {
-		pr.Detail += "user, pid, net, ipc, uts and mount namespaces; read-only system view, tmpfs /tmp; uid 65534"
+		pr.Detail += "user, pid, net, ipc, uts and mount namespaces; read-only system view, tmpfs /tmp; seccomp filter; uid 65534"
 	}
 	return pr
 }
