@@ -636,10 +636,12 @@ def wipe(path: str) -> None:
     """Empty an instance's scratch directory when it ends (landlock lets it remove only what is
     beneath its own directory: the empty directory goes with its program's)."""
     try:
-        os.rmdir(path)  # most instances write nothing
+        entries = os.listdir(path)  # most instances write nothing
     except OSError:
+        return
+    if entries:
         import shutil
-        for entry in os.listdir(path):
+        for entry in entries:
             full = os.path.join(path, entry)
             if os.path.isdir(full) and not os.path.islink(full):
                 shutil.rmtree(full, ignore_errors=True)
@@ -648,10 +650,6 @@ def wipe(path: str) -> None:
                     os.unlink(full)
                 except OSError:
                     pass
-        try:
-            os.rmdir(path)
-        except OSError:
-            pass
 
 
 def serve_check(sock: socket.socket, req: dict) -> None:
