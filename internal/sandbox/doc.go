@@ -25,6 +25,17 @@
 // raised by the program (an env or memory error) taints the worker too, since processes the program
 // started may outlive the instance that raised.
 //
+// One program cannot reach another. A worker belongs to one program at a time: at Program.Close
+// the server kills every other process of its PID namespace, wipes the scratch space and checks
+// its limits, and the worker is reused only when all is clean (bwrap, namespaces); on the landlock
+// layer, and with Options.FreshWorkers, it is never reused. A program's source reaches only its own
+// template, on the template's socket. The server and every child are non-dumpable, and one seccomp
+// filter on every layer denies ptrace, process_vm_*, pidfd_open/pidfd_getfd, limits and priorities
+// of other processes, and naming sockets (bind/connect/listen/accept). Each template and instance
+// works in its own scratch directory, to which landlock confines it (abstract sockets and signals
+// too on landlock ABI >= 6). What we record is ours: Go caps observations on the bytes it got and
+// reads an instance's CPU time from /proc of the process the kernel says sent its replies.
+//
 // Usage:
 //
 //	pool, err := sandbox.NewPool(ctx, sandbox.Options{}) // no worker starts yet

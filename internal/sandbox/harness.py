@@ -124,7 +124,7 @@ def static_check(code: str, setting: str, allow: list, flagged: list, flagged_at
             name = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and not name.value.startswith("_")):
                 problems.append("line %d: %s() with a computed or private name is not allowed" % (line, node.func.id))
-    return problems
+    return problems + more_static_problems(tree, allowed, flagged_names, flagged_attr_names, ok_dunders)
 
 
 # ---------------------------------------------------------------- child side
@@ -169,34 +169,34 @@ def load_program(code: str):
 def error_reply(seq: int, e: BaseException) -> dict:
     """Map an exception raised by generated code to a typed reply."""
     kind = "env"
-    if isinstance(e, MemoryError):
+    if issubclass(type(e), MemoryError):  # type(): an exception's __class__ may be a property that raises
         kind = "memory"
-    elif isinstance(e, OutputTooLarge):
+    elif issubclass(type(e), OutputTooLarge):
         kind = "output"
-    elif isinstance(e, CPUTimeExceeded):
+    elif issubclass(type(e), CPUTimeExceeded):
         kind = "timeout"
-    tb = traceback.format_exception(type(e), e, e.__traceback__)
+    tb = safe_trace(e)  # never raises, not even when the exception's __str__ does
     text = "".join(tb[-6:])
     if len(text) > 4000:
         text = text[-4000:]
-    return {"seq": seq, "ok": False, "kind": kind, "error": "%s: %s" % (type(e).__name__, str(e)[:500]), "trace": text}
+    return {"seq": seq, "ok": False, "kind": kind, "error": describe_exception(e), "trace": text}
 
 
 _info_dumps = json.JSONEncoder(separators=(",", ":"), default=repr, allow_nan=False).encode
 
 
 def check_obs(obs) -> str:
-    """Validate an observation: a str within the cap."""
+    """Validate an observation: a str within the cap, as an exact str (a subclass's __len__ may lie)."""
     if not isinstance(obs, str):
         raise TypeError("observation must be str, got %s" % type(obs).__name__)
-    if len(obs) * 4 > OBS_CAP and (len(obs) > OBS_CAP or len(obs.encode("utf-8", "surrogatepass")) > OBS_CAP):
+    if len(obs := str.__str__(obs)) * 4 > OBS_CAP and (len(obs) > OBS_CAP or len(obs.encode("utf-8", "surrogatepass")) > OBS_CAP):
         raise OutputTooLarge("observation of %d characters exceeds the cap of %d bytes" % (len(obs), OBS_CAP))
     return obs
 
 
 def serve_instance(sock: socket.socket, cls) -> None:
     """Serve one env instance over sock: instantiate, say hello, answer ops until EOF."""
-    reader, cpu0 = sock.makefile("rb"), time.process_time()  # replies carry CPU since here: instance_send
+    reader, cpu0 = sock.makefile("rb"), 0.0  # Go measures the instance's CPU time: instance_send
     signal.signal(signal.SIGXCPU, on_sigxcpu)
     try:
         env = cls()
@@ -238,8 +238,8 @@ def serve_instance(sock: socket.socket, cls) -> None:
                 if len(info_text) > INFO_CAP:
                     raise OutputTooLarge("info of %d bytes exceeds the cap of %d" % (len(info_text), INFO_CAP))
                 sys.stdout.flush()
-                sock.sendall(('{"seq":%d,"ok":true,"obs":%s,"reward":%s,"done":%s,"info":%s,"cpu":%r}\n' % (seq, _dumps(obs), repr(reward),
-                    "true" if done else "false", info_text, round(time.process_time() - cpu0, 6))).encode("utf-8"))
+                sock.sendall(('{"seq":%d,"ok":true,"obs":%s,"reward":%s,"done":%s,"info":%s}\n' % (seq, _dumps(obs), repr(reward),
+                    "true" if done else "false", info_text)).encode("utf-8"))
             elif op == "tools":
                 text = json.dumps(env.tools(), default=repr, allow_nan=False)
                 if len(text) > INFO_CAP:
@@ -259,21 +259,197 @@ def serve_instance(sock: socket.socket, cls) -> None:
 
 
 def instance_send(sock: socket.socket, cpu0: float, msg: dict) -> None:
-    """Send an instance's reply with "cpu": the CPU seconds (user + system) the instance process has
-    used since serve_instance started (time.process_time() at cpu0), so Go accounts each env's CPU time
-    (episodes.env_cpu_seconds); the spare's warm-up before that is not counted.
+    """Send an instance's reply. It carries no CPU time: Go reads the instance's CPU seconds from the
+    kernel (the sender of each reply is known to Go through SO_PASSCRED), so a program that patches
+    time.process_time cannot forge them (cpu0 is unused).
 
     Defined after serve_instance so that the harness's line numbers in tracebacks that reach the
     Designer's regeneration prompts (and so the recorded requests that replay matches) do not move.
+    The same holds for every function defined below.
     """
-    msg["cpu"] = round(time.process_time() - cpu0, 6)
     child_send(sock, msg)
 
 
-def serve_template(sock: socket.socket, code: str) -> None:
-    """Load the program once, then fork an instance for each fork message until EOF."""
+def describe_exception(e: BaseException) -> str:
+    """Say "Type: message" for an exception raised by generated code; never raises (an exception's
+    __str__, or its class's __name__, is generated code too)."""
+    try:
+        name = type.__dict__["__name__"].__get__(type(e))
+    except BaseException:  # noqa: BLE001
+        name = "Exception"
+    try:
+        text = str.__str__(str(e))[:500]
+    except BaseException:  # noqa: BLE001
+        text = "<str() of the exception raised>"
+    return "%s: %s" % (name, text)
+
+
+def safe_trace(e: BaseException) -> list:
+    """Format the traceback of e, or say it could not be formatted; never raises."""
+    try:
+        return [str.__str__(line) for line in traceback.format_exception(type(e), e, e.__traceback__)]
+    except BaseException:  # noqa: BLE001
+        return ["<the traceback could not be formatted>\n"]
+
+
+# ---------------------------------------------------------------- hardening
+
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+# False only in tests that show an attack succeeds without the hardening (Options.unhardened)
+HARDEN: bool = CONFIG.get("harden", True)
+# landlock's system calls have these numbers on every architecture (asm-generic and x86_64 alike)
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+SCRATCH_BASE = os.environ.get("TMPDIR") or "/tmp"  # each template and instance gets a directory below
+
+
+def root_entries() -> list:
+    """The entries of / (read by the server, before any domain of restrict_to); where / cannot be
+    listed (the landlock layer), the system directories and the interpreter's."""
+    try:
+        return sorted(os.listdir("/"))
+    except OSError:
+        tops = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc"}
+        for path in (sys.prefix, sys.base_prefix, sys.executable):
+            tops.add(os.path.realpath(path).split("/")[1])
+        return sorted(tops)
+
+
+ROOT_ENTRIES = root_entries()
+_libc = None
+
+
+def libc():
+    """The C library through ctypes (loaded by the server before it freezes its heap)."""
+    global _libc
+    if _libc is None:
+        import ctypes
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def prctl(option: int, arg: int) -> None:
+    """prctl(option, arg), raising OSError when it fails."""
+    import ctypes
+    if libc().prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(%d, %d) failed" % (option, arg))
+
+
+def harden_child() -> None:
+    """Run in every child of the server before generated code: die with the parent (no process
+    outlives the server that tracks it) and stay non-dumpable, so that no other process of the uid
+    can read this one's memory (/proc/PID/mem), take its file descriptors (pidfd_getfd) or attach."""
+    if HARDEN:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_DUMPABLE, 0)
+
+
+def make_scratch(parent: str, name: str) -> str:
+    """Create this process's own empty scratch directory under parent, make it the working
+    directory and return it."""
+    path = os.path.join(parent, name)
+    os.mkdir(path, 0o700)
+    os.chdir(path)
+    # (TMPDIR stays: tempfile finds the base closed to writes and falls back to the working directory)
+    return path
+
+
+def landlock_plan() -> tuple:
+    """Work out once, in the server, what restrict_to asks landlock for: (the ruleset attribute,
+    its size, the rights handled, [(path, rights)] for everything outside SCRATCH_BASE), or None
+    where the kernel has no landlock."""
+    import ctypes
+    import stat
+    import struct
+    sysc = libc().syscall
+    sysc.restype = ctypes.c_long
+    abi = sysc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi < 1:
+        return None
+    handled = (1 << 13) - 1  # ABI 1: execute .. make_sym
+    if abi >= 2:
+        handled |= 1 << 13  # refer
+    if abi >= 3:
+        handled |= 1 << 14  # truncate
+    if abi >= 5:
+        handled |= 1 << 15  # ioctl_dev
+    scoped = 3 if abi >= 6 else 0  # abstract unix sockets, signals
+    file_rights = 1 | 2 | 4 | (1 << 14) | (1 << 15)  # execute, write, read, truncate, ioctl_dev
+    read = 1 | 4 | 8  # execute, read_file, read_dir
+    base = os.path.realpath(SCRATCH_BASE)
+    paths = []
+    for entry in ROOT_ENTRIES:
+        top = "/" + entry
+        if base == top or base.startswith(top + "/"):
+            continue  # the scratch base (and its tree: other processes' directories) stays closed
+        rights = read | (2 | (1 << 15) if top == "/dev" else 0)
+        try:
+            if not stat.S_ISDIR(os.stat(top).st_mode):
+                rights &= file_rights
+        except OSError:
+            continue
+        paths.append((top, rights & handled))
+    return struct.pack("=QQQ", handled, 0, scoped), 24 if scoped else 8, handled, paths
+
+
+LANDLOCK_PLAN = None  # set by main
+
+
+def restrict_to(own: str) -> bool:
+    """Confine this process (and what it forks) with landlock: read and execute anything outside
+    SCRATCH_BASE, write only /dev's devices and own; where the kernel has landlock ABI >= 6, no
+    signals and no abstract unix sockets outside this process's domain either. Instances of one
+    program thus cannot see or couple through each other's scratch space. Returns False where the
+    kernel has no landlock (the worker still belongs to one program)."""
+    if LANDLOCK_PLAN is None or not HARDEN:
+        return False
+    import ctypes
+    import struct
+    attr, size, handled, paths = LANDLOCK_PLAN
+    sysc, c_long = libc().syscall, ctypes.c_long
+    fd = sysc(c_long(SYS_LANDLOCK_CREATE_RULESET), ctypes.c_char_p(attr), c_long(size), c_long(0))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    try:
+        for path, rights in paths + [(own, handled)]:
+            try:
+                pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                if sysc(c_long(SYS_LANDLOCK_ADD_RULE), c_long(fd), c_long(1), ctypes.c_char_p(struct.pack("=Qi", rights, pfd)), c_long(0)) != 0:
+                    raise OSError(ctypes.get_errno(), "landlock_add_rule %s" % path)
+            finally:
+                os.close(pfd)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        if sysc(c_long(SYS_LANDLOCK_RESTRICT_SELF), c_long(fd), c_long(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(fd)
+    return True
+
+
+def recv_code(sock: socket.socket) -> str:
+    """Receive a program's source on the child's own socket: a packet with its length in bytes,
+    then packets of it. The source never passes through the server, so no later child forked from
+    the server inherits it."""
+    total = int(sock.recv(64))
+    parts, got = [], 0
+    while got < total:
+        part = sock.recv(1 << 16)
+        if not part:
+            raise EOFError("the program's source was cut short")
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts).decode("utf-8")
+
+
+def serve_template(sock: socket.socket) -> None:
+    """Receive the program on sock, load it once, then fork an instance for each fork message until EOF."""
+    code = recv_code(sock)
+    restrict_to(make_scratch(SCRATCH_BASE, "p%d" % os.getpid()))
     try:
         cls = load_program(code)
+        del code
     except BaseException as e:  # noqa: BLE001
         child_send(sock, error_reply(0, e))
         return
@@ -315,6 +491,9 @@ def fork_spare(cls) -> socket.socket:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             os.dup2(theirs.fileno(), 4, inheritable=False)
             os.closerange(5, CHILD_NOFILE + 16)
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            scratch = make_scratch(os.getcwd(), "i%d" % os.getpid())
+            restrict_to(scratch)
             ctl = socket.socket(fileno=4)
             # warm the paths every instance runs, so their pages are copied now, not in reset
             json.loads(_dumps({"seq": 0, "op": "reset", "seed": 0, "ok": True, "obs": "", "info": {}}))
@@ -325,8 +504,10 @@ def fork_spare(cls) -> socket.socket:
             os.close(fds[0])
             ctl.close()
             serve_instance(socket.socket(fileno=3), cls)
+            wipe(scratch)
         except BaseException:  # noqa: BLE001
             code_ = 70
+            print_failure()
         finally:
             try:
                 sys.stdout.flush()
@@ -337,9 +518,144 @@ def fork_spare(cls) -> socket.socket:
     return ours
 
 
+DUNDER = None  # re.compile(r"__\w+__"), once
+FORMATTER_ATTRS = {"Formatter", "get_field", "get_value", "vformat", "convert_field", "format_field"}
+
+
+def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: set, ok_dunders: set) -> list:
+    """The static check's rules of the second round (issue 11), beside static_check's: dunder names
+    anywhere in a string, attribute paths of format fields ("{0.__globals__}", "{0.f_globals}"),
+    match-class keyword patterns, getattr/setattr/delattr/hasattr used as a value (an alias) or
+    with a flagged name, string.Formatter, and private or flagged attributes of modules (random._os,
+    typing.sys), including a chain that reaches a module outside the allowlist (dataclasses.inspect).
+    One layer among several: computed strings and names get past any static check."""
+    import re
+    import types
+    import _string
+    global DUNDER
+    if DUNDER is None:
+        DUNDER = re.compile(r"__\w+__")
+    problems = []
+    attr_calls = {"getattr", "setattr", "delattr", "hasattr"}
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    modules = {}  # name bound by an import -> the module object when preloaded, else None
+
+    import builtins
+    # the flagged names that name modules (sys, os, ...), not builtins (re.compile is fine)
+    flagged_modules = {n for n in flagged_names if not hasattr(builtins, n)}
+
+    def bad_attr(name: str) -> bool:
+        return name.startswith("_") or name in flagged_attrs or name in flagged_modules or name in FORMATTER_ATTRS
+
+    def check_format(text: str, line: int, depth: int = 0) -> None:
+        try:
+            parsed = list(_string.formatter_parser(text))
+        except (ValueError, TypeError):
+            return
+        for _, field, spec, _ in parsed:
+            if field:
+                try:
+                    _, rest = _string.formatter_field_name_split(field)
+                    keys = [key for _, key in rest]
+                except (ValueError, TypeError):
+                    keys = []
+                for key in keys:
+                    if isinstance(key, str) and bad_attr(key):
+                        problems.append("line %d: format field %r reaches %r, which is not allowed" % (line, field, key))
+            if spec and depth < 2:
+                check_format(spec, line, depth + 1)
+
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                modules[bound] = sys.modules.get(alias.name if alias.asname else alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            source = sys.modules.get(node.module or "")
+            for alias in node.names:
+                if bad_attr(alias.name) and alias.name not in ok_dunders:
+                    problems.append("line %d: import of %r from %r is not allowed" % (line, alias.name, node.module))
+                    continue
+                value = getattr(source, alias.name, None) if source is not None else None
+                if isinstance(value, types.ModuleType):
+                    if value.__name__.split(".")[0] not in allowed:
+                        problems.append("line %d: %r from %r is the module %s, which is not allowed" % (line, alias.name, node.module, value.__name__))
+                    modules[alias.asname or alias.name] = value
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
+            whole = text.startswith("__") and text.endswith("__") and len(text) > 4  # static_check's rule
+            for name in DUNDER.findall(text):
+                if not whole and name not in ok_dunders:
+                    problems.append("line %d: dunder name %r in a string is not allowed" % (line, name))
+            if "{" in text:
+                check_format(text, line)
+        elif isinstance(node, ast.MatchClass):
+            for name in node.kwd_attrs:
+                if (name.startswith("__") and name not in ok_dunders) or name.startswith("_") or name in flagged_attrs:
+                    problems.append("line %d: match pattern on attribute %r is not allowed" % (line, name))
+        elif isinstance(node, ast.Name) and node.id in attr_calls and id(node) not in called:
+            problems.append("line %d: %s used other than as a direct call is not allowed" % (line, node.id))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in attr_calls:
+            name = node.args[1] if len(node.args) > 1 else None
+            if isinstance(name, ast.Constant) and isinstance(name.value, str) and (
+                    name.value in flagged_attrs or name.value in flagged_modules or name.value in FORMATTER_ATTRS):
+                problems.append("line %d: %s() of %r is not allowed" % (line, node.func.id, name.value))
+        elif isinstance(node, ast.Attribute) and node.attr in FORMATTER_ATTRS:
+            problems.append("line %d: attribute %r (format fields reach any attribute) is not allowed" % (line, node.attr))
+    for node in ast.walk(tree):  # attribute chains that start at a module (after every import is known)
+        if not isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load):
+            continue
+        chain, base = [], node
+        while isinstance(base, ast.Attribute):
+            chain.append(base.attr)
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id not in modules:
+            continue
+        obj = modules[base.id]
+        for attr in reversed(chain):
+            if attr.startswith("_") or attr in flagged_modules:
+                problems.append("line %d: attribute %r of module %s is not allowed" % (node.lineno, attr, base.id))
+                break
+            obj = getattr(obj, attr, None) if obj is not None else None
+            if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] not in allowed:
+                problems.append("line %d: %s.%s is the module %s, which is not allowed" % (node.lineno, base.id, ".".join(reversed(chain)), obj.__name__))
+                break
+    return list(dict.fromkeys(problems))
+
+
+def print_failure() -> None:
+    """Print why a child failed to its captured output (Error.Output); never raises."""
+    try:
+        sys.stderr.write("".join(safe_trace(sys.exc_info()[1]))[-2000:])
+    except BaseException:  # noqa: BLE001
+        pass
+
+
+def wipe(path: str) -> None:
+    """Empty an instance's scratch directory when it ends (landlock lets it remove only what is
+    beneath its own directory: the empty directory goes with its program's)."""
+    try:
+        entries = os.listdir(path)  # most instances write nothing
+    except OSError:
+        return
+    if entries:
+        import shutil
+        for entry in entries:
+            full = os.path.join(path, entry)
+            if os.path.isdir(full) and not os.path.islink(full):
+                shutil.rmtree(full, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(full)
+                except OSError:
+                    pass
+
+
 def serve_check(sock: socket.socket, req: dict) -> None:
-    """Run the static check and send its problems (parsing happens here, never in the server)."""
-    problems = static_check(req["code"], req.get("setting", "games"), req.get("allow", []), req.get("flagged", []), req.get("flagged_attrs", []))
+    """Run the static check and send its problems (the source arrives on sock: parsing happens
+    here, and the source never reaches the server)."""
+    problems = static_check(recv_code(sock), req.get("setting", "games"), req.get("allow", []), req.get("flagged", []), req.get("flagged_attrs", []))
     child_send(sock, {"seq": 0, "ok": True, "problems": problems})
 
 
@@ -394,6 +710,7 @@ class Server:
             code = 0
             try:
                 os.setpgid(0, 0)
+                harden_child()
                 signal.signal(signal.SIGPIPE, signal.SIG_DFL)
                 os.dup2(self.devnull, 0)
                 os.dup2(out_w, 1)
@@ -411,9 +728,10 @@ class Server:
                 if mode == "check":
                     serve_check(sock, req)
                 else:
-                    serve_template(sock, req["code"])
+                    serve_template(sock)
             except BaseException:  # noqa: BLE001
                 code = 70
+                print_failure()
             finally:
                 try:
                     sys.stdout.flush()
@@ -527,8 +845,50 @@ class Server:
             self.send_go({"id": rid, "ok": True, "killed": killed})
         elif op == "close":
             self.report(rid, self.kill_prog(req["key"]))
+        elif op == "clean":
+            problems = self.clean()
+            self.send_go({"id": rid, "ok": True, "problems": problems})
         else:
             self.send_go({"id": rid, "ok": False, "error": "unknown op %r" % (op,)})
+
+    def clean(self) -> list:
+        """Make the worker as it was before its first program, or say why it is not: kill every
+        process of the PID namespace but its init and the server (setsid daemons, CPU burners, a
+        program's leftovers), wipe the scratch base, and check the server's limits and dumpable flag.
+        Only for a worker with a PID namespace of its own (Go never asks otherwise)."""
+        for key in list(self.progs):
+            self.kill_prog(key)
+        me, survivors = os.getpid(), []
+        for _ in range(200):
+            survivors = [pid for pid in live_pids() if pid not in (1, me)]
+            if not survivors:
+                break
+            for pid in survivors:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            self.reap()
+            time.sleep(0.0005)
+        problems = ["process %d survived" % pid for pid in survivors]
+        for entry in os.listdir(SCRATCH_BASE):
+            path = os.path.join(SCRATCH_BASE, entry)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    wipe(path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+        left = os.listdir(SCRATCH_BASE)
+        if left:
+            problems.append("scratch space not empty: %r" % left[:5])
+        for which, want in LIMITS.items():
+            if resource.getrlimit(which) != want:
+                problems.append("rlimit %d changed to %r" % (which, resource.getrlimit(which)))
+        if libc().prctl(3, 0, 0, 0, 0) != 0:  # PR_GET_DUMPABLE
+            problems.append("the server became dumpable")
+        return problems
 
     def serve(self) -> None:
         os.set_blocking(GO_IN, False)
@@ -554,6 +914,28 @@ class Server:
             self.reap()
 
 
+def live_pids() -> list:
+    """The pids /proc lists, less zombies and processes already bound to die (SIGKILL pending:
+    such a process runs no more user code and cannot fork), so clean need not wait for them."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/status" % entry, "rb") as f:
+                    fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
+                if fields[b"State"].split()[0] in (b"Z", b"X"):
+                    continue
+                if (int(fields[b"SigPnd"], 16) | int(fields[b"ShdPnd"], 16)) & (1 << (signal.SIGKILL - 1)):
+                    continue
+            except (OSError, KeyError, ValueError):
+                continue
+            pids.append(int(entry))
+    return pids
+
+
+LIMITS: dict = {}  # the server's rlimits once set (clean checks them)
+
+
 def describe(status: int) -> str:
     """Say how a process ended."""
     if os.WIFSIGNALED(status):
@@ -566,7 +948,14 @@ def describe(status: int) -> str:
 
 
 def main() -> None:
-    """Set the server's limits, preload modules, freeze the heap and serve."""
+    """Harden the server, set its limits, preload modules, freeze the heap and serve."""
+    os.closerange(GO_FDS + 1, 1024)  # bwrap's seccomp program arrives on fd 6
+    libc()
+    import shutil, struct  # noqa: F401,E401 - for wipe and restrict_to, in every child
+    global LANDLOCK_PLAN
+    LANDLOCK_PLAN = landlock_plan()
+    if HARDEN:
+        prctl(PR_SET_DUMPABLE, 0)  # no process of our uid may read our memory or take our fds
     os.umask(0o077)
     set_limit(resource.RLIMIT_CORE, 0, 0)
     set_limit(resource.RLIMIT_NOFILE, NOFILE, NOFILE)
@@ -581,6 +970,9 @@ def main() -> None:
             loaded.append(name)
         except Exception:  # noqa: BLE001 - a missing optional module is reported, not fatal
             pass
+    for name in dir(resource):
+        if name.startswith("RLIMIT_"):
+            LIMITS[getattr(resource, name)] = resource.getrlimit(getattr(resource, name))
     gc.collect()
     gc.freeze()
     server = Server()

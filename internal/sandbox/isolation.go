@@ -76,9 +76,14 @@ func bwrapPath() string {
 	return ""
 }
 
-// bwrapArgs builds the bwrap command line that runs argv inside the sandbox.
+// bwrapSeccompFD is the descriptor on which bwrap reads the seccomp program (ExtraFiles[3]).
+const bwrapSeccompFD = 6
+
+// bwrapArgs builds the bwrap command line that runs argv inside the sandbox: the seccomp
+// program on fd bwrapSeccompFD, /dev read-only (no writable /dev/shm).
 func bwrapArgs(py *Python, tmpfsBytes int64, argv []string) []string {
 	args := []string{
+		"--seccomp", strconv.Itoa(bwrapSeccompFD),
 		"--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--clearenv",
 		"--uid", strconv.Itoa(SandboxUID), "--gid", strconv.Itoa(SandboxUID),
 		"--disable-userns", "--cap-drop", "ALL",
@@ -107,7 +112,7 @@ func bwrapArgs(py *Python, tmpfsBytes int64, argv []string) []string {
 		args = append(args, "--ro-bind", dir, dir)
 	}
 	args = append(args,
-		"--proc", "/proc", "--dev", "/dev",
+		"--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
 		"--size", strconv.FormatInt(tmpfsBytes, 10), "--tmpfs", "/tmp",
 		"--chdir", "/tmp", "--")
 	return append(args, argv...)
@@ -198,7 +203,7 @@ func probeOne(ctx context.Context, py *Python, iso Isolation) Probe {
 	if iso == IsolationLandlock {
 		pr.Detail = fmt.Sprintf("landlock ABI %d (filesystem, TCP%s), seccomp filter, rlimits, uid 65534; no PID namespace", landlockABI(), map[bool]string{true: ", signals", false: ""}[landlockABI() >= 6])
 	} else {
-		pr.Detail += "user, pid, net, ipc, uts and mount namespaces; read-only system view, tmpfs /tmp; uid 65534"
+		pr.Detail += "user, pid, net, ipc, uts and mount namespaces; read-only system view, tmpfs /tmp; seccomp filter; uid 65534"
 	}
 	return pr
 }

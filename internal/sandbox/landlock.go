@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -31,7 +32,16 @@ type landlockSpec struct {
 	SetUID   bool     `json:"setuid"`
 }
 
+// landlockExecArg0 marks the re-exec that confines itself and execs the harness.
+const landlockExecArg0 = "spade-sandbox-landlock-exec"
+
 func init() {
+	if len(os.Args) == 2 && os.Args[0] == landlockExecArg0 {
+		runtime.LockOSThread()
+		err := runLandlockExec(os.Args[1])
+		fmt.Fprintf(os.Stderr, "spade sandbox landlock exec: %v\n", err)
+		os.Exit(111)
+	}
 	if len(os.Args) == 2 && os.Args[0] == landlockArg0 {
 		runtime.LockOSThread()
 		if err := runLandlockInit(os.Args[1]); err != nil {
@@ -50,7 +60,12 @@ func init() {
 // every descendant when asked to stop.
 func landlockCommand(py *Python, workDir string, argv []string, attr *syscall.SysProcAttr) (*exec.Cmd, error) {
 	spec := landlockSpec{Argv: argv, WorkDir: workDir, Files: systemFiles, SetUID: os.Getuid() == 0}
-	spec.Env = append(append([]string{}, childEnv...), "HOME="+workDir, "TMPDIR="+workDir)
+	for _, kv := range childEnv { // (the harness is exec'd with this list as is: no duplicates)
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "TMPDIR=") {
+			spec.Env = append(spec.Env, kv)
+		}
+	}
+	spec.Env = append(spec.Env, "HOME="+workDir, "TMPDIR="+workDir)
 	for _, dir := range systemDirs {
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 			spec.ReadDirs = append(spec.ReadDirs, dir)
@@ -158,9 +173,15 @@ func applyLandlock(spec landlockSpec) error {
 	return nil
 }
 
-// deniedSyscalls fail with EPERM under the seccomp filter.
+// deniedSyscalls fail with EPERM under the seccomp filter. Besides mounts, namespaces, modules
+// and the like: every way one process reaches into another (ptrace, process_vm_*, pidfd_getfd,
+// pidfd_open, kcmp, process_madvise) and every way to find or offer a socket by name (bind,
+// connect, listen, accept: the sandbox's sockets are all socketpairs made by us, so no abstract or
+// filesystem socket can couple two programs or two instances).
 var deniedSyscalls = []uintptr{
-	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_MOUNT, unix.SYS_UMOUNT2,
+	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD, unix.SYS_PIDFD_OPEN,
+	unix.SYS_KCMP, unix.SYS_PROCESS_MADVISE, unix.SYS_PROCESS_MRELEASE,
+	unix.SYS_BIND, unix.SYS_CONNECT, unix.SYS_LISTEN, unix.SYS_ACCEPT, unix.SYS_ACCEPT4, unix.SYS_MOUNT, unix.SYS_UMOUNT2,
 	unix.SYS_PIVOT_ROOT, unix.SYS_UNSHARE, unix.SYS_SETNS, unix.SYS_KEXEC_LOAD, unix.SYS_BPF,
 	unix.SYS_PERF_EVENT_OPEN, unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_USERFAULTFD,
 	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE, unix.SYS_REBOOT, unix.SYS_SWAPON,
@@ -168,9 +189,23 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_FANOTIFY_INIT, unix.SYS_IO_URING_SETUP,
 }
 
-// seccompFilter builds the BPF program: kill on a foreign architecture, EPERM for
-// deniedSyscalls and for clone with namespace flags, ENOSYS for clone3 (libc falls back to
-// clone), EACCES for sockets other than AF_UNIX, allow the rest.
+// selfOnlySyscalls act on the process named by their argument (index, 0-based), which must be 0
+// (the caller) under the seccomp filter: no process lowers another's rlimits (prlimit64),
+// priority (setpriority's who) or scheduling.
+var selfOnlySyscalls = []struct {
+	nr  uintptr
+	arg uint32
+}{
+	{unix.SYS_PRLIMIT64, 0}, {unix.SYS_SETPRIORITY, 1}, {unix.SYS_SCHED_SETAFFINITY, 0},
+	{unix.SYS_SCHED_SETSCHEDULER, 0}, {unix.SYS_SCHED_SETPARAM, 0}, {unix.SYS_SCHED_SETATTR, 0},
+	{unix.SYS_IOPRIO_SET, 1},
+}
+
+// seccompFilter builds the BPF program installed on every isolation layer: kill on a foreign
+// architecture, EPERM for deniedSyscalls, for selfOnlySyscalls aimed at another process, for
+// prctl(PR_SET_DUMPABLE, non-zero) (the harness makes every process non-dumpable) and for clone
+// with namespace flags, ENOSYS for clone3 (libc falls back to clone), EACCES for sockets other
+// than AF_UNIX, allow the rest.
 func seccompFilter() ([]unix.SockFilter, error) {
 	var arch uint32
 	switch runtime.GOARCH {
@@ -200,6 +235,24 @@ func seccompFilter() ([]unix.SockFilter, error) {
 	for _, nr := range deniedSyscalls {
 		prog = append(prog, unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: uint32(nr)}, unix.SockFilter{Code: ret, K: errno(unix.EPERM)})
 	}
+	for _, s := range selfOnlySyscalls {
+		prog = append(prog,
+			unix.SockFilter{Code: jeq, Jt: 0, Jf: 4, K: uint32(s.nr)},
+			unix.SockFilter{Code: ldw, K: 16 + 8*s.arg}, // the argument's low half: a pid_t
+			unix.SockFilter{Code: jeq, Jt: 1, Jf: 0, K: 0},
+			unix.SockFilter{Code: ret, K: errno(unix.EPERM)},
+			unix.SockFilter{Code: ret, K: allow},
+		)
+	}
+	prog = append(prog,
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 6, K: unix.SYS_PRCTL},
+		unix.SockFilter{Code: ldw, K: 16},
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 3, K: unix.PR_SET_DUMPABLE},
+		unix.SockFilter{Code: ldw, K: 24},
+		unix.SockFilter{Code: jeq, Jt: 1, Jf: 0, K: 0},
+		unix.SockFilter{Code: ret, K: errno(unix.EPERM)},
+		unix.SockFilter{Code: ret, K: allow},
+	)
 	prog = append(prog,
 		unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: unix.SYS_CLONE3},
 		unix.SockFilter{Code: ret, K: errno(unix.ENOSYS)},
@@ -218,6 +271,16 @@ func seccompFilter() ([]unix.SockFilter, error) {
 	return prog, nil
 }
 
+// seccompProgram returns the filter as the bytes of a struct sock_filter array (what bwrap's
+// --seccomp reads).
+func seccompProgram() ([]byte, error) {
+	filter, err := seccompFilter()
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&filter[0])), len(filter)*int(unsafe.Sizeof(filter[0]))), nil
+}
+
 // applySeccomp installs the filter on the calling thread (inherited by what it starts).
 func applySeccomp() error {
 	filter, err := seccompFilter()
@@ -231,8 +294,43 @@ func applySeccomp() error {
 	return nil
 }
 
-// runLandlockInit confines its own (locked) thread, starts the harness from it and waits;
-// on SIGTERM, or when the harness exits, it kills every descendant (it is their subreaper).
+// runLandlockExec confines its own (locked) thread with landlock and the seccomp filter and
+// execs the harness: the confinement carries over to the interpreter.
+func runLandlockExec(specJSON string) error {
+	var spec landlockSpec
+	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
+		return err
+	}
+	if spec.SetUID {
+		// (this binary may be readable by root only: the uid changes after the exec into it)
+		if err := syscall.Setgroups([]int{}); err != nil {
+			return fmt.Errorf("setgroups: %w", err)
+		}
+		if err := syscall.Setgid(SandboxUID); err != nil {
+			return fmt.Errorf("setgid: %w", err)
+		}
+		if err := syscall.Setuid(SandboxUID); err != nil {
+			return fmt.Errorf("setuid: %w", err)
+		}
+		// a change of uid clears the parent-death signal: set it again, and mind a parent already gone
+		if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+			return fmt.Errorf("parent-death signal: %w", err)
+		}
+		if os.Getppid() == 1 {
+			return errors.New("the landlock init is gone")
+		}
+	}
+	if err := applyLandlock(spec); err != nil {
+		return err
+	}
+	if err := applySeccomp(); err != nil {
+		return err
+	}
+	return syscall.Exec(spec.Argv[0], spec.Argv, spec.Env)
+}
+
+// runLandlockInit starts the harness (confined by runLandlockExec) and waits; on SIGTERM, or
+// when the harness exits, it kills every descendant (it is their subreaper).
 func runLandlockInit(specJSON string) error {
 	var spec landlockSpec
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
@@ -245,24 +343,21 @@ func runLandlockInit(specJSON string) error {
 	signal.Notify(stop, syscall.SIGTERM)
 	go func() {
 		<-stop
-		killDescendants()
-		os.Exit(143)
+		shutdown(143)
 	}()
-	if err := applyLandlock(spec); err != nil {
+	exe, err := os.Executable()
+	if err != nil {
 		return err
 	}
-	if err := applySeccomp(); err != nil {
-		return err
-	}
-	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	// The harness starts through a re-exec that confines itself and then execs the interpreter:
+	// this init stays unconfined, so it can always list /proc to kill every descendant (landlock
+	// and seccomp confine a thread, and which thread runs a goroutine is not ours to choose).
+	cmd := &exec.Cmd{Path: exe, Args: []string{landlockExecArg0, specJSON}}
 	cmd.Env = spec.Env
 	cmd.Dir = spec.WorkDir
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{os.NewFile(3, "requests"), os.NewFile(4, "replies"), os.NewFile(5, "fds")}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if spec.SetUID {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: SandboxUID, Gid: SandboxUID, Groups: []uint32{}}
-	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", spec.Argv[0], err)
 	}
@@ -284,13 +379,30 @@ func runLandlockInit(specJSON string) error {
 			break
 		}
 	}
-	killDescendants()
-	os.Exit(status)
+	shutdown(status)
 	return nil
 }
 
-// killDescendants SIGKILLs every process below this one (orphans reparent to us, a
-// subreaper, so a setsid daemon is still a descendant), until none is left.
+// shutdownMu makes the first shutdown the only one: the harness's exit and our SIGTERM may race.
+var shutdownMu sync.Mutex
+
+// shutdown kills every descendant, then exits with status. It kills from a goroutine of its own:
+// the main goroutine's thread is confined by landlock (no /proc: it would see no descendant at
+// all, and leave setsid daemons behind when the harness exits first, as it does when Go dies).
+func shutdown(status int) {
+	shutdownMu.Lock()
+	done := make(chan struct{})
+	go func() {
+		killDescendants()
+		close(done)
+	}()
+	<-done
+	os.Exit(status)
+}
+
+// killDescendants stops, then kills, every process below this one (orphans reparent to us, a
+// subreaper, so a setsid daemon is still a descendant), until none is left: a stopped process
+// cannot fork, so a fork bomb cannot outpace the rounds.
 func killDescendants() {
 	self := os.Getpid()
 	for round := 0; round < 100; round++ {
@@ -313,16 +425,22 @@ func killDescendants() {
 				}
 			}
 		}
-		killed := 0
+		var below []int
 		for pid := range parents {
 			for p, hops := parents[pid], 0; p > 1 && hops < 64; p, hops = parents[p], hops+1 {
 				if p == self {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-					killed++
+					below = append(below, pid)
 					break
 				}
 			}
 		}
+		for _, pid := range below {
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+		}
+		for _, pid := range below {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		killed := len(below)
 		for {
 			if pid, _ := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); pid <= 0 {
 				break

@@ -196,6 +196,10 @@ func runInit(specJSON string) error {
 			return fmt.Errorf("dropping capabilities: %w", err)
 		}
 	}
+	// the same seccomp filter as the other layers, inherited by the harness (this thread starts it)
+	if err := applySeccomp(); err != nil {
+		return err
+	}
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Env = spec.Env
 	cmd.Dir = "/tmp"

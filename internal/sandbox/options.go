@@ -42,6 +42,14 @@ type Options struct {
 	OutputCap int
 	// ActionCap is the longest action accepted by Step, bytes (default 64 KiB).
 	ActionCap int
+	// FreshWorkers never reuses a worker after a program: each Load gets a worker that never ran
+	// generated code (started in the background ahead of time). By default a worker is reused when
+	// its server proves it clean, on layers with their own PID namespace (bwrap, namespaces).
+	FreshWorkers bool
+	// unhardened (tests only) runs without what the harness and pool do against attacks on other
+	// programs (non-dumpable processes, per-instance landlock, one program per worker), so that
+	// a test can show a hostile program reaching its goal before it shows it contained.
+	unhardened bool
 	// Preload lists the modules each worker imports before forking (default DefaultPreload).
 	Preload []string
 }

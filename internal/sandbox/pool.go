@@ -17,8 +17,11 @@ import (
 	"time"
 )
 
-// Pool is a set of warm workers. Each worker hosts one program at a time (Load to
-// Program.Close), so a program that attacks its own worker harms only its own episodes.
+// Pool is a set of warm workers. A worker belongs to one program at a time: after Program.Close it
+// is reused only when its server proved it clean (every other process of its PID namespace killed,
+// the scratch space wiped, its limits unchanged: see worker.clean), else it is killed and a
+// replacement starts in the background. So nothing a program leaves behind (a process, a file, a
+// lowered limit) reaches a later program. Static checks run no generated code and share workers.
 // A Pool is safe for concurrent use.
 type Pool struct {
 	opts    Options
@@ -26,10 +29,11 @@ type Pool struct {
 	live    int           // workers alive or starting (idle + held), at most opts.Workers
 	changed chan struct{} // closed (and replaced) whenever a worker goes idle or a slot frees
 
-	mu     sync.Mutex
-	idle   []*worker
-	closed bool
-	nextPg atomic.Int64
+	mu       sync.Mutex
+	idle     []*worker
+	closed   bool
+	nextPg   atomic.Int64
+	starting sync.WaitGroup // background starts of replacement workers
 }
 
 // NewPool resolves the interpreter, picks the isolation layer (probing in auto mode) and
@@ -143,27 +147,69 @@ func (p *Pool) broadcast() {
 // tainted or dead: a tainted worker may still hold a runaway process or daemon.
 func (p *Pool) release(w *worker) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	defer p.broadcast()
-	if p.closed || w.tainted.Load() || w.isDead() {
-		w.markDead(&Error{Kind: KindCrash, Op: "worker", Msg: "worker recycled"})
-		p.live--
+	if !p.closed && !w.tainted.Load() && !w.spent.Load() && !w.isDead() {
+		p.idle = append(p.idle, w)
+		p.broadcast()
+		p.mu.Unlock()
 		return
 	}
-	p.idle = append(p.idle, w)
-}
-
-// Close kills every idle worker; workers held by open programs die when those close.
-func (p *Pool) Close() error {
+	p.mu.Unlock()
+	// The worker's slot frees only once it is gone with every process it held: on a host-wide
+	// process limit (the landlock layer's RLIMIT_NPROC, a container's pids limit) a fork bomb
+	// still dying would make the next worker's forks fail.
+	w.markDead(&Error{Kind: KindCrash, Op: "worker", Msg: "worker recycled"})
+	select {
+	case <-w.waited:
+	case <-time.After(5 * time.Second):
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.broadcast()
+	p.live--
+	if !p.closed && w.spent.Load() && p.live < p.opts.Workers {
+		p.startSpare()
+	}
+}
+
+// startSpare starts a worker in the background to replace one a program used, so the next Load
+// finds a warm worker; the caller holds p.mu.
+func (p *Pool) startSpare() {
+	p.live++
+	p.starting.Add(1)
+	go func() {
+		defer p.starting.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), p.opts.StartTimeout)
+		defer cancel()
+		w, err := startWorker(ctx, &p.opts, p.iso)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		defer p.broadcast()
+		if err != nil || p.closed {
+			if w != nil {
+				w.markDead(&Error{Kind: KindCrash, Op: "worker", Msg: "pool closed"})
+				<-w.waited
+			}
+			p.live--
+			return
+		}
+		p.idle = append(p.idle, w)
+	}()
+}
+
+// Close kills every idle worker (and waits for replacements being started); workers held by
+// open programs die when those close.
+func (p *Pool) Close() error {
+	p.mu.Lock()
 	p.closed = true
 	p.broadcast()
-	for _, w := range p.idle {
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, w := range idle {
 		w.markDead(&Error{Kind: KindCrash, Op: "worker", Msg: "pool closed"})
 		<-w.waited
 	}
-	p.idle = nil
+	p.starting.Wait()
 	return nil
 }
 
@@ -176,13 +222,17 @@ func (p *Pool) Check(ctx context.Context, code, setting string, rules StaticRule
 	}
 	defer p.release(w)
 	key := fmt.Sprintf("c%d", p.nextPg.Add(1))
-	ch, err := w.spawn(ctx, key, map[string]any{"mode": "check", "code": code, "setting": setting, "allow": rules.AllowedImports, "flagged": rules.FlaggedNames, "flagged_attrs": rules.FlaggedAttributes}, unix.SOCK_STREAM)
+	ch, err := w.spawn(ctx, key, map[string]any{"mode": "check", "setting": setting, "allow": rules.AllowedImports, "flagged": rules.FlaggedNames, "flagged_attrs": rules.FlaggedAttributes}, unix.SOCK_SEQPACKET)
 	if err != nil {
 		return nil, err
 	}
 	defer ch.Close()
 	defer w.closeKey(key)
-	r, err := ch.roundTrip(nil, p.opts.LoadTimeout, p.opts)
+	err = ch.sendCode(code, p.opts.LoadTimeout)
+	var r reply
+	if err == nil {
+		r, err = ch.roundTrip(nil, p.opts.LoadTimeout, p.opts)
+	}
 	if err != nil {
 		return nil, w.explain("check", key, 0, err)
 	}
@@ -292,17 +342,23 @@ func (p *Pool) Load(ctx context.Context, code string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.spent.Store(!p.opts.unhardened) // from here on the worker is this program's until proved clean
 	key := fmt.Sprintf("p%d", p.nextPg.Add(1))
-	ch, err := w.spawn(ctx, key, map[string]any{"mode": "template", "code": code}, unix.SOCK_SEQPACKET)
+	ch, err := w.spawn(ctx, key, map[string]any{"mode": "template"}, unix.SOCK_SEQPACKET)
 	if err != nil {
 		p.release(w)
 		return nil, err
 	}
-	r, err := ch.roundTrip(nil, p.opts.LoadTimeout, p.opts)
+	err = ch.sendCode(code, p.opts.LoadTimeout)
+	var r reply
+	if err == nil {
+		r, err = ch.roundTrip(nil, p.opts.LoadTimeout, p.opts)
+	}
 	if err != nil {
 		err = w.explain("load", key, 0, err)
 		ch.Close()
 		w.closeKey(key)
+		w.clean()
 		p.release(w)
 		return nil, err
 	}
@@ -323,6 +379,11 @@ func (g *Program) NewEnv(ctx context.Context) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
 	}
+	if err := unix.SetsockoptInt(pair[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
+		unix.Close(pair[0])
+		unix.Close(pair[1])
+		return nil, fmt.Errorf("sandbox: SO_PASSCRED: %w", err)
+	}
 	ours, theirs := os.NewFile(uintptr(pair[0]), "env"), os.NewFile(uintptr(pair[1]), "env-child")
 	err = g.template.sendFD([]byte("fork"), theirs)
 	theirs.Close()
@@ -330,7 +391,7 @@ func (g *Program) NewEnv(ctx context.Context) (*Env, error) {
 		ours.Close()
 		return nil, g.w.explain("new", g.key, 0, err)
 	}
-	ch, err := newChannel(ours, false)
+	ch, err := newCredChannel(ours)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +400,7 @@ func (g *Program) NewEnv(ctx context.Context) (*Env, error) {
 		ch.Close()
 		return nil, g.w.explain("new", g.key, r.PID, err)
 	}
-	e := &Env{prog: g, ch: ch, pid: r.PID, cpu: r.CPU}
+	e := &Env{prog: g, ch: ch, pid: r.PID, hostPID: int(ch.creds.first)}
 	g.envs[e] = true
 	return e, nil
 }
@@ -363,8 +424,25 @@ func (g *Program) Close() error {
 	}
 	g.template.Close()
 	g.w.closeKey(g.key)
+	g.w.clean()
 	g.pool.release(g.w)
 	return nil
+}
+
+// clean asks the server of a worker that ran a program to make it as it was before (see the
+// harness's Server.clean) and, when it did, lets the worker serve another program. On a layer
+// without a PID namespace of its own (landlock, none) the server cannot see every process a
+// program started, and with Options.FreshWorkers, the worker is never reused.
+func (w *worker) clean() {
+	if w.opts.FreshWorkers || w.isDead() || w.tainted.Load() || (w.iso != IsolationBwrap && w.iso != IsolationNamespaces) {
+		return
+	}
+	r, err := w.call(context.Background(), "clean", map[string]any{}, 5*time.Second)
+	if err != nil || len(r.Problems) > 0 {
+		w.tainted.Store(true)
+		return
+	}
+	w.spent.Store(false)
 }
 
 // Output returns the tail of what the program's processes printed (capped).
@@ -380,13 +458,14 @@ func (g *Program) Tainted() bool { return g.w.tainted.Load() }
 // Env is one env instance (one forked process) that Go talks to directly. Calls on an Env must
 // not overlap.
 type Env struct {
-	prog   *Program
-	ch     *channel
-	pid    int
-	mu     sync.Mutex
-	closed bool
-	err    error
-	cpu    float64 // the newest CPU seconds the instance reported
+	prog    *Program
+	ch      *channel
+	pid     int // the instance's pid in its worker, as it says (the server kills only its program's)
+	hostPID int // the instance's pid here, as the kernel says (SO_PASSCRED on its hello)
+	mu      sync.Mutex
+	closed  bool
+	err     error
+	cpu     float64 // the newest CPU seconds read of the instance
 }
 
 // StepResult is what step returned.
@@ -427,8 +506,12 @@ func (e *Env) do(op string, req map[string]any, timeout time.Duration) (reply, e
 	}
 	req["op"] = op
 	r, err := e.ch.roundTrip(req, timeout, e.prog.pool.opts)
-	if r.CPU > e.cpu {
-		e.cpu = r.CPU
+	if err == nil && len(r.Obs) > e.prog.pool.opts.ObservationCap {
+		// the cap holds on the bytes we received, whatever the harness in the instance was made to check
+		err = &Error{Kind: KindOutput, Msg: fmt.Sprintf("observation of %d bytes exceeds the cap of %d", len(r.Obs), e.prog.pool.opts.ObservationCap)}
+	}
+	if err != nil {
+		e.cpu = max(e.cpu, e.readCPU()) // before a failed instance is killed
 	}
 	if err != nil {
 		err = e.prog.w.explain(op, e.prog.key, e.pid, err)
@@ -492,13 +575,27 @@ func (e *Env) timeout(ctx context.Context, d time.Duration) time.Duration {
 	return d
 }
 
-// CPUSeconds returns the CPU time (user + system, in seconds) the instance's process has spent since
-// it was created, as of its last reply: its __init__, reset, step, tools and eval calls. An instance
-// killed mid-call (a timeout) reports what it had used at its previous reply.
+// CPUSeconds returns the CPU time (user + system, in seconds, whole clock ticks) the instance's
+// process has spent since it was forked: its warm-up as a spare (a few milliseconds at most), its
+// __init__, reset, step, tools and eval calls. We read it from the kernel (/proc/PID/stat of the
+// process that sent the instance's replies), never from the instance. After the env is closed it
+// is the value read last (call it before Close); after a failed call that killed the instance, the
+// value read just before the kill.
 func (e *Env) CPUSeconds() float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if !e.closed {
+		e.cpu = max(e.cpu, e.readCPU())
+	}
 	return e.cpu
+}
+
+// readCPU reads the instance's CPU seconds from /proc (0 when it cannot).
+func (e *Env) readCPU() float64 {
+	if e.hostPID <= 0 {
+		return 0
+	}
+	return processCPUSeconds(e.hostPID)
 }
 
 // Close ends the instance: it exits when its socket closes (a stuck one was killed already).

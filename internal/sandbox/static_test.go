@@ -27,6 +27,26 @@ func TestStaticCheck(t *testing.T) {
 		{"subclasses", counterEnv + "\nx = ().__class__.__base__.__subclasses__()\n", "games", "'__base__'"},
 		{"getattr computed", counterEnv + "\nimport math\nx = getattr(math, 'sq' + 'rt')\n", "games", "getattr()"},
 		{"dunder string", counterEnv + "\nx = '__globals__'\n", "games", "dunder string"},
+		// the second round (issue 11)
+		{"dunder inside a string", counterEnv + "\nx = 'a.__globals__'\n", "games", "dunder name '__globals__' in a string"},
+		{"format field path", counterEnv + "\nx = '{0.__init__.__globals__}'.format(Counter())\n", "games", "format field"},
+		{"format field flagged attribute", counterEnv + "\nx = '{0.gi_frame.f_back}'.format(1)\n", "games", "format field"},
+		{"format_map field in a spec", counterEnv + "\nx = '{a:{b._x}}'.format_map({})\n", "games", "format field"},
+		{"Formatter", counterEnv + "\nimport string\nf = string.Formatter()\n", "games", "'Formatter'"},
+		{"Formatter imported", "from string import Formatter\n" + counterEnv, "games", "'Formatter'"},
+		{"match class keyword", counterEnv + "\ndef f(x):\n    match x:\n        case type(__subclasses__=s):\n            return s\n", "games", "match pattern on attribute '__subclasses__'"},
+		{"getattr alias", counterEnv + "\ng = getattr\nx = g(Counter, 'reset')\n", "games", "getattr used other than as a direct call"},
+		{"getattr passed on", counterEnv + "\nimport functools\nx = functools.reduce(getattr, ['reset'], Counter)\n", "games", "getattr used other than"},
+		{"getattr flagged constant", counterEnv + "\nimport math\nx = getattr(math, 'modules')\n", "games", "getattr() of 'modules'"},
+		{"private module attribute", counterEnv + "\nimport random\nx = random._os\n", "games", "attribute '_os' of module random"},
+		{"module's sys", counterEnv + "\nimport typing\nx = typing.sys\n", "games", "attribute 'sys' of module typing"},
+		{"aliased module's sys", counterEnv + "\nimport dataclasses as dc\nx = dc.sys.modules\n", "games", "attribute 'sys' of module dc"},
+		{"module reached through a module", counterEnv + "\nimport dataclasses\nx = dataclasses.inspect.currentframe()\n", "games", "is the module inspect"},
+		{"private import", "from random import _os\n" + counterEnv, "games", "import of '_os'"},
+		{"module imported from a module", "from dataclasses import inspect\n" + counterEnv, "games", "is the module inspect"},
+		{"ordinary format", counterEnv + "\nx = '{} {:>3} {name} {0[1]}'.format(1, 2, name=3)\n", "games", ""},
+		{"ordinary getattr", counterEnv + "\nx = getattr(Counter, 'reset', None)\n", "games", ""},
+		{"ordinary module use", counterEnv + "\nimport collections.abc\nx = collections.abc.Mapping\nimport json\ny = json.decoder.JSONDecodeError\n", "games", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -58,8 +58,6 @@ type reply struct {
 	Status   string          `json:"status"`
 	Killed   bool            `json:"killed"`
 	PID      int             `json:"pid"`
-	// CPU is an env instance's CPU seconds since it was handed its socket (every instance reply).
-	CPU float64 `json:"cpu"`
 	hello
 }
 
@@ -86,6 +84,9 @@ type worker struct {
 	deadOnce sync.Once
 	waited   chan struct{}
 	tainted  atomic.Bool
+	// spent is set once a program was loaded, and cleared when the server proved the worker
+	// clean after it: a spent worker is killed when released, never reused.
+	spent atomic.Bool
 }
 
 // harnessConfig is the JSON the harness reads from argv[1].
@@ -103,7 +104,7 @@ func harnessConfig(o *Options, iso Isolation) string {
 	cfg := map[string]any{
 		"obs_cap": o.ObservationCap, "out_cap": o.OutputCap, "address_space": o.AddressSpace,
 		"cpu_seconds": o.CPUSeconds, "child_nofile": o.OpenFiles, "fsize": o.FileSize,
-		"nproc": nproc, "preload": o.Preload,
+		"nproc": nproc, "preload": o.Preload, "harden": !o.unhardened,
 	}
 	data, _ := json.Marshal(cfg)
 	return string(data)
@@ -139,15 +140,29 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 	}
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var cmd *exec.Cmd
+	var extra []*os.File
 	switch iso {
 	case IsolationBwrap:
 		path := bwrapPath()
 		if path == "" {
 			return nil, errors.New("bwrap not found on PATH (apt-get install -y bubblewrap)")
 		}
+		filter, err := seccompPipe()
+		if err != nil {
+			return nil, err
+		}
+		defer filter.Close()
+		extra = append(extra, filter)
 		cmd = exec.Command(path, bwrapArgs(py, o.TmpBytes, argv)...)
 		cmd.Env = []string{}
 		hostCredential(attr)
+		// No parent-death signal from us: bwrap 0.8's sandbox child blocks, before it sets its own
+		// (--die-with-parent), until the outer bwrap has written its uid map; an outer bwrap that
+		// our death killed in that window left that child blocked for good (a PID-namespace init
+		// seen running 20 minutes after its worker). The outer bwrap sets its own parent-death
+		// signal (--die-with-parent) right before it lets the child go; if we die before that, it
+		// finishes the start, and the harness exits on the end of its request pipe.
+		attr.Pdeathsig = 0
 	case IsolationNamespaces:
 		cmd, err = namespaceCommand(py, o, argv, attr)
 		if err != nil {
@@ -159,6 +174,9 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 			return nil, err
 		}
 		w.workDir = dir
+		// SIGTERM, not SIGKILL, when we die: the init (a subreaper) then kills every descendant,
+		// setsid daemons included, before it exits
+		attr.Pdeathsig = syscall.SIGTERM
 		cmd, err = landlockCommand(py, dir, argv, attr)
 		if err != nil {
 			return nil, err
@@ -177,7 +195,7 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 		return nil, fmt.Errorf("sandbox: unknown isolation %q", iso)
 	}
 	cmd.SysProcAttr = attr
-	cmd.ExtraFiles = []*os.File{reqR, repW, fdsTheirs} // fd 3, 4, 5
+	cmd.ExtraFiles = append([]*os.File{reqR, repW, fdsTheirs}, extra...) // fd 3, 4, 5 (and 6: bwrap's seccomp program)
 	cmd.Stdin = nil
 	cmd.Stdout = w.stderr
 	cmd.Stderr = w.stderr
@@ -455,4 +473,54 @@ func sandboxWorkDir() (string, error) {
 		_ = os.Chown(dir, SandboxUID, SandboxUID)
 	}
 	return dir, nil
+}
+
+// processCPUSeconds returns the CPU seconds (user + system) of process pid: the larger of the sum
+// of its live threads' run time in /proc/PID/task/*/schedstat (nanoseconds) and /proc/PID/stat's
+// utime + stime + cutime + cstime (clock ticks of 1/100 s, Linux's USER_HZ; it also holds exited
+// threads and reaped children); 0 when neither can be read.
+func processCPUSeconds(pid int) float64 {
+	dir := fmt.Sprintf("/proc/%d", pid)
+	var nanos int64
+	if tasks, err := os.ReadDir(dir + "/task"); err == nil {
+		for _, task := range tasks {
+			if data, err := os.ReadFile(dir + "/task/" + task.Name() + "/schedstat"); err == nil {
+				var v int64
+				fmt.Sscan(string(data), &v)
+				nanos += v
+			}
+		}
+	}
+	ticks := int64(0)
+	if data, err := os.ReadFile(dir + "/stat"); err == nil {
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses; utime is field 14
+		if i := bytes.LastIndexByte(data, ')'); i >= 0 {
+			if fields := bytes.Fields(data[i+1:]); len(fields) >= 15 {
+				for _, f := range fields[11:15] {
+					var v int64
+					fmt.Sscan(string(f), &v)
+					ticks += v
+				}
+			}
+		}
+	}
+	return max(float64(nanos)/1e9, float64(ticks)/100)
+}
+
+// seccompPipe returns the read end of a pipe that holds the seccomp program (for bwrap).
+func seccompPipe() (*os.File, error) {
+	prog, err := seccompProgram()
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	if _, err := w.Write(prog); err != nil { // far below a pipe's capacity
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }

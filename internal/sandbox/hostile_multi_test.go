@@ -1,0 +1,331 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// innocentSource is an ordinary env whose transcript must not depend on what ran before it in
+// the pool; its source holds a secret that read_earlier_source.py looks for.
+const innocentSource = `
+import random
+
+SECRET = "SPADE-EARLIER-SECRET-%s"
+
+
+class Innocent:
+    def reset(self, seed):
+        self.rng = random.Random(seed)
+        self.target = self.rng.randint(1, 5)
+        self.n = 0
+        return "seed %%d: guess 1..5" %% seed
+
+    def step(self, action):
+        self.n += 1
+        if int(action) == self.target:
+            return "right after %%d" %% self.n, 1.0, True, {"success": True}
+        return ("higher" if int(action) < self.target else "lower"), -0.1 * self.n, self.n >= 5, {}
+`
+
+// turn is what a transcript records of a reset or a step.
+type turn struct {
+	Obs    string
+	Reward float64
+	Done   bool
+}
+
+var transcriptSeeds = []int64{0, 1, 2, 3}
+
+// transcripts plays every seed of transcriptSeeds on program code, one episode after another and
+// then all at once (concurrent episodes on fresh instances), and returns both; a failure to play
+// is returned as an error (an attack may make it fail).
+func transcripts(ctx context.Context, p *Pool, code string) (sequential, concurrent map[int64][]turn, err error) {
+	prog, err := p.Load(ctx, code)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load: %w", err)
+	}
+	defer prog.Close()
+	episode := func(seed int64) ([]turn, error) {
+		env, err := prog.NewEnv(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("new: %w", err)
+		}
+		defer env.Close()
+		obs, err := env.Reset(ctx, seed)
+		if err != nil {
+			return nil, fmt.Errorf("reset: %w", err)
+		}
+		out := []turn{{Obs: obs}}
+		for i := 1; i <= 5; i++ {
+			r, err := env.Step(ctx, fmt.Sprint(i))
+			if err != nil {
+				return nil, fmt.Errorf("step: %w", err)
+			}
+			out = append(out, turn{r.Observation, r.Reward, r.Done})
+			if r.Done {
+				break
+			}
+		}
+		return out, nil
+	}
+	sequential, concurrent = map[int64][]turn{}, map[int64][]turn{}
+	for _, seed := range transcriptSeeds {
+		if sequential[seed], err = episode(seed); err != nil {
+			return nil, nil, err
+		}
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, seed := range transcriptSeeds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ts, e := episode(seed)
+			mu.Lock()
+			defer mu.Unlock()
+			concurrent[seed] = ts
+			if e != nil {
+				err = e
+			}
+		}()
+	}
+	wg.Wait()
+	return sequential, concurrent, err
+}
+
+// hostileSource reads a program of testdata/hostile.
+func hostileSource(t testing.TB, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hostile", name+".py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// attack runs one hostile program the way the gate and rollout do and reports whether it reached
+// its goal (with what showed it), given the innocent program's source and its transcripts alone.
+type attack struct {
+	name string
+	// workers is the pool size the attack needs (1: attacker and victims share one worker).
+	workers int
+	run     func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (reached bool, detail string)
+	// demo is false for attacks that need no isolation to fail (checked in Go or the harness alone).
+	demo bool
+}
+
+// playOnce loads code and resets one instance.
+func playOnce(ctx context.Context, p *Pool, code string) (string, error) {
+	prog, err := p.Load(ctx, code)
+	if err != nil {
+		return "", err
+	}
+	defer prog.Close()
+	env, err := prog.NewEnv(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer env.Close()
+	return env.Reset(ctx, 0)
+}
+
+var attacks = []attack{
+	{name: "takeover_server", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		obs, err := playOnce(ctx, p, code)
+		seq, _, terr := transcripts(ctx, p, innocent)
+		if terr == nil && strings.Contains(fmt.Sprint(seq), "forged") {
+			return true, fmt.Sprintf("the next program answered %v", seq[0])
+		}
+		return false, fmt.Sprintf("attacker: %q, %v; the next program: %v, %v", obs, err, seq, terr)
+	}},
+	{name: "read_earlier_source", workers: 2, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		secret := innocent[strings.Index(innocent, "SPADE-EARLIER-SECRET-"):][:len("SPADE-EARLIER-SECRET-")+16]
+		// an earlier program on the same worker (a one-program pool would reuse it) ...
+		if _, _, err := transcripts(ctx, p, innocent); err != nil {
+			t.Fatalf("innocent: %v", err)
+		}
+		// ... and a concurrent one on another worker, alive while the reader runs
+		prog, err := p.Load(ctx, innocent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close()
+		env, err := prog.NewEnv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer env.Close()
+		obs, err := playOnce(ctx, p, code)
+		return strings.Contains(obs, secret), fmt.Sprintf("reader: %q, %v", clipText(obs), err)
+	}},
+	{name: "steal_sibling_socket", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		prog, err := p.Load(ctx, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close()
+		var envs []*Env
+		var details []string
+		for seed := int64(1); seed <= 3; seed++ { // two victims reset first, then the last one steals
+			env, err := prog.NewEnv(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer env.Close()
+			obs, err := env.Reset(ctx, seed)
+			details = append(details, fmt.Sprintf("reset %d: %q %v", seed, obs, err))
+			envs = append(envs, env)
+		}
+		reached := strings.Contains(strings.Join(details, ";"), "(stole") && !strings.Contains(strings.Join(details, ";"), "(stole 0)")
+		for i, env := range envs[:2] {
+			r, err := env.Step(ctx, "go")
+			details = append(details, fmt.Sprintf("step %d: %q %v", i+1, r.Observation, err))
+			reached = reached || r.Observation == "forged"
+		}
+		return reached, strings.Join(details, "; ")
+	}},
+	{name: "couple_through_tmp", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		first, err1 := playOnce(ctx, p, code) // leaves its marks
+		later, err2 := playOnce(ctx, p, code) // a later program looks for them
+		prog, err := p.Load(ctx, code)        // and sibling episodes of one program
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close()
+		var sibling string
+		var err3 error
+		for i := 0; i < 2; i++ {
+			env, err := prog.NewEnv(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer env.Close()
+			sibling, err3 = env.Reset(ctx, int64(i))
+		}
+		reached := strings.HasPrefix(later, "coupled") || strings.HasPrefix(sibling, "coupled")
+		return reached, fmt.Sprintf("first %q %v; later %q %v; sibling %q %v", first, err1, later, err2, sibling, err3)
+	}},
+	{name: "sabotage_worker", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		obs, err := playOnce(ctx, p, code)
+		_, _, terr := transcripts(ctx, p, innocent)
+		return terr != nil, fmt.Sprintf("saboteur: %q %v; the next program: %v", obs, err, terr)
+	}},
+	{name: "forge_numbers", workers: 1, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		prog, err := p.Load(ctx, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close()
+		env, err := prog.NewEnv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer env.Close()
+		if _, err := env.Reset(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		cpu := env.CPUSeconds()
+		r, err := env.Step(ctx, "go")
+		if err == nil || !errors.Is(err, ErrOutput) {
+			return true, fmt.Sprintf("a %d-byte observation passed: %v", len(r.Observation), err)
+		}
+		return cpu < 0, fmt.Sprintf("cpu %v, step %v", cpu, err)
+	}},
+	{name: "str_raises", workers: 1, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		_, err := playOnce(ctx, p, code)
+		return !errors.Is(err, ErrEnv), fmt.Sprintf("reset: %v", err)
+	}},
+}
+
+func clipText(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
+
+func newInnocent(t testing.TB) string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(innocentSource, hex.EncodeToString(b))
+}
+
+// TestHostileUnconfinedReachTheirGoals shows that each attack of TestHostileMultiProgram works
+// where nothing stops it (no isolation layer, the harness's hardening off, workers reused as
+// they were), so that their containment proves something.
+func TestHostileUnconfinedReachTheirGoals(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the unconfined worker must run as uid 65534, not as the test's user")
+	}
+	cleanupHostMarks := func() {
+		os.Remove("/tmp/spade-coupling")
+		os.Remove("/dev/shm/spade-coupling")
+	}
+	cleanupHostMarks()
+	t.Cleanup(cleanupHostMarks)
+	for _, a := range attacks {
+		if !a.demo {
+			continue
+		}
+		t.Run(a.name, func(t *testing.T) {
+			p := newTestPool(t, IsolationNone, func(o *Options) { o.Workers = a.workers; o.unhardened = true })
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			if reached, detail := a.run(ctx, t, p, hostileSource(t, a.name), newInnocent(t)); !reached {
+				t.Fatalf("the attack did not reach its goal unconfined, so its containment proves nothing: %s", detail)
+			} else {
+				t.Logf("reached unconfined: %s", clipText(detail))
+			}
+		})
+	}
+}
+
+// TestHostileMultiProgram runs each hostile program the way the gate and rollout use a pool
+// (programs one after another on one reused worker, then concurrent episodes) on every layer:
+// the attack must not reach its goal, and an innocent program's transcripts (sequential and
+// concurrent episodes) must be exactly what they are when it runs alone in a fresh pool.
+func TestHostileMultiProgram(t *testing.T) {
+	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces, IsolationLandlock} {
+		t.Run(string(iso), func(t *testing.T) {
+			innocent := newInnocent(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			aloneSeq, aloneConc, err := transcripts(ctx, newTestPool(t, iso, nil), innocent)
+			if err != nil {
+				t.Fatalf("innocent alone: %v", err)
+			}
+			if !reflect.DeepEqual(aloneSeq, aloneConc) {
+				t.Fatalf("innocent alone: sequential %v, concurrent %v", aloneSeq, aloneConc)
+			}
+			for _, a := range attacks {
+				t.Run(a.name, func(t *testing.T) {
+					p := newTestPool(t, iso, func(o *Options) { o.Workers = a.workers })
+					if reached, detail := a.run(ctx, t, p, hostileSource(t, a.name), innocent); reached {
+						t.Fatalf("the attack reached its goal: %s", detail)
+					} else {
+						t.Logf("contained: %s", clipText(detail))
+					}
+					seq, conc, err := transcripts(ctx, p, innocent)
+					if err != nil {
+						t.Fatalf("innocent after %s: %v", a.name, err)
+					}
+					if !reflect.DeepEqual(seq, aloneSeq) || !reflect.DeepEqual(conc, aloneConc) {
+						t.Fatalf("innocent after %s: %v and %v, alone %v", a.name, seq, conc, aloneSeq)
+					}
+				})
+			}
+		})
+	}
+}
