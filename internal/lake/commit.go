@@ -180,7 +180,9 @@ type txnKey struct{}
 
 // WithTxn returns a context in which every WriteRows of tx's run and step joins tx instead of committing
 // on its own. stage.Execute opens one per stage run.
-func WithTxn(ctx context.Context, tx *Txn) context.Context { return context.WithValue(ctx, txnKey{}, tx) }
+func WithTxn(ctx context.Context, tx *Txn) context.Context {
+	return context.WithValue(ctx, txnKey{}, tx)
+}
 
 func txnFrom(ctx context.Context) *Txn {
 	tx, _ := ctx.Value(txnKey{}).(*Txn)
