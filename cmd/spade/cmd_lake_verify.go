@@ -187,20 +187,20 @@ func checkRun(ctx context.Context, lk *lake.Lake, run string) error {
 	}
 	msg := fmt.Sprintf("no run %q in %s", run, lk.URI())
 	if len(runs) == 0 {
-		msg += " (the lake has no runs)"
+		msg += " (the lake has no runs)."
 	} else {
 		if near := nearestName(run, runs); near != "" {
-			msg += fmt.Sprintf("; did you mean %q?", near)
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
 		}
-		msg += " The lake has: " + strings.Join(runs, ", ") + "."
+		msg += "; the lake has: " + strings.Join(runs, ", ") + "."
 	}
 	return usageError("%s Create a run with `spade --run NAME init`.", msg)
 }
 
 // nearestName returns the name of names closest to s by edit distance, if it is close (at most a third
-// of its length).
+// of its length, at least 1).
 func nearestName(s string, names []string) string {
-	best, bestDist := "", len(s)/3+1
+	best, bestDist := "", max(2, len(s)/3+1)
 	for _, n := range names {
 		if d := editDistance(s, n); d < bestDist {
 			best, bestDist = n, d
@@ -274,4 +274,27 @@ func exportRun(ctx context.Context, lk *lake.Lake, run, dest string) (int, error
 		}
 	}
 	return len(tables), nil
+}
+
+// lakeDamage explains a failed query by the lake: when a file a run's records reference is missing or
+// corrupt, it returns an error naming the file, its table and step and the command that repairs it
+// (exit 1); nil when every referenced file is sound (the query itself is at fault).
+func lakeDamage(c *cli.Context, lk *lake.Lake, runs []string) error {
+	var lines []string
+	for _, run := range runs {
+		rep, err := lk.Verify(c.Context, run, lake.VerifyOptions{Grace: 24 * time.Hour})
+		if err != nil {
+			return nil
+		}
+		for _, p := range rep.Problems {
+			if p.Kind == lake.ProblemMissing || p.Kind == lake.ProblemCorrupt {
+				lines = append(lines, fmt.Sprintf("%s file %s (table %s, step %d): %s; repair: %s",
+					p.Kind, p.Key, p.Partition.Table, p.Partition.Step, p.Detail, repairCommand(c, run, p)))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the lake is damaged: %s", strings.Join(lines, "\n  "))
 }
