@@ -47,6 +47,9 @@ func init() {
 			}
 			sess, err := duck.OpenRuns(c.Context, lk, runs...)
 			if err != nil {
+				if damage := lakeDamage(c, lk, runs); damage != nil {
+					return damage
+				}
 				return err
 			}
 			defer sess.Close()
@@ -60,6 +63,9 @@ func init() {
 				out = f
 			}
 			if err := duck.Render(c.Context, sess.DB, query, format, c.String("out"), out); err != nil {
+				if damage := lakeDamage(c, lk, runs); damage != nil {
+					return damage // a corrupt or missing file, not the user's SQL (exit 1)
+				}
 				return asUsage(err)
 			}
 			return nil

@@ -29,8 +29,9 @@ var ErrNoRun = errors.New("lake: no such run")
 
 // Lake is a store plus the commit protocol and a local cache for reading.
 type Lake struct {
-	store Store
-	cache *Cache
+	store   Store
+	cache   *Cache
+	records recordCache
 }
 
 // Open opens the lake at uri: "s3://bucket/prefix" or a local directory (created if missing).
@@ -148,41 +149,58 @@ type Partition struct {
 }
 
 // Partitions lists the committed partitions of a run (every table when table is empty), fragments
-// included, sorted by table, step, then fragment (the plain partition of a step first).
+// included, sorted by table, step, then fragment (the plain partition of a step first). A partition is
+// committed when a stage's commit record covers it or, for partitions written outside stages (and lakes
+// written before commit records), when it has a _manifest.json; the higher generation wins.
 func (l *Lake) Partitions(ctx context.Context, run, table string) ([]Partition, error) {
-	prefix := runsPrefix + run + "/"
-	if table != "" {
-		prefix += table + "/"
-	}
-	return l.partitionsUnder(ctx, run, prefix)
+	return l.partitionsUnder(ctx, run, table, -1)
 }
 
 // StepPartitions lists the committed partitions of one step of a run's table: the plain partition (when
 // committed) and every committed fragment, sorted by fragment name (the plain partition first).
 func (l *Lake) StepPartitions(ctx context.Context, run, table string, step int64) ([]Partition, error) {
-	return l.partitionsUnder(ctx, run, stepPrefix(run, table, step))
+	return l.partitionsUnder(ctx, run, table, step)
 }
 
-// partitionsUnder lists the committed partitions whose manifests lie under prefix, a prefix inside run.
-func (l *Lake) partitionsUnder(ctx context.Context, run, prefix string) ([]Partition, error) {
+// partitionsUnder lists the committed partitions of a run's table (every table when table is empty) at
+// step (every step when step < 0): the stages' committed records first (one listing of the commits and
+// one read per record not yet cached), then the _manifest.json files of partitions written outside stages.
+func (l *Lake) partitionsUnder(ctx context.Context, run, table string, step int64) ([]Partition, error) {
+	recs, err := l.committedRecords(ctx, run, step)
+	if err != nil {
+		return nil, err
+	}
+	byKey := recordPartitions(recs, table)
+	prefix := runsPrefix + run + "/"
+	switch {
+	case step >= 0:
+		prefix = stepPrefix(run, table, step)
+	case table != "":
+		prefix += table + "/"
+	}
 	objs, err := l.store.List(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
-	var out []Partition
 	for _, o := range objs {
-		t, step, fragment, ok := parseManifestKey(strings.TrimPrefix(o.Key, runsPrefix+run+"/"))
-		if !ok {
+		t, s, fragment, ok := parseManifestKey(strings.TrimPrefix(o.Key, runsPrefix+run+"/"))
+		if !ok || (table != "" && t != table) || (step >= 0 && s != step) {
 			continue
 		}
-		key := PartitionKey{Run: run, Table: t, Step: step, Fragment: fragment}
-		m, err := l.Manifest(ctx, key)
+		key := PartitionKey{Run: run, Table: t, Step: s, Fragment: fragment}
+		m, err := l.legacyManifest(ctx, key)
 		if errors.Is(err, ErrNotCommitted) {
 			continue // dropped between the listing and the read
 		}
 		if err != nil {
 			return nil, err
 		}
+		if !newer(byKey[key], m) {
+			byKey[key] = m
+		}
+	}
+	out := make([]Partition, 0, len(byKey))
+	for key, m := range byKey {
 		out = append(out, Partition{Key: key, Manifest: m})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -214,10 +232,16 @@ func (l *Lake) Steps(ctx context.Context, run, table string) ([]int64, error) {
 	return steps, nil
 }
 
-// Drop removes a partition (or a fragment): first its manifest, so no reader sees it from then on,
+// Drop removes a partition (or a fragment): first from the stage record that covers it (a new
+// generation of that record without it) and its manifest, so no reader sees it from then on,
 // then its files and shard markers. Dropping a plain partition leaves the step's fragments alone.
 // Dropping a partition that is not committed removes what writers left of it.
 func (l *Lake) Drop(ctx context.Context, key PartitionKey) error {
+	if key.Corpus == "" {
+		if _, err := l.dropFromRecord(ctx, key); err != nil {
+			return err
+		}
+	}
 	if err := l.store.Delete(ctx, key.ManifestKey()); err != nil {
 		return err
 	}
@@ -236,8 +260,32 @@ func (l *Lake) Drop(ctx context.Context, key PartitionKey) error {
 	return nil
 }
 
-// Manifest reads a partition's manifest; ErrNotCommitted if it has none.
+// Manifest returns a committed partition's manifest, from the stage record that covers it or its own
+// _manifest.json (the higher generation); ErrNotCommitted if neither exists.
 func (l *Lake) Manifest(ctx context.Context, key PartitionKey) (*Manifest, error) {
+	var fromRecord *Manifest
+	if key.Corpus == "" {
+		recs, err := l.committedRecords(ctx, key.Run, key.Step)
+		if err != nil {
+			return nil, err
+		}
+		fromRecord = recordPartitions(recs, key.Table)[key]
+	}
+	legacy, err := l.legacyManifest(ctx, key)
+	if err != nil && !errors.Is(err, ErrNotCommitted) {
+		return nil, err
+	}
+	if fromRecord != nil && newer(fromRecord, legacy) {
+		return fromRecord, nil
+	}
+	if legacy == nil {
+		return nil, err
+	}
+	return legacy, nil
+}
+
+// legacyManifest reads a partition's own _manifest.json; ErrNotCommitted if it has none.
+func (l *Lake) legacyManifest(ctx context.Context, key PartitionKey) (*Manifest, error) {
 	body, err := ReadAll(ctx, l.store, key.ManifestKey())
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNotCommitted, key)

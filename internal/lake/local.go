@@ -149,7 +149,7 @@ func (l *Local) List(_ context.Context, prefix string) ([]ObjectInfo, error) {
 			}
 			return err
 		}
-		out = append(out, ObjectInfo{Key: key, Size: info.Size()})
+		out = append(out, ObjectInfo{Key: key, Size: info.Size(), ModTime: info.ModTime()})
 		return nil
 	})
 	if err != nil {
@@ -166,4 +166,35 @@ func (l *Local) Delete(_ context.Context, key string) error {
 		return fmt.Errorf("lake: delete %s: %w", key, err)
 	}
 	return nil
+}
+
+// Temporaries implements TempLister: the .tmp-* files of puts killed before their rename, below prefix
+// (a directory prefix).
+func (l *Local) Temporaries(_ context.Context, prefix string) ([]ObjectInfo, error) {
+	var out []ObjectInfo
+	err := filepath.WalkDir(l.LocalPath(strings.TrimSuffix(prefix, "/")), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || !strings.HasPrefix(d.Name(), ".tmp-") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // renamed or removed under the walk
+		}
+		rel, err := filepath.Rel(l.root, path)
+		if err != nil {
+			return err
+		}
+		out = append(out, ObjectInfo{Key: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lake: list temporaries %s: %w", prefix, err)
+	}
+	return out, nil
 }

@@ -55,6 +55,9 @@ func childMain(mode string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return childFailed
 	}
+	if mode == "stage" {
+		return childStage(ctx, lk, env, num)
+	}
 	key := lake.PartitionKey{Run: env("RUN"), Table: "turns", Step: int64(num("STEP"))}
 	rows := turnRows(num("ROWS"), int64(num("SEED")), "")
 	if mode == "shard" {
@@ -120,4 +123,36 @@ func TestTurnRowsAreAbout200Bytes(t *testing.T) {
 	if avg := total / len(rows); avg < 150 || avg > 260 {
 		t.Fatalf("test rows average %d bytes, want about 200", avg)
 	}
+}
+
+// stagePartitions are the partitions the "stage" child writes in one transaction, like a rollout writes
+// llm_calls, turns and episodes: the step's plain partition and two fragments.
+var stagePartitions = []string{"", "calls", "episodes"}
+
+// childStage writes stagePartitions of turns at STEP in one transaction of stage "rollout" (FORCE for a
+// forced rewrite), each partition with ROWS rows of SEED tagged TAG, and commits it.
+func childStage(ctx context.Context, lk *lake.Lake, env func(string) string, num func(string) int) int {
+	step := int64(num("STEP"))
+	tx := lk.Begin(lake.TxnSpec{Run: env("RUN"), Stage: "rollout", Step: step, Force: env("FORCE") == "1"})
+	tctx := lake.WithTxn(ctx, tx)
+	for i, fragment := range stagePartitions {
+		key := lake.PartitionKey{Run: env("RUN"), Table: "turns", Step: step, Fragment: fragment}
+		rows := turnRows(num("ROWS"), int64(num("SEED")+i), env("TAG"))
+		if _, err := lake.WriteRows(tctx, lk, key, rows, lake.WriteOptions{ChunkRows: num("CHUNK")}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			tx.Abort(ctx)
+			if errors.Is(err, lake.ErrConcurrentWriter) {
+				return childConcurrent
+			}
+			return childFailed
+		}
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if errors.Is(err, lake.ErrConcurrentWriter) {
+			return childConcurrent
+		}
+		return childFailed
+	}
+	return childCommitted
 }

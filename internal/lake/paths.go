@@ -181,3 +181,64 @@ func stepPrefix(run, table string, step int64) string {
 
 // cachePath is a cached file's path below the cache root, keyed by content.
 func cachePath(sha string) string { return sha[:2] + "/" + sha + ".parquet" }
+
+// commitsPrefix holds a run's stage commit records: one record per stage and step names every partition
+// the stage committed there (see commit.go).
+func commitsPrefix(run string) string { return runsPrefix + run + "/_commits/" }
+
+// commitStepPrefix holds the commit records of every stage of one step of a run.
+func commitStepPrefix(run string, step int64) string {
+	return fmt.Sprintf("%sstep=%06d/", commitsPrefix(run), step)
+}
+
+// recordKey is the key of generation gen of a stage's commit record at a step. A record is created once
+// (a conditional put) and never changed: the newest generation present is the committed one.
+func recordKey(run, stage string, step int64, gen int) string {
+	return fmt.Sprintf("%s%s/g%06d.json", commitStepPrefix(run, step), stage, gen)
+}
+
+// txnMarkerKey is the key of one shard process's marker for generation gen of a stage's record at a step.
+func txnMarkerKey(run, stage string, step int64, gen, shard, shards int) string {
+	return fmt.Sprintf("%sshard-%04d-of-%04d.json", txnShardDir(run, stage, step, gen), shard, shards)
+}
+
+// txnShardDir holds the shard processes' markers of generation gen of a stage's record at a step.
+func txnShardDir(run, stage string, step int64, gen int) string {
+	return fmt.Sprintf("%s%s/_shards/g%06d/", commitStepPrefix(run, step), stage, gen)
+}
+
+// parseRecordKey extracts the step, stage and generation from a key below commitsPrefix(run):
+// step=NNNNNN/<stage>/gGGGGGG.json. Shard markers and other names give ok false.
+func parseRecordKey(rel string) (step int64, stage string, gen int, ok bool) {
+	parts := strings.Split(rel, "/")
+	if len(parts) != 3 || !strings.HasPrefix(parts[0], "step=") || !strings.HasPrefix(parts[2], "g") || !strings.HasSuffix(parts[2], ".json") {
+		return 0, "", 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(parts[0], "step="), 10, 64)
+	if err != nil {
+		return 0, "", 0, false
+	}
+	g, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(parts[2], "g"), ".json"))
+	if err != nil {
+		return 0, "", 0, false
+	}
+	return n, parts[1], g, true
+}
+
+// parseTxnMarkerKey extracts the step, stage and generation of a shard marker key below
+// commitsPrefix(run): step=NNNNNN/<stage>/_shards/gGGGGGG/shard-SSSS-of-NNNN.json.
+func parseTxnMarkerKey(rel string) (step int64, stage string, gen int, ok bool) {
+	parts := strings.Split(rel, "/")
+	if len(parts) != 5 || parts[2] != "_shards" || !strings.HasPrefix(parts[0], "step=") {
+		return 0, "", 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(parts[0], "step="), 10, 64)
+	if err != nil {
+		return 0, "", 0, false
+	}
+	g, err := strconv.Atoi(strings.TrimPrefix(parts[3], "g"))
+	if err != nil {
+		return 0, "", 0, false
+	}
+	return n, parts[1], g, true
+}

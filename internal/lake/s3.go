@@ -114,7 +114,7 @@ func (s *S3) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 			return nil, fmt.Errorf("lake: s3 list %s: %w", prefix, err)
 		}
 		for _, o := range page.Contents {
-			out = append(out, ObjectInfo{Key: strings.TrimPrefix(aws.ToString(o.Key), s.prefix), Size: aws.ToInt64(o.Size)})
+			out = append(out, ObjectInfo{Key: strings.TrimPrefix(aws.ToString(o.Key), s.prefix), Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })

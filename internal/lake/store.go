@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 )
 
 // ErrNotFound is returned by Store.Get and Store.Stat for a missing key.
@@ -19,6 +20,15 @@ type ObjectInfo struct {
 	Key string
 	// Size is the object's length in bytes.
 	Size int64
+	// ModTime is when the object was last written (zero when the store does not say).
+	ModTime time.Time
+}
+
+// TempLister is implemented by stores whose writers leave temporary files behind when killed mid-put
+// (the local store's .tmp-* files), so verify and vacuum can find them.
+type TempLister interface {
+	// Temporaries lists the temporary files below prefix.
+	Temporaries(ctx context.Context, prefix string) ([]ObjectInfo, error)
 }
 
 // Store is the storage a lake lives on: a flat key space of immutable-by-convention objects.

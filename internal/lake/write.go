@@ -57,7 +57,9 @@ type WriteResult struct {
 }
 
 // WriteRows validates rows, encodes them as zstd Parquet part files, uploads them and commits the
-// partition (or this writer's shard of it). It returns ErrCommitted when the partition is committed and
+// partition (or this writer's shard of it). Inside a stage's transaction (WithTxn, opened by
+// stage.Execute) a write of the transaction's run and step only uploads: it becomes visible when the
+// transaction commits, with everything else the stage wrote there, and never returns ErrCommitted. It returns ErrCommitted when the partition is committed and
 // opts.Force is false, and ErrConcurrentWriter when another writer committed it first. An empty rows
 // slice commits an empty partition (a manifest with no files), which is how a stage records "ran, found
 // nothing".
@@ -104,6 +106,10 @@ func WriteRows[T schemas.Row](ctx context.Context, lk *Lake, key PartitionKey, r
 				return WriteResult{}, fmt.Errorf("lake: %s row %d: %w", key, i, err)
 			}
 		}
+	}
+	if tx := txnFrom(ctx); tx != nil && tx.covers(key) {
+		// Inside a stage: the write joins the stage's transaction and becomes visible with its record.
+		return txnWrite(ctx, tx, key, spec.Version, rows, opts)
 	}
 	if opts.ReplaceShard && shards <= 1 {
 		opts.Force = true
@@ -399,7 +405,7 @@ func lostCommit(ctx context.Context, lk *Lake, key PartitionKey, winner *Manifes
 			lk.store.Delete(ctx, key.Dir()+"/"+f.Name)
 		}
 	}
-	return fmt.Errorf("%w: %s was committed by %s at %s while this writer was writing it; nothing of this writer was committed (re-run with --force to replace it)",
+	return fmt.Errorf("%w: %s was committed by %s at %s while this writer was writing it; nothing of this writer was committed, and its parts are removed",
 		ErrConcurrentWriter, key, winner.Writer, winner.CommittedAt)
 }
 

@@ -111,7 +111,8 @@ type Outcome struct {
 	Elapsed time.Duration
 }
 
-// Execute runs stage s at step for env: it rejects a negative step, an invalid shard and --force on a
+// Execute runs stage s at step for env inside one lake transaction (lake.Txn: what the stage writes at
+// step becomes visible at once when Run returns, or not at all): it rejects a negative step, an invalid shard and --force on a
 // shard (ErrInvalid); rejects a step where the stage is not due (ErrNotDue); returns Skipped when the
 // stage's marker is committed at step and env.Force is unset; fails with ErrMissingInput, naming the
 // stage to run first, when an input is missing; otherwise runs the stage and logs its closing line.
@@ -147,11 +148,19 @@ func Execute(ctx context.Context, env *Env, s Stage, step int64) (Outcome, error
 	if env.Resume && !done {
 		runEnv = env.WithForce(true)
 	}
+	// Everything the stage writes at the step joins one transaction, committed by one conditional put
+	// of the stage's commit record once Run returns: all its tables, shards and fragments, or nothing.
+	tx := env.Lake.Begin(lake.TxnSpec{Run: env.Run, Stage: string(name), Step: step,
+		Shard: env.Shard.Index, Shards: env.Shard.Shards(), Force: runEnv.Force})
 	began := time.Now()
-	summary, err := s.Run(ctx, runEnv, step)
+	summary, err := s.Run(lake.WithTxn(ctx, tx), runEnv, step)
 	out := Outcome{Summary: summary, Elapsed: time.Since(began)}
 	if err != nil {
+		tx.Abort(context.WithoutCancel(ctx))
 		return out, err
+	}
+	if _, err := tx.Commit(context.WithoutCancel(ctx)); err != nil {
+		return out, fmt.Errorf("%s: %w", name, err)
 	}
 	env.Logger().Info(string(name)+": done", "run", env.Run, "step", step, "shard", env.Shard.Index, "shards", env.Shard.Shards(),
 		"seconds", out.Elapsed.Seconds(), "summary", summary)

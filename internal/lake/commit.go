@@ -1,0 +1,559 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Record is a stage's commit record at a step: the one object whose conditional put makes everything the
+// stage wrote there visible (every table, every shard, every fragment), like a Delta Lake or Iceberg
+// snapshot. Generation g of a stage's record lives at runs/<run>/_commits/step=NNNNNN/<stage>/gGGGGGG.json
+// and is never changed once created; the newest generation present is the committed one, so a forced
+// re-run swaps the stage's partitions in one put, and a writer whose put fails changed nothing visible.
+type Record struct {
+	// Run, Stage and Step name the record; Generation counts its forced rewrites (0 first).
+	Run        string `json:"run"`
+	Stage      string `json:"stage"`
+	Step       int64  `json:"step"`
+	Generation int    `json:"generation"`
+	// Shards is how many shard processes contributed.
+	Shards int `json:"shards"`
+	// Partitions lists every partition the stage committed at the step, sorted by table then fragment,
+	// each with its manifest (the files with their sha256).
+	Partitions []RecordPartition `json:"partitions"`
+	// Writer and CommittedAt identify the committing process and the commit time (RFC 3339 UTC).
+	Writer      string `json:"writer"`
+	CommittedAt string `json:"committed_at"`
+}
+
+// RecordPartition is one partition a record covers.
+type RecordPartition struct {
+	Table    string   `json:"table"`
+	Fragment string   `json:"fragment,omitempty"`
+	Manifest Manifest `json:"manifest"`
+}
+
+// Key returns the partition's key in run at step.
+func (p RecordPartition) Key(run string, step int64) PartitionKey {
+	return PartitionKey{Run: run, Table: p.Table, Step: step, Fragment: p.Fragment}
+}
+
+// recordCache keeps decoded records by key: a record is never changed once created.
+type recordCache struct {
+	mu   sync.Mutex
+	byID map[string]*Record
+}
+
+func (l *Lake) readRecord(ctx context.Context, key string) (*Record, error) {
+	l.records.mu.Lock()
+	r, ok := l.records.byID[key]
+	l.records.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	body, err := ReadAll(ctx, l.store, key)
+	if err != nil {
+		return nil, err
+	}
+	var rec Record
+	if err := json.Unmarshal(body, &rec); err != nil {
+		return nil, fmt.Errorf("lake: corrupt commit record %s: %v", key, err)
+	}
+	l.records.mu.Lock()
+	if l.records.byID == nil {
+		l.records.byID = map[string]*Record{}
+	}
+	l.records.byID[key] = &rec
+	l.records.mu.Unlock()
+	return &rec, nil
+}
+
+// recordHead is the newest generation of one stage's record at one step, from a listing.
+type recordHead struct {
+	step  int64
+	stage string
+	gen   int
+	key   string
+}
+
+// recordHeads lists the newest record generation of every stage at every step under prefix (a prefix
+// within commitsPrefix(run)).
+func (l *Lake) recordHeads(ctx context.Context, run, prefix string) ([]recordHead, error) {
+	objs, err := l.store.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return headsOf(run, objs), nil
+}
+
+func headsOf(run string, objs []ObjectInfo) []recordHead {
+	type id struct {
+		step  int64
+		stage string
+	}
+	newest := map[id]recordHead{}
+	base := commitsPrefix(run)
+	for _, o := range objs {
+		step, stage, gen, ok := parseRecordKey(strings.TrimPrefix(o.Key, base))
+		if !ok || !strings.HasPrefix(o.Key, base) {
+			continue
+		}
+		k := id{step, stage}
+		if h, seen := newest[k]; !seen || gen > h.gen {
+			newest[k] = recordHead{step: step, stage: stage, gen: gen, key: o.Key}
+		}
+	}
+	heads := make([]recordHead, 0, len(newest))
+	for _, h := range newest {
+		heads = append(heads, h)
+	}
+	sort.Slice(heads, func(i, j int) bool {
+		if heads[i].step != heads[j].step {
+			return heads[i].step < heads[j].step
+		}
+		return heads[i].stage < heads[j].stage
+	})
+	return heads
+}
+
+// committedRecords reads the committed record of every stage at step (every step when step < 0).
+func (l *Lake) committedRecords(ctx context.Context, run string, step int64) ([]*Record, error) {
+	prefix := commitsPrefix(run)
+	if step >= 0 {
+		prefix = commitStepPrefix(run, step)
+	}
+	heads, err := l.recordHeads(ctx, run, prefix)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]*Record, len(heads))
+	errs := make([]error, len(heads))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, h := range heads {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			recs[i], errs[i] = l.readRecord(ctx, h.key)
+		}()
+	}
+	wg.Wait()
+	return recs, errors.Join(errs...)
+}
+
+// recordPartitions maps each partition covered by a committed record to its manifest (filtered by table
+// when table is set).
+func recordPartitions(recs []*Record, table string) map[PartitionKey]*Manifest {
+	out := map[PartitionKey]*Manifest{}
+	for _, r := range recs {
+		for i := range r.Partitions {
+			p := &r.Partitions[i]
+			if table != "" && p.Table != table {
+				continue
+			}
+			key := p.Key(r.Run, r.Step)
+			if m, ok := out[key]; !ok || p.Manifest.Generation >= m.Generation {
+				out[key] = &p.Manifest
+			}
+		}
+	}
+	return out
+}
+
+// newer reports whether a record's manifest takes precedence over a partition's own _manifest.json (a
+// partition committed outside any stage, or before commit records existed): the higher generation wins,
+// the record on a tie.
+func newer(fromRecord, legacy *Manifest) bool {
+	return legacy == nil || (fromRecord != nil && fromRecord.Generation >= legacy.Generation)
+}
+
+// txnKey is the context key of a stage's transaction.
+type txnKey struct{}
+
+// WithTxn returns a context in which every WriteRows of tx's run and step joins tx instead of committing
+// on its own. stage.Execute opens one per stage run.
+func WithTxn(ctx context.Context, tx *Txn) context.Context {
+	return context.WithValue(ctx, txnKey{}, tx)
+}
+
+func txnFrom(ctx context.Context) *Txn {
+	tx, _ := ctx.Value(txnKey{}).(*Txn)
+	return tx
+}
+
+// TxnSpec says which stage commits at which step, as which shard process.
+type TxnSpec struct {
+	Run   string
+	Stage string
+	Step  int64
+	// Shard and Shards: this process's share (Shards <= 1: the whole step).
+	Shard, Shards int
+	// Force makes the commit a new generation replacing a committed one; without it a committed record
+	// makes the commit lose (ErrConcurrentWriter).
+	Force bool
+}
+
+// Txn gathers everything one stage writes at one step (every table, fragment and shard) and commits it
+// with one conditional put of the stage's Record. Until then nothing it wrote is visible. Safe for
+// concurrent use by the stage's goroutines.
+type Txn struct {
+	lk   *Lake
+	spec TxnSpec
+
+	once    sync.Once
+	initErr error
+	gen     int     // the record generation this transaction commits
+	prev    *Record // the committed record it replaces, if any
+
+	mu     sync.Mutex
+	parts  map[PartitionKey]map[int]pendingShard // by partition, then the write's own shard index
+	mine   []string                              // keys of every part file this process uploaded
+	writer string
+}
+
+// pendingShard is what one write (one shard of one partition) uploaded.
+type pendingShard struct {
+	Table         string      `json:"table"`
+	Fragment      string      `json:"fragment,omitempty"`
+	Shard         int         `json:"shard"`
+	Shards        int         `json:"shards"`
+	SchemaVersion int         `json:"schema_version"`
+	Files         []FileEntry `json:"files"`
+}
+
+// txnMarker is a shard process's marker: every write of that process. Complete is set once its stage
+// returned; the step commits when every process's marker is complete.
+type txnMarker struct {
+	Shard    int            `json:"shard"`
+	Shards   int            `json:"shards"`
+	Writer   string         `json:"writer"`
+	Complete bool           `json:"complete"`
+	Writes   []pendingShard `json:"writes"`
+}
+
+// Begin opens a stage's transaction at a step. Nothing is read or written until its first write.
+func (l *Lake) Begin(spec TxnSpec) *Txn {
+	spec.Shards = max(spec.Shards, 1)
+	return &Txn{lk: l, spec: spec, parts: map[PartitionKey]map[int]pendingShard{}, writer: newWriterID()}
+}
+
+// init finds the committed record the transaction replaces and so the generation it commits.
+func (t *Txn) init(ctx context.Context) error {
+	t.once.Do(func() {
+		heads, err := t.lk.recordHeads(ctx, t.spec.Run, commitStepPrefix(t.spec.Run, t.spec.Step)+t.spec.Stage+"/")
+		if err != nil {
+			t.initErr = err
+			return
+		}
+		for _, h := range heads {
+			if h.stage != t.spec.Stage {
+				continue
+			}
+			rec, err := t.lk.readRecord(ctx, h.key)
+			if err != nil {
+				t.initErr = err
+				return
+			}
+			t.prev, t.gen = rec, rec.Generation+1
+		}
+		if t.prev != nil && !t.spec.Force {
+			t.initErr = fmt.Errorf("%w: %s committed step %d of run %s at %s after this writer started it; nothing of this writer was committed",
+				ErrConcurrentWriter, t.prev.Writer, t.spec.Step, t.spec.Run, t.prev.CommittedAt)
+		}
+	})
+	return t.initErr
+}
+
+// covers reports whether a write of key joins the transaction: a partition of its run at its step.
+func (t *Txn) covers(key PartitionKey) bool {
+	return key.Corpus == "" && key.Run == t.spec.Run && key.Step == t.spec.Step
+}
+
+// write uploads one write's parts and records them; a second write of the same partition and shard
+// replaces the first. With several shard processes it also updates this process's marker, and reports
+// whether every process has written (the last one in commits).
+func txnWrite[T any](ctx context.Context, t *Txn, key PartitionKey, version int, rows []T, opts WriteOptions) (WriteResult, error) {
+	if err := t.init(ctx); err != nil {
+		return WriteResult{}, err
+	}
+	shards := max(opts.Shards, 1)
+	files, err := encodeAndUpload(ctx, t.lk.store, key, t.gen, rows, opts, newWriterID())
+	res := WriteResult{Generation: t.gen}
+	t.mu.Lock()
+	for _, f := range files {
+		t.mine = append(t.mine, key.Dir()+"/"+f.Name)
+		res.Rows += f.Rows
+		res.Bytes += f.Bytes
+	}
+	t.mu.Unlock()
+	if err != nil {
+		return WriteResult{}, err
+	}
+	t.mu.Lock()
+	if t.parts[key] == nil {
+		t.parts[key] = map[int]pendingShard{}
+	}
+	t.parts[key][opts.Shard] = pendingShard{Table: key.Table, Fragment: key.Fragment, Shard: opts.Shard, Shards: shards, SchemaVersion: version, Files: files}
+	t.mu.Unlock()
+	if t.spec.Shards <= 1 {
+		res.Committed = true
+		return res, nil
+	}
+	if err := t.putMarker(ctx, false); err != nil {
+		return res, err
+	}
+	markers, err := t.markers(ctx)
+	res.Committed = err == nil && len(markers) == t.spec.Shards
+	return res, err
+}
+
+func (t *Txn) marker(complete bool) txnMarker {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := txnMarker{Shard: t.spec.Shard, Shards: t.spec.Shards, Writer: t.writer, Complete: complete, Writes: []pendingShard{}}
+	for _, byShard := range t.parts {
+		for _, w := range byShard {
+			m.Writes = append(m.Writes, w)
+		}
+	}
+	sort.Slice(m.Writes, func(i, j int) bool {
+		a, b := m.Writes[i], m.Writes[j]
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		if a.Fragment != b.Fragment {
+			return a.Fragment < b.Fragment
+		}
+		return a.Shard < b.Shard
+	})
+	return m
+}
+
+func (t *Txn) putMarker(ctx context.Context, complete bool) error {
+	body, _ := json.Marshal(t.marker(complete))
+	s := t.spec
+	return t.lk.store.Put(ctx, txnMarkerKey(s.Run, s.Stage, s.Step, t.gen, s.Shard, s.Shards), body)
+}
+
+// markers reads every shard process's marker of this generation, by shard.
+func (t *Txn) markers(ctx context.Context) (map[int]txnMarker, error) {
+	s := t.spec
+	objs, err := t.lk.store.List(ctx, txnShardDir(s.Run, s.Stage, s.Step, t.gen))
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]txnMarker{}
+	for _, o := range objs {
+		if !strings.HasSuffix(o.Key, shardMarkerSuffix(s.Shards)) {
+			continue
+		}
+		body, err := ReadAll(ctx, t.lk.store, o.Key)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var m txnMarker
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, fmt.Errorf("lake: corrupt shard marker %s: %v", o.Key, err)
+		}
+		out[m.Shard] = m
+	}
+	return out, nil
+}
+
+// Commit makes everything the transaction wrote visible with one conditional put of the stage's record,
+// and reports whether this process committed it. A shard process commits only when every process's
+// marker is complete (else it returns false and the last one in commits). A transaction that wrote
+// nothing commits nothing. When another writer created the record first, Commit removes this process's
+// parts and returns ErrConcurrentWriter; nothing of this writer is visible.
+func (t *Txn) Commit(ctx context.Context) (bool, error) {
+	t.mu.Lock()
+	empty := len(t.parts) == 0
+	t.mu.Unlock()
+	if empty {
+		return false, nil
+	}
+	s := t.spec
+	own := t.marker(true)
+	markers := map[int]txnMarker{s.Shard: own}
+	if s.Shards > 1 {
+		if err := t.putMarker(ctx, true); err != nil {
+			return false, err
+		}
+		listed, err := t.markers(ctx)
+		if err != nil {
+			return false, err
+		}
+		for shard, m := range listed {
+			if !m.Complete {
+				return false, nil // a sibling is still running: it commits when it is done
+			}
+			if shard != s.Shard {
+				markers[shard] = m
+			}
+		}
+		if len(markers) < s.Shards {
+			return false, nil
+		}
+	}
+	rec := t.record(ctx, markers)
+	body, _ := json.MarshalIndent(rec, "", "  ")
+	err := t.lk.store.PutIfAbsent(ctx, recordKey(s.Run, s.Stage, s.Step, t.gen), body)
+	if errors.Is(err, ErrExists) {
+		winner, rerr := t.lk.readRecord(ctx, recordKey(s.Run, s.Stage, s.Step, t.gen))
+		if rerr != nil {
+			return false, rerr
+		}
+		if s.Shards > 1 && winner.Shards == s.Shards {
+			return false, nil // a sibling shard committed the same markers
+		}
+		t.Abort(ctx)
+		return false, fmt.Errorf("%w: %s committed step %d of run %s (generation %d) at %s while this writer was running it; nothing of this writer was committed, and its parts are removed",
+			ErrConcurrentWriter, winner.Writer, s.Step, s.Run, winner.Generation, winner.CommittedAt)
+	}
+	if err != nil {
+		return false, err
+	}
+	t.lk.removeSuperseded(ctx, t.prev, rec)
+	return true, nil
+}
+
+// record builds the commit record from every process's marker. Where two processes wrote the same shard
+// of a partition (a table every shard process writes whole), the lowest process's write is kept.
+func (t *Txn) record(ctx context.Context, markers map[int]txnMarker) *Record {
+	s := t.spec
+	type id struct{ table, fragment string }
+	writes := map[id]map[int]pendingShard{}
+	procs := make([]int, 0, len(markers))
+	for p := range markers {
+		procs = append(procs, p)
+	}
+	sort.Ints(procs)
+	for _, p := range procs {
+		for _, w := range markers[p].Writes {
+			k := id{w.Table, w.Fragment}
+			if writes[k] == nil {
+				writes[k] = map[int]pendingShard{}
+			}
+			if _, taken := writes[k][w.Shard]; !taken {
+				writes[k][w.Shard] = w
+			}
+		}
+	}
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	rec := &Record{Run: s.Run, Stage: s.Stage, Step: s.Step, Generation: t.gen, Shards: s.Shards,
+		Partitions: []RecordPartition{}, Writer: writerLabel(t.writer), CommittedAt: now}
+	for k, byShard := range writes {
+		key := PartitionKey{Run: s.Run, Table: k.table, Step: s.Step, Fragment: k.fragment}
+		man := Manifest{Table: k.table, Run: s.Run, Step: s.Step, Files: []FileEntry{}, Writer: rec.Writer, CommittedAt: now}
+		for _, w := range byShard {
+			man.SchemaVersion, man.Shards = w.SchemaVersion, max(man.Shards, w.Shards)
+			for _, f := range w.Files {
+				man.Files = append(man.Files, f)
+				man.Rows += f.Rows
+				man.Bytes += f.Bytes
+			}
+		}
+		sort.Slice(man.Files, func(i, j int) bool { return man.Files[i].Name < man.Files[j].Name })
+		// The partition's generation is above whatever is visible of it now (a record of this stage or
+		// a _manifest.json written outside stages), so the new record takes precedence.
+		if cur, err := t.lk.Manifest(ctx, key); err == nil {
+			man.Generation = cur.Generation + 1
+		}
+		rec.Partitions = append(rec.Partitions, RecordPartition{Table: k.table, Fragment: k.fragment, Manifest: man})
+	}
+	sort.Slice(rec.Partitions, func(i, j int) bool {
+		a, b := rec.Partitions[i], rec.Partitions[j]
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		return a.Fragment < b.Fragment
+	})
+	return rec
+}
+
+// Abort removes every part file this process uploaded and its shard marker (best effort: what remains
+// is invisible, and `spade lake vacuum` removes it).
+func (t *Txn) Abort(ctx context.Context) {
+	t.mu.Lock()
+	mine := append([]string(nil), t.mine...)
+	t.mu.Unlock()
+	for _, k := range mine {
+		t.lk.store.Delete(ctx, k)
+	}
+	if s := t.spec; s.Shards > 1 && t.initErr == nil {
+		t.lk.store.Delete(ctx, txnMarkerKey(s.Run, s.Stage, s.Step, t.gen, s.Shard, s.Shards))
+	}
+}
+
+// removeSuperseded deletes, after a commit, the part files of the replaced record and of the
+// _manifest.json partitions the new record now covers that the new record does not list, and those
+// _manifest.json files. Failures are ignored: garbage is invisible, and vacuum removes it.
+func (l *Lake) removeSuperseded(ctx context.Context, prev, rec *Record) {
+	keep := map[string]bool{}
+	for _, p := range rec.Partitions {
+		for _, f := range p.Manifest.Files {
+			keep[p.Key(rec.Run, rec.Step).Dir()+"/"+f.Name] = true
+		}
+	}
+	drop := func(key PartitionKey, m *Manifest) {
+		for _, f := range m.Files {
+			if k := key.Dir() + "/" + f.Name; !keep[k] {
+				l.store.Delete(ctx, k)
+			}
+		}
+	}
+	if prev != nil {
+		for _, p := range prev.Partitions {
+			drop(p.Key(prev.Run, prev.Step), &p.Manifest)
+		}
+	}
+	for _, p := range rec.Partitions {
+		key := p.Key(rec.Run, rec.Step)
+		if m, err := l.legacyManifest(ctx, key); err == nil && m.Generation < p.Manifest.Generation {
+			if l.store.Delete(ctx, key.ManifestKey()) == nil {
+				drop(key, m)
+			}
+		}
+	}
+}
+
+// dropFromRecord removes a partition from the committed record that covers it, with a new generation of
+// that record listing everything else; it reports whether a record covered the partition.
+func (l *Lake) dropFromRecord(ctx context.Context, key PartitionKey) (bool, error) {
+	recs, err := l.committedRecords(ctx, key.Run, key.Step)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range recs {
+		next := *r
+		next.Partitions = nil
+		for _, p := range r.Partitions {
+			if p.Table != key.Table || p.Fragment != key.Fragment {
+				next.Partitions = append(next.Partitions, p)
+			}
+		}
+		if len(next.Partitions) == len(r.Partitions) {
+			continue
+		}
+		next.Generation = r.Generation + 1
+		next.Writer = writerLabel(newWriterID()) + " (drop " + key.String() + ")"
+		next.CommittedAt = time.Now().UTC().Format(time.RFC3339Nano)
+		body, _ := json.MarshalIndent(next, "", "  ")
+		if err := l.store.PutIfAbsent(ctx, recordKey(r.Run, r.Stage, r.Step, next.Generation), body); err != nil {
+			return true, fmt.Errorf("lake: drop %s: %w", key, err)
+		}
+		return true, nil
+	}
+	return false, nil
+}
