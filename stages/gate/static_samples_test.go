@@ -19,7 +19,7 @@ func TestStaticCheckKeepsTheSamples(t *testing.T) {
 	pool := newPool(t, sandbox.IsolationBwrap)
 	ctx := context.Background()
 	for _, s := range readSamples(t, repoPath("testdata", "envs")) {
-		problems, err := pool.StaticCheck(ctx, s.Code, s.Setting)
+		problems, err := pool.StaticCheck(ctx, s.Code, string(s.Setting))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestStaticCheckKeepsTheSamples(t *testing.T) {
 			if !ok || c.Code == "" {
 				continue
 			}
-			problems, err := pool.StaticCheck(ctx, c.Code, c.Setting)
+			problems, err := pool.StaticCheck(ctx, c.Code, string(c.Setting))
 			if err != nil {
 				t.Fatal(err)
 			}
