@@ -60,7 +60,7 @@ func readOnlyQuery(ctx context.Context, db *sql.DB, query string) (string, error
 		return "", fmt.Errorf("%w: the SQL is empty", ErrNotReadOnly)
 	}
 	var serialized string
-	if err := db.QueryRowContext(ctx, "select json_serialize_sql(?)::varchar", query).Scan(&serialized); err != nil {
+	if err := db.QueryRowContext(ctx, "select json_serialize_sql("+lit(query)+")::varchar").Scan(&serialized); err != nil {
 		return "", fmt.Errorf("%w: %w", errBadSQL, err)
 	}
 	var parsed struct {
