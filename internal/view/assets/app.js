@@ -416,11 +416,16 @@ async function envPage(run, env) {
   m.append(h('h2', {}, 'Plays side by side'));
   const pickH = h('select', { 'data-control': 'hinted' }, hinted.map(x => h('option', { value: x.episode_id }, `hinted · step ${x.step} · seed ${x.seed} · return ${fmt(x.return)}`)));
   const pickU = h('select', { 'data-control': 'unhinted' }, plain.map(x => h('option', { value: x.episode_id }, `no hint · step ${x.step} · seed ${x.seed} · return ${fmt(x.return)}`)));
+  // The unhinted pick follows the hinted one: the play with the same seed (paired seeds), else one of
+  // the same step. The first hinted play that has a same-seed twin is picked to start with.
   const syncPair = () => {
     const hx = hinted.find(x => x.episode_id === pickH.value);
-    const twin = hx && plain.find(x => x.seed === hx.seed);
+    const twin = hx && (plain.find(x => x.seed === hx.seed) || plain.find(x => x.step === hx.step));
     if (twin) pickU.value = twin.episode_id;
   };
+  const seeds = new Set(plain.map(x => x.seed));
+  const paired = hinted.find(x => seeds.has(x.seed));
+  if (paired) pickH.value = paired.episode_id;
   pickH.addEventListener('change', syncPair);
   syncPair();
   m.append(hinted.length && plain.length
