@@ -279,8 +279,8 @@ func TestBrowserPageTimes(t *testing.T) {
 	mid := steps / 2
 	for _, visit := range []struct{ name, path, page string }{
 		{"runs", "/", "runs"},
-		{"timeline (cold session)", "/runs/s", "timeline"},
-		{"timeline", "/runs/s", "timeline"},
+		{"timeline, first visit", "/runs/s", "timeline"},
+		{"timeline, again", "/runs/s", "timeline"},
 		{"pool", fmt.Sprintf("/runs/s/steps/%d", mid), "pool"},
 		{"pool, another step", fmt.Sprintf("/runs/s/steps/%d", mid+1), "pool"},
 	} {

@@ -90,12 +90,7 @@ func (s *Server) runView(ctx context.Context, run string) (*runView, error) {
 	if len(stages) > 0 {
 		rv.Committed = len(stages[len(stages)-1].Steps)
 	}
-	sess, done, err := s.session(ctx, []string{run})
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	rv.Dashboard, err = query(ctx, sess.DB, "select * exclude (run) from dashboard order by window_index", 0)
+	rv.Dashboard, err = s.memo(ctx, []string{run}, "select * exclude (run) from dashboard order by window_index")
 	if err != nil {
 		return nil, err
 	}
@@ -125,15 +120,9 @@ func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
 		writeError(w, statusOf(err), err)
 		return
 	}
-	sess, done, err := s.session(ctx, []string{run})
-	if err != nil {
-		writeError(w, statusOf(err), err)
-		return
-	}
-	defer done()
 	series := map[string]*Dataset{}
 	for _, q := range timelineQueries {
-		ds, err := query(ctx, sess.DB, q.sql, 0)
+		ds, err := s.memo(ctx, []string{run}, q.sql)
 		if err != nil {
 			writeError(w, statusOf(err), fmt.Errorf("%s: %w", q.name, err))
 			return

@@ -15,28 +15,11 @@ import (
 // ErrNotReadOnly marks console SQL refused because it is not a single read-only query.
 var ErrNotReadOnly = errors.New("only a single SELECT, WITH, FROM, DESCRIBE or SHOW query is allowed")
 
-// lockDown makes a session's database refuse to touch anything but the runs' own Parquet files: it lists
-// them as DuckDB's allowed_paths, turns enable_external_access off (no other file read or written, no
+// lockDown makes a session's database refuse to touch anything but the runs' own Parquet files (files,
+// from lakeFiles): it sets them as DuckDB's allowed_paths, turns enable_external_access off (no other file read or written, no
 // COPY TO, ATTACH, INSTALL/LOAD or getenv) and locks the configuration so no query can undo it. It runs
 // after the session's views exist; the views read only the listed files.
-func lockDown(ctx context.Context, db *sql.DB, lk *lake.Lake, runs []string, corpus string) error {
-	var files []string
-	for _, run := range runs {
-		for _, table := range schemas.RunTables() {
-			f, err := lk.LocalFiles(ctx, run, table)
-			if err != nil {
-				return err
-			}
-			files = append(files, f...)
-		}
-	}
-	if corpus != "" {
-		f, err := lk.CorpusFiles(ctx, corpus)
-		if err != nil && !errors.Is(err, lake.ErrNotCommitted) {
-			return err
-		}
-		files = append(files, f...)
-	}
+func lockDown(ctx context.Context, db *sql.DB, files []string) error {
 	stmts := []string{"set allowed_paths = " + literalList(files), "set enable_external_access = false",
 		"set lock_configuration = true"}
 	for _, stmt := range stmts {
@@ -45,6 +28,29 @@ func lockDown(ctx context.Context, db *sql.DB, lk *lake.Lake, runs []string, cor
 		}
 	}
 	return nil
+}
+
+// lakeFiles lists the Parquet files a session over runs reads: every table of the runs and the corpus.
+// The list is also the session's fingerprint: a new commit, or a forced one, changes it.
+func lakeFiles(ctx context.Context, lk *lake.Lake, runs []string, corpus string) ([]string, error) {
+	var files []string
+	for _, run := range runs {
+		for _, table := range schemas.RunTables() {
+			f, err := lk.LocalFiles(ctx, run, table)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, f...)
+		}
+	}
+	if corpus != "" {
+		f, err := lk.CorpusFiles(ctx, corpus)
+		if err != nil && !errors.Is(err, lake.ErrNotCommitted) {
+			return nil, err
+		}
+		files = append(files, f...)
+	}
+	return files, nil
 }
 
 // readOnlyQuery checks console SQL with DuckDB's own parser: json_serialize_sql serializes SELECT

@@ -40,8 +40,8 @@ type Options struct {
 	Token string
 	// Stages are the stages of a step in order, for the timeline's stages-done grid.
 	Stages []StageMarker
-	// Refresh is how long a run's DuckDB session is reused before it is reopened to see newly committed
-	// steps (default 30 s).
+	// Refresh is how often a session checks the lake for new commits (its file list); a session is
+	// reopened only when the list changed (default 10 s).
 	Refresh time.Duration
 	// QueryTimeout bounds one console query (default 2 minutes).
 	QueryTimeout time.Duration
@@ -57,17 +57,22 @@ type Server struct {
 }
 
 // cached is an open session shared by requests; users counts the requests using it, so a replaced
-// session is closed only once they are done.
+// session is closed only once they are done. The app's own queries (dashboard, timeline) are kept in
+// results until the lake changes.
 type cached struct {
-	sess   *duck.Session
-	opened time.Time
-	users  sync.WaitGroup
+	sess        *duck.Session
+	fingerprint string
+	checked     time.Time
+	users       sync.WaitGroup
+
+	mu      sync.Mutex
+	results map[string]*Dataset
 }
 
 // New returns a server over lk.
 func New(lk *lake.Lake, opts Options) *Server {
 	if opts.Refresh <= 0 {
-		opts.Refresh = 30 * time.Second
+		opts.Refresh = 10 * time.Second
 	}
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = 2 * time.Minute
@@ -109,41 +114,86 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
-// session returns a locked-down session over runs (opened, or reused while younger than Refresh) and
-// the function to call when the request is done with it.
+// session returns a locked-down session over runs and the function to call when the request is done
+// with it. A session is reused until the lake's files for the runs change (checked every Refresh).
 func (s *Server) session(ctx context.Context, runs []string) (*duck.Session, func(), error) {
+	c, err := s.entry(ctx, runs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.sess, c.users.Done, nil
+}
+
+func (s *Server) entry(ctx context.Context, runs []string) (*cached, error) {
 	key := strings.Join(runs, "\x00")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.sessions[key]; ok && time.Since(c.opened) < s.opts.Refresh {
+	c, ok := s.sessions[key]
+	if ok && time.Since(c.checked) < s.opts.Refresh {
 		c.users.Add(1)
-		return c.sess, c.users.Done, nil
+		return c, nil
+	}
+	corpus := ""
+	for i, run := range runs {
+		cfg, err := s.lk.RunConfig(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			corpus = cfg.Sample.Corpus
+		}
+	}
+	files, err := lakeFiles(ctx, s.lk, runs, corpus)
+	if err != nil {
+		return nil, err
+	}
+	fingerprint := strings.Join(files, "\n")
+	if ok && c.fingerprint == fingerprint {
+		c.checked = time.Now()
+		c.users.Add(1)
+		return c, nil
 	} else if ok {
 		delete(s.sessions, key)
 		go func() { c.users.Wait(); c.sess.Close() }()
 	}
-	for _, run := range runs {
-		if _, err := s.lk.RunConfig(ctx, run); err != nil {
-			return nil, nil, err
-		}
-	}
 	sess, err := duck.OpenRuns(ctx, s.lk, runs...)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	corpus := ""
-	if len(runs) > 0 {
-		cfg, _ := s.lk.RunConfig(ctx, runs[0])
-		corpus = cfg.Sample.Corpus
-	}
-	if err := lockDown(ctx, sess.DB, s.lk, runs, corpus); err != nil {
+	// The models read episodes several times each; one in-memory copy (a temp table, first in DuckDB's
+	// search path, same columns) saves reopening every step's file per read.
+	if _, err := sess.DB.ExecContext(ctx, "create temp table episodes as select * from main.episodes"); err != nil {
 		sess.Close()
-		return nil, nil, err
+		return nil, fmt.Errorf("view: load episodes: %w", err)
 	}
-	c := &cached{sess: sess, opened: time.Now()}
+	if err := lockDown(ctx, sess.DB, files); err != nil {
+		sess.Close()
+		return nil, err
+	}
+	c = &cached{sess: sess, fingerprint: fingerprint, checked: time.Now(), results: map[string]*Dataset{}}
 	s.sessions[key] = c
 	c.users.Add(1)
-	return sess, c.users.Done, nil
+	return c, nil
+}
+
+// memo runs one of the app's own queries over runs, or returns its result from the session's cache.
+func (s *Server) memo(ctx context.Context, runs []string, text string) (*Dataset, error) {
+	c, err := s.entry(ctx, runs)
+	if err != nil {
+		return nil, err
+	}
+	defer c.users.Done()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ds, ok := c.results[text]; ok {
+		return ds, nil
+	}
+	ds, err := query(ctx, c.sess.DB, text, 0)
+	if err != nil {
+		return nil, err
+	}
+	c.results[text] = ds
+	return ds, nil
 }
 
 // Handler returns the app: the JSON API under /api/, the embedded assets under /assets/, and the app's
