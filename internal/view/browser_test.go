@@ -1,0 +1,300 @@
+package view
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/synth"
+)
+
+// chromium returns the headless browser (Debian's chromium; SPADE_CHROMIUM overrides), failing in CI
+// when it is missing.
+func chromium(t *testing.T) string {
+	t.Helper()
+	name := os.Getenv("SPADE_CHROMIUM")
+	if name == "" {
+		name = "chromium"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI (apt-get install chromium): %v", name, err)
+		}
+		t.Skipf("%s not installed: %v", name, err)
+	}
+	return path
+}
+
+// browserSession is a headless Chromium driven over the DevTools protocol that records console errors,
+// uncaught exceptions and every request it makes.
+type browserSession struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	errors   []string
+	requests []string
+	// expected counts the failed loads the test causes on purpose (a refused console query is a 403,
+	// which Chromium logs as an error), by URL.
+	expected map[string]int
+}
+
+// expectFailedLoad allows one logged failed load of url (a refusal the test asks for).
+func (b *browserSession) expectFailedLoad(url string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.expected[url]++
+}
+
+func newBrowser(t *testing.T) *browserSession {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	b := &browserSession{ctx: ctx, expected: map[string]int{}}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.APITypeError || e.Type == runtime.APITypeAssert {
+				var args []string
+				for _, a := range e.Args {
+					args = append(args, string(a.Value))
+				}
+				b.errors = append(b.errors, "console: "+strings.Join(args, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			b.errors = append(b.errors, "exception: "+e.ExceptionDetails.Error())
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.LevelError && e.Entry.Source == log.SourceNetwork && b.expected[e.Entry.URL] > 0 {
+				b.expected[e.Entry.URL]--
+			} else if e.Entry.Level == log.LevelError {
+				b.errors = append(b.errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		case *network.EventRequestWillBeSent:
+			b.requests = append(b.requests, e.Request.URL)
+		}
+	})
+	if err := chromedp.Run(ctx, network.Enable(), log.Enable(), runtime.Enable()); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// check fails the test on a console error or a request that left 127.0.0.1.
+func (b *browserSession) check(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.errors {
+		t.Errorf("browser: %s", e)
+	}
+	if len(b.requests) == 0 {
+		t.Error("browser: no request recorded")
+	}
+	for _, r := range b.requests {
+		u, err := url.Parse(r)
+		if err != nil || (u.Scheme != "data" && u.Hostname() != "127.0.0.1") {
+			t.Errorf("browser: a request left 127.0.0.1: %s", r)
+		}
+	}
+}
+
+// wait waits until the app has drawn page, failing on its error page.
+func wait(page string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var ready string
+		for {
+			if err := chromedp.Run(ctx, chromedp.Evaluate(`document.body.dataset.ready || ''`, &ready)); err != nil {
+				return err
+			}
+			if ready == page {
+				return nil
+			}
+			if ready == "error" {
+				var msg string
+				chromedp.Run(ctx, chromedp.Text(`[data-field=error]`, &msg, chromedp.ByQuery))
+				return fmt.Errorf("the app shows an error instead of %s: %s", page, msg)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// shot saves a full-page PNG screenshot under dir.
+func shot(dir, name string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var png []byte
+		if err := chromedp.FullScreenshot(&png, 100).Do(ctx); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	})
+}
+
+// TestBrowserClickThrough opens the demo's run in headless Chromium and clicks from the run list to a
+// timeline, a pool, an env and a hinted/unhinted pair; the program, the hint, the first observations and
+// the outcomes on the pages must equal what DuckDB returns.
+func TestBrowserClickThrough(t *testing.T) {
+	b := newBrowser(t)
+	lk, run := demoLake(t)
+	ts := startServer(t, lk, Options{})
+	dir := t.TempDir()
+	var envID, code, hint, hintedID, unhintedID string
+	err := chromedp.Run(b.ctx,
+		chromedp.Navigate(ts.URL+"/"), wait("runs"), shot(dir, "runs"),
+		chromedp.Click(`table[data-table=runs] a[href="/runs/`+run+`"]`, chromedp.ByQuery), wait("timeline"), shot(dir, "timeline"),
+		chromedp.Click(`rect[data-stage=rollout][data-step="0"]`, chromedp.ByQuery), wait("pool"), shot(dir, "pool"),
+		chromedp.AttributeValue(`.card`, "data-env", &envID, nil, chromedp.ByQuery),
+		chromedp.Click(`.card h3 a`, chromedp.ByQuery), wait("env"), shot(dir, "env"),
+		chromedp.TextContent(`[data-field=program]`, &code, chromedp.ByQuery),
+		chromedp.TextContent(`[data-field=hint]`, &hint, chromedp.ByQuery),
+		chromedp.Click(`button[data-control=play]`, chromedp.ByQuery), wait("play"), shot(dir, "play"),
+		chromedp.AttributeValue(`[data-side=hinted]`, "data-episode", &hintedID, nil, chromedp.ByQuery),
+		chromedp.AttributeValue(`[data-side=unhinted]`, "data-episode", &unhintedID, nil, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := truth(t, lk, run, "select code, hint from envs where env_id = "+lit(envID))
+	if code != want[0] {
+		t.Errorf("the program on the page differs from envs.code (%d vs %d chars)", len(code), len(want[0].(string)))
+	}
+	if hint != want[1] {
+		t.Errorf("the hint on the page %q differs from envs.hint %q", hint, want[1])
+	}
+	for side, id := range map[string]string{"hinted": hintedID, "unhinted": unhintedID} {
+		checkSide(t, b, lk, run, side, id)
+	}
+	pair := truth(t, lk, run, "select a.seed = b.seed, a.env_id = b.env_id from episodes a, episodes b where a.episode_id = "+lit(hintedID)+" and b.episode_id = "+lit(unhintedID))
+	if pair[1] != true {
+		t.Errorf("the pair is not of one env")
+	}
+	t.Logf("pair %s / %s, same seed: %v; screenshots in %s", hintedID, unhintedID, pair[0], dir)
+
+	// The console: a result table and a refused write, both as the page shows them.
+	var result, refusal string
+	b.expectFailedLoad(ts.URL + "/api/query")
+	err = chromedp.Run(b.ctx,
+		chromedp.Navigate(ts.URL+"/console?"+url.Values{"run": {run}, "sql": {"select count(*) as n from episodes"}}.Encode()), wait("console"),
+		chromedp.WaitVisible(`table[data-table=result]`, chromedp.ByQuery),
+		chromedp.TextContent(`table[data-table=result] td`, &result, chromedp.ByQuery), shot(dir, "console"),
+		chromedp.SetValue(`textarea[data-control=sql]`, "copy (select 1) to 'x.csv'", chromedp.ByQuery),
+		chromedp.Click(`button[data-control=run]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-field=error]`, chromedp.ByQuery),
+		chromedp.TextContent(`[data-field=error]`, &refusal, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := truth(t, lk, run, "select count(*) from episodes")[0]; result != fmt.Sprint(n) {
+		t.Errorf("console count %q, DuckDB %v", result, n)
+	}
+	if !strings.Contains(refusal, "only a single SELECT") {
+		t.Errorf("console refusal: %q", refusal)
+	}
+	b.check(t)
+}
+
+// checkSide compares one column of the plays page with DuckDB: the first observation and the outcome.
+func checkSide(t *testing.T, b *browserSession, lk *lake.Lake, run, side, id string) {
+	t.Helper()
+	var obs, ret, success, endedBy string
+	sel := `[data-side=` + side + `] `
+	err := chromedp.Run(b.ctx,
+		chromedp.TextContent(sel+`[data-turn] [data-field=observation]`, &obs, chromedp.ByQuery),
+		chromedp.AttributeValue(sel+`[data-field=outcome]`, "data-return", &ret, nil, chromedp.ByQuery),
+		chromedp.AttributeValue(sel+`[data-field=outcome]`, "data-success", &success, nil, chromedp.ByQuery),
+		chromedp.AttributeValue(sel+`[data-field=outcome]`, "data-ended-by", &endedBy, nil, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := truth(t, lk, run, "select (select observation from turns where episode_id = "+lit(id)+" order by turn limit 1), "+
+		`"return"::varchar, success::varchar, ended_by, hinted from episodes where episode_id = `+lit(id))
+	if obs != want[0] {
+		t.Errorf("%s: first observation %q, DuckDB %q", side, obs, want[0])
+	}
+	// JavaScript prints a float as the shortest string that reads back, as DuckDB's cast does.
+	if ret != want[1] && ret+".0" != want[1] {
+		t.Errorf("%s: return %q, DuckDB %q", side, ret, want[1])
+	}
+	if success != want[2] || endedBy != want[3] {
+		t.Errorf("%s: success %q ended_by %q, DuckDB %v %v", side, success, endedBy, want[2], want[3])
+	}
+	if want[4] != (side == "hinted") {
+		t.Errorf("%s column shows an episode with hinted = %v", side, want[4])
+	}
+}
+
+// TestBrowserPageTimes measures (logs, never fails on) how long the timeline and a pool page take to
+// draw in the browser for a synthetic run of many steps with paper-sized pools: from the navigation to
+// the page's ready mark, the server's queries included. SPADE_VIEW_PERF_STEPS changes the step count
+// (default 100; the paper's 400 takes minutes to write on a small machine).
+func TestBrowserPageTimes(t *testing.T) {
+	b := newBrowser(t)
+	steps := 100
+	if v := os.Getenv("SPADE_VIEW_PERF_STEPS"); v != "" {
+		fmt.Sscan(v, &steps)
+	}
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := synth.Paper()
+	o.Steps = steps
+	start := time.Now()
+	if err := synth.Write(ctx, lk, "s", o); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("synthetic run: %d steps × %d envs × %d episodes per env and condition, written in %v", steps, o.EnvsPerStep, o.GroupSize, time.Since(start).Round(time.Millisecond))
+	ts := startServer(t, lk, Options{})
+	dir := t.TempDir()
+	mid := steps / 2
+	for _, visit := range []struct{ name, path, page string }{
+		{"runs", "/", "runs"},
+		{"timeline, first visit", "/runs/s", "timeline"},
+		{"timeline, again", "/runs/s", "timeline"},
+		{"pool", fmt.Sprintf("/runs/s/steps/%d", mid), "pool"},
+		{"pool, another step", fmt.Sprintf("/runs/s/steps/%d", mid+1), "pool"},
+	} {
+		begin := time.Now()
+		if err := chromedp.Run(b.ctx, chromedp.Navigate(ts.URL+visit.path), wait(visit.page)); err != nil {
+			t.Fatal(err)
+		}
+		elapsed := time.Since(begin)
+		var drawn float64
+		chromedp.Run(b.ctx, chromedp.Evaluate(`performance.now()`, &drawn))
+		t.Logf("%-24s %4d ms to ready (page clock %4.0f ms since navigation)", visit.name, elapsed.Milliseconds(), drawn)
+		if err := chromedp.Run(b.ctx, shot(dir, strings.NewReplacer(" ", "_", ",", "", "(", "", ")", "").Replace(visit.name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.check(t)
+}

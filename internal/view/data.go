@@ -1,0 +1,154 @@
+package view
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"net/http"
+	"time"
+
+	"github.com/spadekit/spade/internal/lake"
+)
+
+// Dataset is one query's result as the API returns it: the SQL that produced it (exactly what ran, so a
+// page can show it or open it in the console), the columns, and the rows as JSON values.
+type Dataset struct {
+	SQL       string   `json:"sql"`
+	Columns   []string `json:"columns"`
+	Rows      [][]any  `json:"rows"`
+	Truncated bool     `json:"truncated,omitempty"`
+}
+
+// query runs SQL and returns at most limit rows (0: all).
+func query(ctx context.Context, db *sql.DB, text string, limit int) (*Dataset, error) {
+	rows, err := db.QueryContext(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	ds := &Dataset{SQL: text, Columns: cols, Rows: [][]any{}}
+	for rows.Next() {
+		if limit > 0 && len(ds.Rows) == limit {
+			ds.Truncated = true
+			break
+		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			vals[i] = jsonValue(v)
+		}
+		ds.Rows = append(ds.Rows, vals)
+	}
+	return ds, rows.Err()
+}
+
+// jsonValue turns a driver value into one encoding/json writes faithfully: NaN and ±Inf (which JSON
+// cannot hold) become null, HUGEINT a number, bytes text, nested lists and maps element by element.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return x
+	case float32:
+		return jsonValue(float64(x))
+	case *big.Int:
+		if x.IsInt64() {
+			return x.Int64()
+		}
+		f, _ := new(big.Float).SetInt(x).Float64()
+		return f
+	case []byte:
+		return string(x)
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonValue(e)
+		}
+		return out
+	case interface{ Float64() float64 }: // DECIMAL
+		return jsonValue(x.Float64())
+	case nil, bool, string, int64, int32, int16, int8, int, uint64, uint32, uint16, uint8:
+		return x
+	case fmt.Stringer:
+		return x.String()
+	}
+	return fmt.Sprint(v)
+}
+
+// record returns a one-row dataset's row as a map (nil when there is no row).
+func (d *Dataset) record() map[string]any {
+	if len(d.Rows) == 0 {
+		return nil
+	}
+	m := make(map[string]any, len(d.Columns))
+	for i, c := range d.Columns {
+		m[c] = d.Rows[0][i]
+	}
+	return m
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Headers are out; the client sees a truncated body.
+		fmt.Fprintf(w, "\n")
+	}
+}
+
+// apiError is every error's JSON body.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(apiError{Error: err.Error()})
+}
+
+// statusOf maps an error to a status code: a run or partition that is not there is 404, a query the
+// console refuses 403, SQL that DuckDB rejects 400, anything else (storage) 500.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, lake.ErrNoRun), errors.Is(err, errNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrNotReadOnly):
+		return http.StatusForbidden
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	case errors.Is(err, errBadSQL):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+var (
+	errNotFound = errors.New("not found")
+	errBadSQL   = errors.New("SQL error")
+)

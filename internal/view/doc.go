@@ -1,0 +1,24 @@
+// Package view is `spade view`: a single-user web app over a lake, served from the binary (the HTML, CSS
+// and JavaScript are embedded; nothing is fetched from elsewhere, there is no build step).
+//
+// Every number on its pages comes from DuckDB SQL over the lake, through the same sessions `spade query`
+// opens (internal/duck: one view per table of a run, the models of sql/ as views). Each JSON answer
+// carries the SQL that produced it, and the pages link every number to the SQL console prefilled with
+// that query.
+//
+// Endpoints (all GET unless said; every page URL serves the app, which reads the JSON):
+//
+//	/api/runs                          every run: preset, steps committed per stage, its dashboard
+//	/api/runs/{run}/timeline           stages done per step; band, solve rates, regret, Vendi/n,
+//	                                   acceptance and cost per step or window
+//	/api/runs/{run}/steps/{step}       the pool a step played: env cards, the gate's verdicts, repeats
+//	/api/runs/{run}/envs/{env}         program, hint, corpus excerpt, prompt memory, episodes, response
+//	/api/runs/{run}/episodes/{episode} one play turn by turn, with the Agent's answers from llm_calls
+//	POST /api/query                    {"runs": [...], "sql": "..."}: the console (read-only)
+//	/api/query.csv?run=R&sql=Q         the console's result as CSV
+//
+// Safety: the server binds to loopback unless given a token (CheckAddr); with a token every request
+// carries it (header, cookie or ?token=). Sessions are locked down once their views exist (lockDown:
+// external access off except for the run's own Parquet files, configuration locked), and the console
+// runs only a single statement that DuckDB's own parser serializes as a SELECT (readOnlyQuery).
+package view
