@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	icorpus "github.com/spadekit/spade/internal/corpus"
+
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
@@ -138,7 +140,7 @@ func TestExcerptWords(t *testing.T) {
 		{"a\tb", 1, "a"},
 	}
 	for _, tc := range cases {
-		if got := sample.ExcerptWords(tc.text, tc.max); got != tc.want {
+		if got := icorpus.Excerpt(tc.text, 0, tc.max); got != tc.want {
 			t.Errorf("ExcerptWords(%q, %d) = %q, want %q", tc.text, tc.max, got, tc.want)
 		}
 	}

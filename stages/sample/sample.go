@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/corpus"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/stage"
@@ -296,7 +294,7 @@ func (d *Drawer) slotRow(slot int) schemas.SampleRow {
 // setDoc puts doc and its excerpt (sample.excerpt_words, then sample.excerpt_chars) in row.
 func (d *Drawer) setDoc(row *schemas.SampleRow, doc schemas.CorpusRow) {
 	row.DocID = doc.DocID
-	row.Excerpt = Excerpt(ExcerptWords(doc.Text, d.cfg.Sample.ExcerptWords), d.cfg.Sample.ExcerptChars)
+	row.Excerpt = corpus.Excerpt(doc.Text, d.cfg.Sample.ExcerptChars, d.cfg.Sample.ExcerptWords)
 }
 
 // pick returns the best unused suited document (best domain rank, then draw order), else a reused one.
@@ -337,48 +335,4 @@ func pickUniform(order []schemas.CorpusRow, taken, thisStep map[string]bool) (sc
 		}
 	}
 	return order[0], true
-}
-
-// ExcerptWords cuts a document to its first maxWords words (runs of non-space characters), keeping the
-// text up to the end of the last kept word as it is. maxWords ≤ 0 keeps it whole.
-func ExcerptWords(text string, maxWords int) string {
-	if maxWords <= 0 {
-		return text
-	}
-	words, inWord := 0, false
-	for i, r := range text {
-		space := unicode.IsSpace(r)
-		if !space && !inWord {
-			if words == maxWords {
-				return strings.TrimRightFunc(text[:i], unicode.IsSpace)
-			}
-			words++
-		}
-		inWord = !space
-	}
-	return text
-}
-
-// Excerpt cuts a document to at most maxChars characters (runes), at the last paragraph or sentence
-// break in the final fifth when there is one, else at a space, else hard. maxChars ≤ 0 keeps it whole.
-func Excerpt(text string, maxChars int) string {
-	if maxChars <= 0 || utf8.RuneCountInString(text) <= maxChars {
-		return text
-	}
-	cut := 0
-	for i := range text {
-		if maxChars == 0 {
-			cut = i
-			break
-		}
-		maxChars--
-	}
-	head := text[:cut]
-	floor := len(head) * 4 / 5
-	for _, sep := range []string{"\n\n", ". ", "\n", " "} {
-		if i := strings.LastIndex(head, sep); i >= floor {
-			return strings.TrimRight(head[:i+len(sep)], " \n")
-		}
-	}
-	return head
 }

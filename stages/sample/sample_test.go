@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	icorpus "github.com/spadekit/spade/internal/corpus"
+
 	"github.com/spadekit/spade/stages/stage"
 
 	"github.com/spadekit/spade/internal/config"
@@ -60,7 +62,7 @@ func TestExcerpt(t *testing.T) {
 		{"aaaa bbbb cccc", 12, "aaaa bbbb"},
 	}
 	for _, tc := range cases {
-		if got := sample.Excerpt(tc.text, tc.max); got != tc.want {
+		if got := icorpus.Excerpt(tc.text, tc.max, 0); got != tc.want {
 			t.Errorf("Excerpt(%q, %d) = %q, want %q", tc.text, tc.max, got, tc.want)
 		}
 	}
