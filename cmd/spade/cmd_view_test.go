@@ -14,7 +14,7 @@ import (
 func TestViewStageMarkers(t *testing.T) {
 	want := []view.StageMarker{{Name: "sample", Table: "samples"}, {Name: "generate", Table: "candidates"},
 		{Name: "pool/gate", Table: "envs"}, {Name: "rollout", Table: "episodes"}, {Name: "regret", Table: "designer_rewards"},
-		{Name: "grpo", Table: "train_metrics"}}
+		{Name: "grpo", Table: "train_metrics"}, {Name: "eval", Table: "eval_results"}}
 	if got := stageMarkers(steprun.Stages()); !reflect.DeepEqual(got, want) {
 		t.Errorf("stage markers %v, want %v", got, want)
 	}

@@ -184,6 +184,13 @@ func WithTxn(ctx context.Context, tx *Txn) context.Context {
 	return context.WithValue(ctx, txnKey{}, tx)
 }
 
+// WithoutTxn returns a context in which writes commit on their own again, outside any stage
+// transaction: for a stage that checkpoints its work piece by piece (eval commits each chunk, so a
+// killed evaluation resumes where it stopped).
+func WithoutTxn(ctx context.Context) context.Context {
+	return context.WithValue(ctx, txnKey{}, (*Txn)(nil))
+}
+
 func txnFrom(ctx context.Context) *Txn {
 	tx, _ := ctx.Value(txnKey{}).(*Txn)
 	return tx

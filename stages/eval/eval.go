@@ -197,11 +197,14 @@ func runBench(ctx context.Context, env *stage.Env, step int64, name string, samp
 			sum.score += rows[i].Score
 		}
 		force := lake.WriteOptions{Force: true} // replaces what a killed attempt left of this chunk
-		if err := llm.CommitCalls(ctx, env.Lake, env.Run, step, fragment, calls, force); err != nil {
+		// Each chunk commits on its own, outside the stage's transaction: a killed evaluation keeps
+		// the chunks it finished and resumes after them.
+		own := lake.WithoutTxn(ctx)
+		if err := llm.CommitCalls(own, env.Lake, env.Run, step, fragment, calls, force); err != nil {
 			return "", err
 		}
 		key := lake.PartitionKey{Run: env.Run, Table: schemas.EvalResultsSpec.Name, Step: step, Fragment: fragment}
-		if _, err := lake.WriteRows(ctx, env.Lake, key, rows, force); err != nil {
+		if _, err := lake.WriteRows(own, env.Lake, key, rows, force); err != nil {
 			return "", err
 		}
 		sum.chunks++
