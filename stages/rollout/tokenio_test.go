@@ -173,4 +173,3 @@ func toInt32(v []int64) []int32 {
 	}
 	return out
 }
-
