@@ -157,6 +157,19 @@ type Rollout struct {
 	// system prompt (none when empty), an optional {{define "first_user"}} the first user message; both
 	// get stages/rollout.PromptData (MaxTurns, Hint, Observation, ActionFormat).
 	PromptFile string `json:"prompt_file"`
+	// TokenIO is how the Agent's turns reach the server: chat (every turn a Chat Completions call with the
+	// message history) or tokens (turn 0 a chat call, every later turn a /completions call whose prompt is
+	// the running token sequence: the previous prompt ids, the completion ids, and the server's
+	// tokenization of TokenIOTemplate around the observation), so a play is one token sequence by
+	// construction. tokens needs rollout.context truncate and the games setting.
+	TokenIO TokenIO `json:"token_io"`
+	// TokenIOTemplate is, under token_io tokens, the text that follows a completion's tokens before the
+	// next completion, with {observation} standing for the observation (or the parse feedback): the chat
+	// template's end of the assistant turn that the completion did not already sample, the user header,
+	// the observation, the end of the user turn and the generation prompt. It is tokenized by the
+	// server's /tokenize without special tokens added. For a ChatML template (Qwen3), whose completions
+	// end with the sampled <|im_end|>: "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n".
+	TokenIOTemplate string `json:"token_io_template"`
 }
 
 // Regret configures the Designer reward.
@@ -558,6 +571,13 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: key \"generate.hint_max_tokens\" must be >= 1")
 	case c.LLM.Designer.TopK < 0 || c.LLM.Agent.TopK < 0:
 		return fmt.Errorf("config: keys \"llm.designer.top_k\" and \"llm.agent.top_k\" must be >= 0")
+	case c.Rollout.TokenIO == TokenIOTokens && !strings.Contains(c.Rollout.TokenIOTemplate, TokenIOObservation):
+		return fmt.Errorf("config: key \"rollout.token_io_template\" must contain %s when rollout.token_io is tokens (for Qwen3's ChatML: %q)",
+			TokenIOObservation, "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n")
+	case c.Rollout.TokenIO == TokenIOTokens && c.Rollout.Context != ContextTruncate:
+		return fmt.Errorf("config: key \"rollout.context\" must be truncate when rollout.token_io is tokens (dropping old turns would break the token sequence)")
+	case c.Rollout.TokenIO == TokenIOTokens && c.Setting == schemas.SettingTools:
+		return fmt.Errorf("config: key \"rollout.token_io\" must be chat in the tools setting (tool calls are parsed by the chat endpoint)")
 	}
 	if _, err := c.SkillList(); err != nil {
 		return err

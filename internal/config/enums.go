@@ -93,6 +93,7 @@ var enumTypes = map[reflect.Type][]string{
 	reflect.TypeFor[HintPlacement]():   names(HintPlacementValues()),
 	reflect.TypeFor[ActionFormat]():    names(ActionFormatValues()),
 	reflect.TypeFor[ContextPolicy]():   names(ContextPolicyValues()),
+	reflect.TypeFor[TokenIO]():         names(TokenIOValues()),
 	reflect.TypeFor[HintMode]():        names(HintModeValues()),
 	reflect.TypeFor[Regen]():           names(RegenValues()),
 	reflect.TypeFor[GateChecks]():      names(GateChecksValues()),

@@ -88,6 +88,25 @@ func ContextPolicyValues() []ContextPolicy {
 	return []ContextPolicy{ContextTruncate, ContextDropOldest}
 }
 
+// TokenIO is rollout.token_io: how the Agent's turns are sent to the server.
+type TokenIO string
+
+// The token I/O modes.
+const (
+	// TokenIOChat sends every turn to Chat Completions with the message history (the server's chat
+	// template renders it).
+	TokenIOChat TokenIO = "chat"
+	// TokenIOTokens sends turn 0 to Chat Completions and every later turn to /completions with the
+	// running token sequence as the prompt (rollout.token_io_template).
+	TokenIOTokens TokenIO = "tokens"
+)
+
+// TokenIOValues lists every token I/O mode.
+func TokenIOValues() []TokenIO { return []TokenIO{TokenIOChat, TokenIOTokens} }
+
+// TokenIOObservation is the placeholder of rollout.token_io_template that the observation replaces.
+const TokenIOObservation = "{observation}"
+
 // HintMode is generate.hint_mode: who writes the privileged hint.
 type HintMode string
 

@@ -96,11 +96,24 @@ func RequestSeed(runSeed int64, role schemas.Role, step int64, key string) int64
 	return int64(binary.BigEndian.Uint64(sum[:8]) >> 2)
 }
 
-// EncodeRequest returns the exact body Chat sends for req and its hex SHA-256 (the replay key).
+// callKind is the endpoint a call goes to.
+type callKind int
+
+const (
+	kindChat       callKind = iota // POST /chat/completions
+	kindCompletion                 // POST /completions with a token-id prompt (Request.PromptIDs)
+	kindTokenize                   // POST /tokenize (TokenizeRequest)
+)
+
+// EncodeRequest returns the exact body Chat sends for req and its hex SHA-256 (the replay key): a Chat
+// Completions body, or a /completions body when req.PromptIDs is set.
 func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
 	rs, ok := c.settings.Roles[req.Role]
 	if !ok {
 		return nil, "", fmt.Errorf("llm: role %s is not configured", req.Role)
+	}
+	if req.PromptIDs != nil {
+		return c.encodeCompletion(req, rs)
 	}
 	body := ChatRequestBody{
 		Model:    rs.Model,
@@ -134,24 +147,84 @@ func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
 	return raw, hex.EncodeToString(sum[:]), nil
 }
 
+// encodeCompletion encodes a token-in-token-out call (CompletionRequestBody): always with vLLM's
+// sampling fields, log-probs and token ids, since the call exists to be trained on.
+func (c *Client) encodeCompletion(req *Request, rs RoleSettings) ([]byte, string, error) {
+	if len(req.Messages) > 0 || len(req.Tools) > 0 {
+		return nil, "", fmt.Errorf("llm: %s request %s: a token-id prompt takes no messages or tools", req.Role, req.Key)
+	}
+	if rs.Plain {
+		return nil, "", fmt.Errorf("llm: %s request %s: a token-id prompt needs vLLM's /completions, not a plain (portable) role", req.Role, req.Key)
+	}
+	yes, zero := true, 0
+	body := CompletionRequestBody{
+		Model: rs.Model, Prompt: req.PromptIDs, MaxTokens: rs.MaxTokens,
+		Temperature: &rs.Temperature, TopP: &rs.TopP, TopK: max(rs.TopK, 0),
+		Seed:     RequestSeed(c.settings.Seed, req.Role, req.Step, req.Key),
+		Logprobs: &zero, ReturnTokenIDs: &yes,
+	}
+	return encodeBody(&body, req)
+}
+
+// encodeBody marshals a request body and hashes it.
+func encodeBody(body any, req *Request) ([]byte, string, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, "", fmt.Errorf("llm: encode %s request %s: %w", req.Role, req.Key, err)
+	}
+	sum := sha256.Sum256(raw)
+	return raw, hex.EncodeToString(sum[:]), nil
+}
+
 // Chat makes one call, waiting for a free in-flight slot, and records it. A failed call (see the package
 // comment) returns a Completion with Err set and a nil error; the error is non-nil only when the context
-// ended or a replay missed, and then nothing is recorded.
+// ended or a replay missed, and then nothing is recorded. With req.PromptIDs set the call goes to
+// /completions; its Outcome's PromptTokenIDs are the ids sent when the server returned none.
 func (c *Client) Chat(ctx context.Context, req Request) (*Completion, error) {
 	body, hash, err := c.EncodeRequest(&req)
 	if err != nil {
 		return nil, err
 	}
+	kind := kindChat
+	if req.PromptIDs != nil {
+		kind = kindCompletion
+	}
+	return c.do(ctx, kind, &req, body, hash)
+}
+
+// Tokenize tokenizes req.Text with the role's server (vLLM's POST /tokenize) and records the call; the
+// tokens are the Completion's PromptTokenIDs. Errors are as for Chat.
+func (c *Client) Tokenize(ctx context.Context, treq TokenizeRequest) (*Completion, error) {
+	rs, ok := c.settings.Roles[treq.Role]
+	if !ok {
+		return nil, fmt.Errorf("llm: role %s is not configured", treq.Role)
+	}
+	req := Request{Role: treq.Role, Step: treq.Step, Key: treq.Key}
+	body, hash, err := encodeBody(&TokenizeRequestBody{Model: rs.Model, Prompt: treq.Text}, &req)
+	if err != nil {
+		return nil, err
+	}
+	return c.do(ctx, kindTokenize, &req, body, hash)
+}
+
+// do sends one encoded call through the role's backend and records it.
+func (c *Client) do(ctx context.Context, kind callKind, req *Request, body []byte, hash string) (*Completion, error) {
 	b := c.backends[req.Role]
 	select {
 	case c.inFlight <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	out, err := b.complete(ctx, &req, body, hash)
+	out, err := b.complete(ctx, kind, req, body, hash)
 	<-c.inFlight
 	if err != nil {
 		return nil, err
+	}
+	if kind == kindCompletion && out.Err == "" && out.PromptTokenIDs == nil {
+		out.PromptTokenIDs = append([]int64(nil), req.PromptIDs...)
+	}
+	if kind == kindTokenize && out.Model == "" && out.Err == "" {
+		out.Model = c.settings.Roles[req.Role].Model
 	}
 	rs := c.settings.Roles[req.Role]
 	call := Call{

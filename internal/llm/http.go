@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -21,7 +22,7 @@ import (
 // backend answers one encoded request for a role.
 type backend interface {
 	// complete returns the Outcome of the request; a Go error means the stage must stop.
-	complete(ctx context.Context, req *Request, body []byte, hash string) (Outcome, error)
+	complete(ctx context.Context, kind callKind, req *Request, body []byte, hash string) (Outcome, error)
 	// check verifies, before any work, that the role can be served.
 	check(ctx context.Context, role schemas.Role) error
 }
@@ -66,13 +67,13 @@ type attemptResult struct {
 	retryWait time.Duration // server's Retry-After, if any
 }
 
-func (b *httpBackend) complete(ctx context.Context, req *Request, body []byte, _ string) (Outcome, error) {
+func (b *httpBackend) complete(ctx context.Context, kind callKind, req *Request, body []byte, _ string) (Outcome, error) {
 	start := time.Now()
 	var res attemptResult
 	attempts := 0
 	for {
 		attempts++
-		res = b.attempt(ctx, body)
+		res = b.attempt(ctx, kind, body)
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, err
 		}
@@ -103,11 +104,23 @@ func (b *httpBackend) complete(ctx context.Context, req *Request, body []byte, _
 	return out, nil
 }
 
+// kindURL returns the URL a call of the kind is posted to: /chat/completions and /completions under the
+// /v1 root, and vLLM's /tokenize at the server root (the base URL without its /v1).
+func (b *httpBackend) kindURL(kind callKind) string {
+	switch kind {
+	case kindCompletion:
+		return b.endpoint("/completions")
+	case kindTokenize:
+		return strings.TrimSuffix(strings.TrimRight(b.settings.BaseURL, "/"), "/v1") + "/tokenize"
+	}
+	return b.endpoint("/chat/completions")
+}
+
 // attempt makes one HTTP request and classifies its result.
-func (b *httpBackend) attempt(ctx context.Context, body []byte) attemptResult {
+func (b *httpBackend) attempt(ctx context.Context, kind callKind, body []byte) attemptResult {
 	actx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, b.endpoint("/chat/completions"), bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, b.kindURL(kind), bytes.NewReader(body))
 	if err != nil {
 		return attemptResult{failure: "build request: " + err.Error()}
 	}
@@ -143,19 +156,41 @@ func (b *httpBackend) attempt(ctx context.Context, body []byte) attemptResult {
 	if int64(len(raw)) > b.opts.MaxResponseBytes {
 		return attemptResult{failure: fmt.Sprintf("response larger than %d bytes", b.opts.MaxResponseBytes)}
 	}
-	return decodeChatResponse(raw)
+	return decodeResponse(kind, raw)
 }
 
-// decodeChatResponse parses a 200 body; invalid UTF-8 and malformed JSON are failures, not retried.
-func decodeChatResponse(raw []byte) attemptResult {
+// decodeResponse parses a 200 body of a call of the kind; invalid UTF-8 and malformed JSON are failures,
+// not retried.
+func decodeResponse(kind callKind, raw []byte) attemptResult {
 	if !utf8.Valid(raw) {
 		return attemptResult{failure: "response is not valid UTF-8"}
 	}
-	var body ChatResponseBody
-	if err := json.Unmarshal(raw, &body); err != nil {
+	var (
+		out Outcome
+		err error
+	)
+	switch kind {
+	case kindCompletion:
+		var body CompletionResponseBody
+		if err = json.Unmarshal(raw, &body); err == nil {
+			out, err = outcomeFromCompletion(&body)
+		}
+	case kindTokenize:
+		var body TokenizeResponseBody
+		if err = json.Unmarshal(raw, &body); err == nil {
+			out, err = outcomeFromTokenize(&body)
+		}
+	default:
+		var body ChatResponseBody
+		if err = json.Unmarshal(raw, &body); err == nil {
+			out, err = outcomeFromBody(&body)
+		}
+	}
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syntax) || errors.As(err, &typ) {
 		return attemptResult{failure: "decode response: " + err.Error()}
 	}
-	out, err := outcomeFromBody(&body)
 	if err != nil {
 		return attemptResult{failure: err.Error()}
 	}

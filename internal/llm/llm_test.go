@@ -541,3 +541,42 @@ func TestCommitCallsConcurrentWritersKeepEveryRow(t *testing.T) {
 		t.Fatalf("%d rows after 4 concurrent writers of 5, want 20", len(rows))
 	}
 }
+
+// A token-id prompt goes to /v1/completions in vLLM's shape, the observation to /tokenize at the server
+// root; both are recorded, and the completion's prompt ids are the ids sent.
+func TestCompletionsWithTokenIDsAndTokenize(t *testing.T) {
+	srv := llmtest.Start(t, echo, model)
+	c := newClient(t, settings(srv.URL))
+	ctx := context.Background()
+	first, err := c.Chat(ctx, ask(schemas.RoleAgent, "ep=0/turn=0", "left"))
+	if err != nil || first.Failed() {
+		t.Fatalf("chat: %v %+v", err, first)
+	}
+	tok, err := c.Tokenize(ctx, llm.TokenizeRequest{Role: schemas.RoleAgent, Step: 3, Key: "ep=0/turn=1/observation",
+		Text: strings.ReplaceAll(llmtest.TokenIOTemplate, "{observation}", "right")})
+	if err != nil || tok.Failed() {
+		t.Fatalf("tokenize: %v %+v", err, tok)
+	}
+	if want := llmtest.TokenizeText("<|user|>right<|end|><|assistant|>"); fmt.Sprint(tok.PromptTokenIDs) != fmt.Sprint(want) {
+		t.Fatalf("tokens %v, want %v", tok.PromptTokenIDs, want)
+	}
+	prompt := append(append(append([]int64(nil), first.PromptTokenIDs...), first.CompletionTokenIDs...), tok.PromptTokenIDs...)
+	comp, err := c.Chat(ctx, llm.Request{Role: schemas.RoleAgent, Step: 3, Key: "ep=0/turn=1", PromptIDs: prompt})
+	if err != nil || comp.Failed() {
+		t.Fatalf("completions: %v %+v", err, comp)
+	}
+	if comp.Text != "<action>right</action>" || fmt.Sprint(comp.PromptTokenIDs) != fmt.Sprint(prompt) ||
+		len(comp.CompletionTokenIDs) == 0 || len(comp.CompletionLogprobs) != len(comp.CompletionTokenIDs) {
+		t.Fatalf("completion %+v", comp.Outcome)
+	}
+	sent := srv.Completions()
+	if len(sent) != 1 || sent[0].Logprobs == nil || *sent[0].Logprobs != 0 || sent[0].ReturnTokenIDs == nil || !*sent[0].ReturnTokenIDs {
+		t.Fatalf("completions requests %+v", sent)
+	}
+	if calls := c.TakeCalls(); len(calls) != 3 {
+		t.Fatalf("%d calls recorded, want chat, tokenize and completions", len(calls))
+	}
+	if _, err := c.Chat(ctx, llm.Request{Role: schemas.RoleAgent, Key: "x", PromptIDs: prompt, Messages: []llm.Message{{Role: "user"}}}); err == nil {
+		t.Fatal("a token-id prompt with messages was sent")
+	}
+}

@@ -25,7 +25,7 @@ func newReplayBackend(run string, calls []Call) *replayBackend {
 	return rb
 }
 
-func (rb *replayBackend) complete(_ context.Context, req *Request, body []byte, hash string) (Outcome, error) {
+func (rb *replayBackend) complete(_ context.Context, _ callKind, req *Request, body []byte, hash string) (Outcome, error) {
 	out, ok := rb.byHash[hash]
 	if !ok {
 		return Outcome{}, &ReplayMissError{Run: rb.run, Role: req.Role, Step: req.Step, RequestPrefix: prefix(string(body), 240)}

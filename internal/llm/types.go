@@ -124,6 +124,22 @@ type Request struct {
 	Messages []Message
 	// Tools are OpenAI tool schemas (each a JSON object), sent verbatim.
 	Tools []json.RawMessage
+	// PromptIDs, when not nil, makes the call a token-in-token-out one (rollout.token_io = tokens): it is
+	// sent to POST /completions with these token ids as the prompt (vLLM takes a list of ids as `prompt`)
+	// instead of Messages to /chat/completions; Messages and Tools must then be empty.
+	PromptIDs []int64
+}
+
+// TokenizeRequest asks the server to tokenize text (vLLM's POST /tokenize, at the server root beside
+// /v1, with add_special_tokens false, so no BOS is added). Role, Step and Key identify the call as for
+// Request; it is recorded in llm_calls like a completion (the tokens are its prompt_token_ids, it has no
+// completion), so a replayed run answers it from the recording.
+type TokenizeRequest struct {
+	Role schemas.Role
+	Step int64
+	Key  string
+	// Text is tokenized as it is.
+	Text string
 }
 
 // Outcome is what a backend returns for one request: the parsed answer or the failure reason.

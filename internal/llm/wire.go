@@ -28,6 +28,63 @@ type ChatRequestBody struct {
 	ReturnTokenIDs *bool `json:"return_token_ids,omitempty"`
 }
 
+// CompletionRequestBody is the JSON body of POST /completions as this client sends it for a
+// token-in-token-out call: the prompt is a list of token ids (a vLLM extension of the OpenAI body, which
+// takes it verbatim), with vLLM's sampling fields. Logprobs 0 returns the sampled tokens' log-probs
+// (choices[].logprobs.token_logprobs); return_token_ids returns choices[].prompt_token_ids and token_ids.
+type CompletionRequestBody struct {
+	Model          string   `json:"model"`
+	Prompt         []int64  `json:"prompt"`
+	MaxTokens      int      `json:"max_tokens,omitempty"`
+	Temperature    *float64 `json:"temperature,omitempty"`
+	TopP           *float64 `json:"top_p,omitempty"`
+	TopK           int      `json:"top_k,omitempty"`
+	Seed           int64    `json:"seed"`
+	Logprobs       *int     `json:"logprobs,omitempty"`
+	ReturnTokenIDs *bool    `json:"return_token_ids,omitempty"`
+}
+
+// CompletionResponseBody is the part of a /completions response this client reads, in vLLM's shape.
+type CompletionResponseBody struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Model   string             `json:"model"`
+	Choices []CompletionChoice `json:"choices"`
+	Usage   *Usage             `json:"usage,omitempty"`
+}
+
+// CompletionChoice is one choice of a /completions response.
+type CompletionChoice struct {
+	Index        int                `json:"index"`
+	Text         string             `json:"text"`
+	Logprobs     *CompletionLogprob `json:"logprobs,omitempty"`
+	FinishReason string             `json:"finish_reason"`
+	// PromptTokenIDs and TokenIDs are vLLM's, returned when return_token_ids is set.
+	PromptTokenIDs []int64 `json:"prompt_token_ids,omitempty"`
+	TokenIDs       []int64 `json:"token_ids,omitempty"`
+}
+
+// CompletionLogprob is the legacy completions log-prob shape: one entry per sampled token.
+type CompletionLogprob struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float64            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs,omitempty"`
+	TextOffset    []int                `json:"text_offset,omitempty"`
+}
+
+// TokenizeRequestBody is the JSON body of vLLM's POST /tokenize as this client sends it.
+type TokenizeRequestBody struct {
+	Model            string `json:"model"`
+	Prompt           string `json:"prompt"`
+	AddSpecialTokens bool   `json:"add_special_tokens"`
+}
+
+// TokenizeResponseBody is the part of vLLM's /tokenize response this client reads.
+type TokenizeResponseBody struct {
+	Count  int     `json:"count"`
+	Tokens []int64 `json:"tokens"`
+}
+
 // ChatResponseBody is the part of a Chat Completions response this client reads, in vLLM's shape.
 type ChatResponseBody struct {
 	ID      string       `json:"id"`
@@ -103,4 +160,35 @@ func outcomeFromBody(body *ChatResponseBody) (Outcome, error) {
 		out.CompletionTokens = body.Usage.CompletionTokens
 	}
 	return out, nil
+}
+
+// outcomeFromCompletion fills an Outcome from a decoded /completions response.
+func outcomeFromCompletion(body *CompletionResponseBody) (Outcome, error) {
+	if len(body.Choices) == 0 {
+		return Outcome{}, fmt.Errorf("response has no choices")
+	}
+	choice := body.Choices[0]
+	out := Outcome{
+		Text:               choice.Text,
+		FinishReason:       choice.FinishReason,
+		PromptTokenIDs:     choice.PromptTokenIDs,
+		CompletionTokenIDs: choice.TokenIDs,
+		Model:              body.Model,
+	}
+	if choice.Logprobs != nil && choice.Logprobs.TokenLogprobs != nil {
+		out.CompletionLogprobs = append([]float64(nil), choice.Logprobs.TokenLogprobs...)
+	}
+	if body.Usage != nil {
+		out.PromptTokens = body.Usage.PromptTokens
+		out.CompletionTokens = body.Usage.CompletionTokens
+	}
+	return out, nil
+}
+
+// outcomeFromTokenize fills an Outcome from a decoded /tokenize response: the tokens are the prompt ids.
+func outcomeFromTokenize(body *TokenizeResponseBody) (Outcome, error) {
+	if body.Tokens == nil {
+		return Outcome{}, fmt.Errorf("tokenize response has no tokens")
+	}
+	return Outcome{PromptTokenIDs: body.Tokens, PromptTokens: int64(len(body.Tokens))}, nil
 }

@@ -20,6 +20,19 @@
 // drop_oldest) or kept whole, the episode ending with ended_by max_turns once it no longer fits
 // (truncate, the authors'). Its return is EpisodeReturn (rollout.return: terminal or sum).
 //
+// Token I/O (rollout.token_io): chat (the default) sends every turn to Chat Completions with the message
+// history. tokens (games only, context truncate) sends turn 0 the same way and every later turn to the
+// OpenAI-compatible POST /v1/completions with a token-id prompt: the previous turn's prompt ids and
+// completion ids as the server returned them, then the server's tokens (vLLM's POST /tokenize, no special
+// tokens added) of exactly TokenIOText(rollout.token_io_template, observation): the template with
+// {observation} replaced by the next observation (or the parse feedback). For Qwen3's ChatML, whose
+// completions end with the sampled <|im_end|>, the template is
+// "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n". Every turn's prompt
+// then extends the previous one by construction (no chat template re-renders the history), so GRPO's
+// episode samples hold exactly what was sampled; the context check counts the real prompt length. The
+// tokenize calls are recorded in llm_calls (key ObservationKey, the tokens as prompt_token_ids, no
+// completion) beside the turns' calls, so a replayed run answers them too.
+//
 // Failures: an unparsable answer is a turn with a parse error and feedback, not a crash; an env that
 // raises, crashes or times out ends its episode with ended_by env_error or timeout; a failed model call
 // (after the client's retries) ends it with agent_error. An env with a timeout at an earlier step of its

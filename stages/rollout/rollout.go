@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/template"
@@ -254,6 +255,9 @@ func (r *runner) keepCalls(calls []llm.Call, turns []schemas.TurnRow) []llm.Call
 	used := make(map[string]bool, len(turns))
 	for _, t := range turns {
 		used[t.CallID] = true
+		// token_io tokens: the tokenize calls of the observations before and after the turn.
+		used[llm.CallID(schemas.RoleAgent, r.step, ObservationKey(t.EpisodeID, int(t.Turn)))] = true
+		used[llm.CallID(schemas.RoleAgent, r.step, ObservationKey(t.EpisodeID, int(t.Turn)+1))] = true
 	}
 	kept := calls[:0:0]
 	for i, c := range calls {
@@ -377,6 +381,7 @@ func (r *runner) discard(turns []schemas.TurnRow) {
 	defer r.mu.Unlock()
 	for _, t := range turns {
 		r.discarded[t.CallID] = true
+		r.discarded[llm.CallID(schemas.RoleAgent, r.step, ObservationKey(t.EpisodeID, int(t.Turn)+1))] = true
 	}
 }
 
@@ -525,21 +530,52 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 	budget := r.cfg.Rollout.ContextTokens - r.cfg.LLM.Agent.MaxTokens
 	truncate := r.cfg.Rollout.Context == config.ContextTruncate
 	var rewards []float64
+	// seq is, under rollout.token_io tokens, the next turn's prompt ids (nil until turn 0 answered).
+	var seq []int64
+	// extend sets seq after a turn answered: its prompt and completion ids, then the server's tokens of
+	// the token I/O template around the next observation. A non-empty reason ends the play (agent_error).
+	extend := func(turn int, comp *llm.Completion, observation string) (reason string, err error) {
+		if r.cfg.Rollout.TokenIO != config.TokenIOTokens {
+			return "", nil
+		}
+		if len(comp.PromptTokenIDs) == 0 || len(comp.CompletionTokenIDs) == 0 {
+			return "rollout.token_io tokens: the server returned no prompt or completion token ids (serve the Agent with vLLM, which returns them for return_token_ids)", nil
+		}
+		t := time.Now()
+		tok, err := r.client.Tokenize(ctx, llm.TokenizeRequest{Role: schemas.RoleAgent, Step: r.step, Key: ObservationKey(id, turn+1),
+			Text: TokenIOText(r.cfg.Rollout.TokenIOTemplate, observation)})
+		r.llmNanos.Add(int64(time.Since(t)))
+		if err != nil {
+			return "", fmt.Errorf("rollout: env %s episode %s turn %d: tokenize the observation: %w", env.EnvID, id, turn+1, err)
+		}
+		if tok.Failed() {
+			return "tokenize: " + tok.Err, nil
+		}
+		next := make([]int64, 0, len(comp.PromptTokenIDs)+len(comp.CompletionTokenIDs)+len(tok.PromptTokenIDs))
+		seq = append(append(append(next, comp.PromptTokenIDs...), comp.CompletionTokenIDs...), tok.PromptTokenIDs...)
+		return "", nil
+	}
 	ep.EndedBy = schemas.EndedMaxTurns
 	for turn := 0; turn < r.cfg.Rollout.MaxTurns; turn++ {
-		prompt := messages
-		if truncate {
-			if OverContext(messages, budget) {
-				break // the context is spent: the episode ends as if out of turns
-			}
-		} else {
-			prompt = CutHistory(messages, budget)
+		req := llm.Request{Role: schemas.RoleAgent, Step: r.step, Key: fmt.Sprintf("%s/turn=%d", id, turn), Messages: messages, Tools: tools}
+		if seq != nil {
+			// token_io tokens: the running token sequence is the prompt, and its length is exact.
+			req.Messages, req.Tools, req.PromptIDs = nil, nil, seq
+		}
+		spent := false
+		switch {
+		case seq != nil:
+			spent = budget > 0 && len(seq) > budget
+		case truncate:
+			spent = OverContext(messages, budget)
+		default:
+			req.Messages = CutHistory(messages, budget)
+		}
+		if spent {
+			break // the context is spent: the episode ends as if out of turns
 		}
 		t1 := time.Now()
-		comp, err := r.client.Chat(ctx, llm.Request{
-			Role: schemas.RoleAgent, Step: r.step, Key: fmt.Sprintf("%s/turn=%d", id, turn),
-			Messages: prompt, Tools: tools,
-		})
+		comp, err := r.client.Chat(ctx, req)
 		r.llmNanos.Add(int64(time.Since(t1)))
 		if err != nil {
 			return episodeOut{}, fmt.Errorf("rollout: env %s episode %s turn %d: %w", env.EnvID, id, turn, err)
@@ -567,6 +603,13 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 			}
 			messages = appendExchange(messages, comp, feedback)
 			obs = feedback
+			if reason, err := extend(turn, comp, feedback); err != nil || reason != "" {
+				if err != nil {
+					return episodeOut{}, err
+				}
+				ep.EndedBy, ep.Error = schemas.EndedAgentError, reason
+				break
+			}
 			continue
 		}
 		row.Action = action
@@ -595,6 +638,13 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		}
 		messages = appendExchange(messages, comp, res.Observation)
 		obs = res.Observation
+		if reason, err := extend(turn, comp, res.Observation); err != nil || reason != "" {
+			if err != nil {
+				return episodeOut{}, err
+			}
+			ep.EndedBy, ep.Error = schemas.EndedAgentError, reason
+			break
+		}
 	}
 	ep.Return = EpisodeReturn(r.cfg.Rollout.Return, rewards, ep.EndedBy == schemas.EndedDone)
 	ep.Turns = int32(len(out.turns))
@@ -619,4 +669,16 @@ func appendExchange(messages []llm.Message, comp *llm.Completion, observation st
 			llm.Message{Role: "tool", Content: observation, ToolCallID: call.ID})
 	}
 	return append(messages, llm.Message{Role: "assistant", Content: comp.Text}, llm.Message{Role: "user", Content: observation})
+}
+
+// ObservationKey is the key of the tokenize call (rollout.token_io tokens) of the observation that
+// turn's prompt ends with.
+func ObservationKey(episodeID string, turn int) string {
+	return fmt.Sprintf("%s/turn=%d/observation", episodeID, turn)
+}
+
+// TokenIOText is the text tokenized between a completion and the next turn (rollout.token_io tokens):
+// the template with every {observation} replaced by the observation.
+func TokenIOText(template, observation string) string {
+	return strings.ReplaceAll(template, config.TokenIOObservation, observation)
 }

@@ -1,6 +1,7 @@
 // Package llmtest is the one stand-in of the test suite: an OpenAI-protocol HTTP server that answers
 // Chat Completions from a script, in vLLM's response shape (logprobs.content[], prompt_token_ids,
-// choices[].token_ids, tool calls), plus GET /v1/models and POST /v1/embeddings. Tokens come from a
+// choices[].token_ids, tool calls), plus GET /v1/models, POST /v1/embeddings, POST /v1/completions with a
+// token-id prompt and vLLM's POST /tokenize (see handleCompletions). Tokens come from a
 // deterministic toy tokenizer (Tokenize), so token ids and logprobs are stable across runs.
 package llmtest
 
@@ -54,6 +55,13 @@ type Server struct {
 	keep     bool
 	requests []llm.ChatRequestBody
 	count    int
+	// seqs maps a token sequence the server produced (a prompt followed by its completion) to the
+	// conversation it stands for, ending with the assistant's message; texts maps a /tokenize answer
+	// to its text. Both are kept with the requests, so a /completions prompt can be read back.
+	seqs  map[string][]llm.Message
+	texts map[string]string
+	// completions are the /completions requests received, in arrival order.
+	completions []llm.CompletionRequestBody
 }
 
 // Start starts a server answering with script and serving the given model names; it stops at the end of
@@ -67,8 +75,10 @@ func Start(t testing.TB, script Script, models ...string) *Server {
 
 // NewServer is Start without a test: the caller must Close it.
 func NewServer(script Script, models ...string) *Server {
-	s := &Server{script: script, models: models, keep: true}
+	s := &Server{script: script, models: models, keep: true, seqs: map[string][]llm.Message{}, texts: map[string]string{}}
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/completions", s.handleCompletions)
+	mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings)
@@ -159,7 +169,142 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		w.Write(reply.Raw)
 		return
 	}
-	writeJSON(w, http.StatusOK, Response(&req, reply))
+	resp := Response(&req, reply)
+	if s.keepsRequests() && !reply.Plain && len(resp.Choices[0].Message.ToolCalls) == 0 {
+		s.remember(append(resp.PromptTokenIDs, resp.Choices[0].TokenIDs...), append(append([]llm.Message(nil), req.Messages...),
+			llm.Message{Role: "assistant", Content: reply.Text}))
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) keepsRequests() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keep
+}
+
+func (s *Server) remember(ids []int64, conv []llm.Message) {
+	s.mu.Lock()
+	s.seqs[idsKey(ids)] = conv
+	s.mu.Unlock()
+}
+
+func idsKey(ids []int64) string { return fmt.Sprint(ids) }
+
+// TokenIOTemplate is the toy chat template's text between a completion and the next one, for
+// rollout.token_io_template: the user header, the observation, the end of the message and the
+// generation prompt. (A completion already ends with EndOfMessage.)
+const TokenIOTemplate = "<|user|>{observation}<|end|><|assistant|>"
+
+// TokenizeText is the toy tokenizer as /tokenize applies it: Tokenize of the text, with each literal
+// "<|end|>" read as the special token EndOfMessage.
+func TokenizeText(text string) []int64 {
+	parts := strings.Split(text, "<|end|>")
+	var ids []int64
+	for i, p := range parts {
+		if i > 0 {
+			ids = append(ids, EndOfMessage)
+		}
+		ids = append(ids, Tokenize(p)...)
+	}
+	if ids == nil {
+		ids = []int64{}
+	}
+	return ids
+}
+
+// handleTokenize serves vLLM's POST /tokenize (at the server root): {"model", "prompt"} → {"count",
+// "max_model_len", "tokens"} with TokenizeText.
+func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
+	var req llm.TokenizeRequestBody
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	if !s.serves(req.Model) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	ids := TokenizeText(req.Prompt)
+	s.mu.Lock()
+	if s.keep {
+		s.texts[idsKey(ids)] = req.Prompt
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"count": len(ids), "max_model_len": 1 << 20, "tokens": ids})
+}
+
+// Completions returns the /completions requests received so far, in arrival order.
+func (s *Server) Completions() []llm.CompletionRequestBody {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]llm.CompletionRequestBody(nil), s.completions...)
+}
+
+// handleCompletions serves POST /v1/completions with a token-id prompt, as a token-in-token-out rollout
+// sends it: the prompt must be a sequence this server produced (an earlier prompt and its completion)
+// followed by the tokens of one /tokenize call, whose text is TokenIOTemplate around an observation.
+// The script is asked with the conversation that stands for: the earlier one plus a user message holding
+// the observation (the template's markers cut off), so one script answers both endpoints. The answer is
+// in vLLM's completions shape (text, logprobs.token_logprobs, choices[].prompt_token_ids, token_ids);
+// its prompt ids are the ids sent, and the completion ends with EndOfMessage like a chat one.
+func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	var req llm.CompletionRequestBody
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	if !s.serves(req.Model) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	s.mu.Lock()
+	var conv []llm.Message
+	found := false
+	for n := len(req.Prompt); n > 0 && !found; n-- {
+		prev, ok := s.seqs[idsKey(req.Prompt[:n])]
+		if !ok {
+			continue
+		}
+		if text, ok := s.texts[idsKey(req.Prompt[n:])]; ok {
+			obs := strings.TrimSuffix(strings.TrimPrefix(text, "<|user|>"), "<|end|><|assistant|>")
+			conv, found = append(append([]llm.Message(nil), prev...), llm.Message{Role: "user", Content: obs}), true
+		}
+	}
+	s.count++
+	s.completions = append(s.completions, req)
+	s.mu.Unlock()
+	if !found {
+		writeError(w, http.StatusBadRequest, "llmtest: the prompt ids are not an earlier prompt and completion followed by one /tokenize answer")
+		return
+	}
+	chat := llm.ChatRequestBody{Model: req.Model, Messages: conv, MaxTokens: req.MaxTokens, Temperature: req.Temperature,
+		TopP: req.TopP, TopK: req.TopK, Seed: req.Seed}
+	s.mu.Lock()
+	s.requests = append(s.requests, chat)
+	s.mu.Unlock()
+	reply := s.script(&chat)
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
+		return
+	}
+	chunks := append(chunk(reply.Text), endOfMessage)
+	ids := make([]int64, len(chunks))
+	lps := make([]float64, len(chunks))
+	for i, c := range chunks {
+		ids[i], lps[i] = chunkID(c), TokenLogprob(chunkID(c))
+	}
+	finish := reply.FinishReason
+	if finish == "" {
+		finish = "stop"
+	}
+	s.remember(append(append([]int64(nil), req.Prompt...), ids...), append(conv, llm.Message{Role: "assistant", Content: reply.Text}))
+	writeJSON(w, http.StatusOK, &llm.CompletionResponseBody{
+		ID: "cmpl-llmtest", Object: "text_completion", Model: req.Model,
+		Choices: []llm.CompletionChoice{{Text: reply.Text, FinishReason: finish, PromptTokenIDs: req.Prompt, TokenIDs: ids,
+			Logprobs: &llm.CompletionLogprob{Tokens: chunks, TokenLogprobs: lps}}},
+		Usage: &llm.Usage{PromptTokens: int64(len(req.Prompt)), CompletionTokens: int64(len(ids)), TotalTokens: int64(len(req.Prompt) + len(ids))},
+	})
 }
 
 func (s *Server) serves(model string) bool {
