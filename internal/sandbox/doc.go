@@ -33,7 +33,9 @@
 // filter on every layer denies ptrace, process_vm_*, pidfd_open/pidfd_getfd, limits and priorities
 // of other processes, and naming sockets (bind/connect/listen/accept). Each template and instance
 // works in its own scratch directory, to which landlock confines it (abstract sockets and signals
-// too on landlock ABI >= 6). What we record is ours: Go caps observations on the bytes it got and
+// too on landlock ABI >= 6), and which holds at most Options.ScratchBytes: the harness keeps that
+// limit on every layer (RLIMIT_FSIZE, an audit hook on opening files for writing, a check after
+// every call; an instance over it gets a KindOutput error and is killed, its siblings go on). What we record is ours: Go caps observations on the bytes it got and
 // reads an instance's CPU time from /proc of the process the kernel says sent its replies.
 //
 // Usage:

@@ -237,6 +237,7 @@ def serve_instance(sock: socket.socket, cls) -> None:
                 info_text = _info_dumps(info)
                 if len(info_text) > INFO_CAP:
                     raise OutputTooLarge("info of %d bytes exceeds the cap of %d" % (len(info_text), INFO_CAP))
+                scratch_check()  # (the other replies pass scratch_guard in instance_send)
                 sys.stdout.flush()
                 sock.sendall(('{"seq":%d,"ok":true,"obs":%s,"reward":%s,"done":%s,"info":%s}\n' % (seq, _dumps(obs), repr(reward),
                     "true" if done else "false", info_text)).encode("utf-8"))
@@ -267,7 +268,7 @@ def instance_send(sock: socket.socket, cpu0: float, msg: dict) -> None:
     Designer's regeneration prompts (and so the recorded requests that replay matches) do not move.
     The same holds for every function defined below.
     """
-    child_send(sock, msg)
+    child_send(sock, scratch_guard(msg))
 
 
 def describe_exception(e: BaseException) -> str:
@@ -446,10 +447,16 @@ def recv_code(sock: socket.socket) -> str:
 def serve_template(sock: socket.socket) -> None:
     """Receive the program on sock, load it once, then fork an instance for each fork message until EOF."""
     code = recv_code(sock)
-    restrict_to(make_scratch(SCRATCH_BASE, "p%d" % os.getpid()))
+    own = make_scratch(SCRATCH_BASE, "p%d" % os.getpid())
+    restrict_to(own)
+    limit_file_size()
     try:
         cls = load_program(code)
         del code
+        if scratch_usage(own, SCRATCH_BYTES) > SCRATCH_BYTES:  # (before any instance dir exists below own)
+            wipe(own)
+            raise ScratchFull("the program wrote more than %d bytes to its scratch directory when it loaded "
+                              "(sandbox.Options.ScratchBytes)" % SCRATCH_BYTES)
     except BaseException as e:  # noqa: BLE001
         child_send(sock, error_reply(0, e))
         return
@@ -494,6 +501,7 @@ def fork_spare(cls) -> socket.socket:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             scratch = make_scratch(os.getcwd(), "i%d" % os.getpid())
             restrict_to(scratch)
+            limit_scratch(scratch)
             ctl = socket.socket(fileno=4)
             # warm the paths every instance runs, so their pages are copied now, not in reset
             json.loads(_dumps({"seq": 0, "op": "reset", "seed": 0, "ok": True, "obs": "", "info": {}}))
@@ -657,6 +665,124 @@ def serve_check(sock: socket.socket, req: dict) -> None:
     here, and the source never reaches the server)."""
     problems = static_check(recv_code(sock), req.get("setting", "games"), req.get("allow", []), req.get("flagged", []), req.get("flagged_attrs", []))
     child_send(sock, {"seq": 0, "ok": True, "problems": problems})
+
+
+# ---------------------------------------------------------------- per-instance scratch limit
+
+# Each instance's scratch directory holds at most SCRATCH_BYTES (sandbox.Options.ScratchBytes), so
+# that no instance fills the worker's /tmp (shared by one program's instances) for its siblings. No
+# layer can give an instance a file system of its own: the harness holds no capability and the
+# seccomp filter denies mount and unshare everywhere (the landlock layer has no mount namespace at
+# all). So the limit is kept here, in three parts: RLIMIT_FSIZE (hard) is at most the limit, so no
+# single file exceeds it; an instance cannot open a file for writing once its directory is at the
+# limit (an audit hook); and after every call, before it replies, an instance over its limit empties
+# its directory and replies with an "output" error instead (Go kills it; its siblings go on). Each
+# file or directory counts at least one page (SCRATCH_ENTRY), which also bounds the number of inodes.
+# Within one call, an instance can overshoot only by the files it opened before the limit was reached
+# (each at most RLIMIT_FSIZE); the worker's /tmp (Options.TmpBytes) stays the backstop.
+SCRATCH_BYTES: int = CONFIG.get("scratch_bytes", 16 << 20)
+SCRATCH_ENTRY = 4096
+SCRATCH = None  # this instance's scratch directory, once forked
+SCRATCH_ERRNOS = (27, 28, 122)  # EFBIG (RLIMIT_FSIZE), ENOSPC, EDQUOT
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+class ScratchFull(OutputTooLarge):
+    """Raised in an instance (or a template) whose scratch directory holds more than its limit."""
+
+
+def limit_file_size() -> None:
+    """Lower RLIMIT_FSIZE (soft and hard) to the scratch limit when it is smaller."""
+    if SCRATCH_BYTES > 0 and SCRATCH_BYTES < FSIZE:
+        set_limit(resource.RLIMIT_FSIZE, SCRATCH_BYTES, SCRATCH_BYTES)
+
+
+def limit_scratch(path: str) -> None:
+    """Set up the limit of an instance's scratch directory (in the instance, before generated code runs
+    in it): the audit hook that refuses new files for writing once the directory is full."""
+    global SCRATCH
+    if SCRATCH_BYTES <= 0:
+        return
+    SCRATCH = path
+    sys.addaudithook(scratch_audit)
+
+
+def scratch_usage(path: str, stop: int) -> int:
+    """What the tree beneath path takes: each entry's allocated bytes, at least SCRATCH_ENTRY; links
+    are not followed. Stops counting once past stop (so the walk is bounded by stop/SCRATCH_ENTRY
+    entries). A directory the instance made unreadable is made readable again (it is its own)."""
+    total, dirs = 0, [path]
+    while dirs and total <= stop:
+        top = dirs.pop()
+        try:
+            it = os.scandir(top)
+        except PermissionError:
+            try:
+                os.chmod(top, 0o700)
+                it = os.scandir(top)
+            except OSError:
+                continue
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                try:
+                    total += max(entry.stat(follow_symlinks=False).st_blocks * 512, SCRATCH_ENTRY)
+                    if entry.is_dir(follow_symlinks=False):
+                        dirs.append(entry.path)
+                except OSError:
+                    total += SCRATCH_ENTRY
+                if total > stop:
+                    break
+    return total
+
+
+def scratch_audit(event: str, args: tuple) -> None:
+    """Audit hook of an instance: opening a file for writing fails once the scratch directory is at
+    its limit."""
+    if event == "open" and SCRATCH is not None and len(args) > 2 and type(args[2]) is int and args[2] & WRITE_FLAGS:
+        if scratch_usage(SCRATCH, SCRATCH_BYTES) >= SCRATCH_BYTES:
+            raise ScratchFull("the scratch directory is full: %d bytes per instance (sandbox.Options.ScratchBytes)" % SCRATCH_BYTES)
+
+
+def scratch_over() -> bool:
+    """Whether this instance's scratch directory holds more than its limit; if so it is emptied."""
+    if SCRATCH is None or scratch_usage(SCRATCH, SCRATCH_BYTES) <= SCRATCH_BYTES:
+        return False
+    wipe(SCRATCH)
+    return True
+
+
+def scratch_message() -> str:
+    return "the instance wrote more than %d bytes to its scratch directory (sandbox.Options.ScratchBytes)" % SCRATCH_BYTES
+
+
+def scratch_check() -> None:
+    """Raise ScratchFull (an "output" error) when this instance's scratch directory is over its limit."""
+    if scratch_over():
+        raise ScratchFull(scratch_message())
+
+
+def scratch_guard(msg: dict) -> dict:
+    """The reply an instance sends instead of msg: an "output" error when its scratch directory is
+    over the limit (emptied first), or when what the program raised is the file system refusing a
+    write for want of room (EFBIG from RLIMIT_FSIZE, ENOSPC, EDQUOT)."""
+    if SCRATCH is None:
+        return msg
+    if scratch_over():
+        return {"seq": msg.get("seq", 0), "ok": False, "kind": "output", "error": "ScratchFull: " + scratch_message(),
+                "trace": msg.get("trace", "")}
+    if msg.get("ok") is False and msg.get("kind") == "env":
+        e = sys.exc_info()[1]
+        try:
+            full = issubclass(type(e), OSError) and OSError.errno.__get__(e) in SCRATCH_ERRNOS
+        except BaseException:  # noqa: BLE001
+            full = False
+        if full:
+            msg = dict(msg, kind="output", error="%s (scratch space: %d bytes per instance, sandbox.Options.ScratchBytes)" % (msg.get("error", ""), SCRATCH_BYTES))
+    if msg.get("ok") is False and msg.get("kind") == "output":
+        wipe(SCRATCH)  # Go kills the instance on this reply: it never gets to empty its directory at its end
+    return msg
 
 
 # ---------------------------------------------------------------- server side

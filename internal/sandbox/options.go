@@ -34,8 +34,20 @@ type Options struct {
 	// Processes is RLIMIT_NPROC inside a worker's user namespace (default 64): no fork or thread
 	// bombs; the PID namespace holds the rest.
 	Processes int
-	// TmpBytes is the size of the worker's private /tmp (default 64 MiB).
+	// TmpBytes is the size of the worker's private /tmp (default 64 MiB), shared by the template and
+	// the instances of the program the worker hosts (bwrap, namespaces; the landlock layer's work
+	// directory is on the host's file system and has only ScratchBytes and FileSize).
 	TmpBytes int64
+	// ScratchBytes is the most each instance's own scratch directory may hold, bytes (default
+	// 16 MiB; negative: no per-instance limit, only TmpBytes), and each template's after it loads.
+	// Every file or directory counts at least 4 KiB (which bounds the number of files), and
+	// RLIMIT_FSIZE is at most this. An instance over it gets a KindOutput error from the call that
+	// wrote (its directory emptied, the instance killed; the worker is not tainted, its siblings go
+	// on); opening a file for writing with the directory full raises in the program. The harness
+	// keeps it on every layer, within the instance's own process (no layer lets the harness mount a
+	// file system per instance): it holds between instances of one program, and TmpBytes stays the
+	// backstop. Keep it at most TmpBytes divided by the instances a program runs at once.
+	ScratchBytes int64
 	// ObservationCap is the largest observation, bytes (default 64 KiB).
 	ObservationCap int
 	// OutputCap is the most an env may print to stdout/stderr before it is killed (default 1 MiB).
@@ -75,6 +87,7 @@ func (o *Options) fill() {
 	setDefault(&o.FileSize, 16<<20)
 	setDefault(&o.Processes, 64)
 	setDefault(&o.TmpBytes, 64<<20)
+	setDefault(&o.ScratchBytes, 16<<20)
 	setDefault(&o.ObservationCap, 64<<10)
 	setDefault(&o.OutputCap, 1<<20)
 	setDefault(&o.ActionCap, 64<<10)

@@ -104,7 +104,7 @@ func harnessConfig(o *Options, iso Isolation) string {
 	cfg := map[string]any{
 		"obs_cap": o.ObservationCap, "out_cap": o.OutputCap, "address_space": o.AddressSpace,
 		"cpu_seconds": o.CPUSeconds, "child_nofile": o.OpenFiles, "fsize": o.FileSize,
-		"nproc": nproc, "preload": o.Preload, "harden": !o.unhardened,
+		"scratch_bytes": o.ScratchBytes, "nproc": nproc, "preload": o.Preload, "harden": !o.unhardened,
 	}
 	data, _ := json.Marshal(cfg)
 	return string(data)
