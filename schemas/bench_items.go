@@ -14,11 +14,14 @@ const (
 	BenchCode BenchKind = "code"
 	// BenchFunctionCall is a question with function schemas and the expected calls (BFCL layout).
 	BenchFunctionCall BenchKind = "function_call"
+	// BenchEnvPool is an env program (of an imported pool, or of a run's envs at a step) played by the
+	// Agent without its hint through the sandbox, scored by the episode's outcome.
+	BenchEnvPool BenchKind = "env_pool"
 )
 
 // BenchKindValues lists every BenchKind.
 func BenchKindValues() []BenchKind {
-	return []BenchKind{BenchMath, BenchChoice, BenchCode, BenchFunctionCall}
+	return []BenchKind{BenchMath, BenchChoice, BenchCode, BenchFunctionCall, BenchEnvPool}
 }
 
 // BenchItemRow is one item of an imported benchmark (table `bench_items`, one partition per benchmark,
@@ -30,7 +33,8 @@ type BenchItemRow struct {
 	ItemID string `parquet:"item_id"`
 	// Kind is how the item is asked and scored (math, choice, code, function_call).
 	Kind BenchKind `parquet:"kind"`
-	// Question is the problem text shown to the Agent, UTF-8, non-empty.
+	// Question is the problem text shown to the Agent, UTF-8, non-empty; for env_pool, the env program
+	// (never shown: the Agent sees the program's observations).
 	Question string `parquet:"question"`
 	// Answer is the reference: the final answer (math), the correct option's text (choice), empty for
 	// code, the expected calls as a JSON array of {"name": {"arg": [accepted values]}} (function_call).
@@ -43,7 +47,8 @@ type BenchItemRow struct {
 	// Functions is the JSON array of the function schemas offered (function_call only); empty otherwise.
 	Functions string `parquet:"functions"`
 	// Meta is the JSON object of layout details the scorer needs (code: starter_code, func_name;
-	// function_call: category simple|multiple|parallel|parallel_multiple; ordered); "{}" when none.
+	// function_call: category simple|multiple|parallel|parallel_multiple; ordered; env_pool: setting,
+	// class_name, skill, code_sha256); "{}" when none.
 	Meta string `parquet:"meta"`
 	// Source is the file the item was imported from (its base name).
 	Source string `parquet:"source"`

@@ -8,7 +8,7 @@ type EvalResultRow struct {
 	// Bench is the benchmark's name; ItemID its item.
 	Bench  string `parquet:"bench"`
 	ItemID string `parquet:"item_id"`
-	// Kind is the benchmark's kind (math, choice, code, function_call).
+	// Kind is the benchmark's kind (math, choice, code, function_call, env_pool).
 	Kind BenchKind `parquet:"kind"`
 	// Sample numbers the sample of the item, 0 .. samples-1.
 	Sample int32 `parquet:"sample"`
@@ -20,7 +20,8 @@ type EvalResultRow struct {
 	// Detail says why the score is what it is ("equal after normalisation", "sympy: equivalent",
 	// "test 3 of 10 failed: wrong output", "call error: ..."); one line.
 	Detail string `parquet:"detail"`
-	// Response is the Agent's text (tool calls appended as JSON for function_call items).
+	// Response is the Agent's text (tool calls appended as JSON for function_call items); for env_pool,
+	// the episode's transcript (play.Transcript: one line per observation, action or parse error).
 	Response string `parquet:"response"`
 	// PromptSHA256 is the hex SHA-256 of the request body (the replay key of llm_calls).
 	PromptSHA256 string `parquet:"prompt_sha256"`

@@ -12,6 +12,9 @@
 //	               metadata.func_name                                                   (LiveCodeBench)
 //	function_call  id;  question (text or BFCL's [[{role, content}]]);  function (list of schemas);
 //	               ground_truth (inline, or rows of a possible_answer file in the same import)   (BFCL)
+//	env_pool       from the lake (ImportEnvPool): a pool's id | a run's env_id at a step;  code → question;
+//	               setting, class_name, skill, code_sha256 → meta; hints never read. Played by the Agent
+//	               in the sandbox by stages/eval (internal/play) and scored by the episode's outcome.
 //
 // Scoring is pure Go except where a program must run: code items run in the sandbox (CodeRunner), and
 // math answers that plain normalisation cannot decide are compared by sympy in the sandbox (SympyJudge).

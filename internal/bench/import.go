@@ -50,9 +50,6 @@ func ParseKind(s string) (schemas.BenchKind, error) {
 			return k, nil
 		}
 	}
-	if s == "env_pool" {
-		return "", &InputError{File: "--kind", Problem: "env_pool benchmarks are not implemented yet; use math, choice, code or function_call"}
-	}
 	return "", &InputError{File: "--kind", Problem: fmt.Sprintf("unknown kind %q: want %s", s, schemas.JoinValues(schemas.BenchKindValues(), ", "))}
 }
 
@@ -64,6 +61,9 @@ func Import(ctx context.Context, lk *lake.Lake, name string, kind schemas.BenchK
 	}
 	if _, err := ParseKind(string(kind)); err != nil {
 		return ImportResult{}, err
+	}
+	if kind == schemas.BenchEnvPool {
+		return ImportResult{}, &InputError{File: "--kind", Problem: "env_pool items come from the lake, not files: name --pool NAME or RUN@STEP sources (ImportEnvPool)"}
 	}
 	if len(files) == 0 {
 		return ImportResult{}, &InputError{File: "(no files)", Problem: "name at least one .parquet or .jsonl file"}
@@ -80,6 +80,12 @@ func Import(ctx context.Context, lk *lake.Lake, name string, kind schemas.BenchK
 	if err != nil {
 		return ImportResult{}, err
 	}
+	return merge(ctx, lk, name, kind, incoming)
+}
+
+// merge adds incoming to the benchmark `name`, skipping ids it already holds, and commits the whole
+// benchmark sorted by id (nothing when no item is new).
+func merge(ctx context.Context, lk *lake.Lake, name string, kind schemas.BenchKind, incoming []schemas.BenchItemRow) (ImportResult, error) {
 	key := lake.BenchKey(name)
 	existing, err := lake.ReadRows[schemas.BenchItemRow](ctx, lk, key)
 	if err != nil && !errors.Is(err, lake.ErrNotCommitted) {

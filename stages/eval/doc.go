@@ -8,4 +8,8 @@
 // of llm_calls (the Agent calls, for replay) and then of eval_results. A committed chunk is never redone
 // unless forced, so a killed evaluation resumes where it stopped; chunk c belongs to shard c mod n, so
 // shards write the same rows as one process.
+//
+// An env_pool item (envpool.go) is not asked but played: each sample is one episode of the item's env
+// program in the sandbox, the Agent playing without the hint through internal/play (rollout's loop),
+// scored by the episode's outcome (internal/outcome) and recorded with a compact transcript as response.
 package eval

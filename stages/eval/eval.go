@@ -30,6 +30,8 @@ type Sampling struct {
 // DefaultSampling returns the authors' evaluation settings per kind (eval_offline/configs/games.yaml
 // and tool_use.yaml of the SPADE repository): AIME 64 samples at temperature 1.0, top-p 0.95, 32,768
 // tokens; GPQA-Diamond 8 at 0.7, 0.95, 32,768; LiveCodeBench 1 at 0.2, 0.95, 16,384; BFCL 1 at 0.0.
+// env_pool (spade's, no published setting): 1 episode at 0.0 with the run's llm.agent.max_tokens, so
+// the context budget of an episode is the rollout's.
 func DefaultSampling(kind schemas.BenchKind) Sampling {
 	switch kind {
 	case schemas.BenchMath:
@@ -38,6 +40,8 @@ func DefaultSampling(kind schemas.BenchKind) Sampling {
 		return Sampling{Samples: 8, Temperature: 0.7, TopP: 0.95, MaxTokens: 32768}
 	case schemas.BenchCode:
 		return Sampling{Samples: 1, Temperature: 0.2, TopP: 0.95, MaxTokens: 16384}
+	case schemas.BenchEnvPool:
+		return Sampling{Samples: 1, Temperature: 0, TopP: 1} // max tokens: the run's llm.agent.max_tokens
 	default:
 		return Sampling{Samples: 1, Temperature: 0, TopP: 1, MaxTokens: 16384}
 	}
@@ -167,7 +171,7 @@ func runBench(ctx context.Context, env *stage.Env, step int64, name string, samp
 	}
 	redo := env.Force && !env.Resume // Resume forces only the stage; committed chunks stay
 	e := &evaluator{env: env, step: step, bench: name, kind: kind, sampling: sampling, weights: weights,
-		model: agent.Model, client: client, scorers: sc}
+		model: agent.Model, client: client, scorers: sc, agentMaxTokens: agent.MaxTokens}
 	var sum benchSummary
 	for c := 0; c*chunkItems < len(items); c++ {
 		if c%env.Shard.Shards() != env.Shard.Index {
@@ -195,6 +199,9 @@ func runBench(ctx context.Context, env *stage.Env, step int64, name string, samp
 		for i := range rows {
 			rows[i].PromptSHA256 = hashes[rows[i].CallID]
 			sum.score += rows[i].Score
+		}
+		if sc.env != nil {
+			episodeUsage(rows, calls, sc.env)
 		}
 		force := lake.WriteOptions{Force: true} // replaces what a killed attempt left of this chunk
 		// Each chunk commits on its own, outside the stage's transaction: a killed evaluation keeps
@@ -230,6 +237,8 @@ type evaluator struct {
 	model    string
 	client   *llm.Client
 	scorers  *scorers
+	// agentMaxTokens is the Agent's max_tokens as sent (env_pool episodes budget their context with it).
+	agentMaxTokens int
 }
 
 // chunk asks every sample of items concurrently (the client bounds calls in flight) and returns the
@@ -293,6 +302,9 @@ func (e *evaluator) chunk(ctx context.Context, items []schemas.BenchItemRow) ([]
 
 // sample asks one sample of one item and scores it.
 func (e *evaluator) sample(ctx context.Context, item schemas.BenchItemRow, sample int) (schemas.EvalResultRow, error) {
+	if item.Kind == schemas.BenchEnvPool {
+		return e.playItem(ctx, item, sample)
+	}
 	p, err := bench.Prompt(item, e.env.Config.Seed, sample)
 	if err != nil {
 		return schemas.EvalResultRow{}, fmt.Errorf("item %s: %w", item.ItemID, err)

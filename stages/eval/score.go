@@ -16,17 +16,24 @@ import (
 type scorers struct {
 	judge  *bench.SympyJudge
 	runner *bench.CodeRunner
+	env    *envPlayer
 	slots  chan struct{}
 }
 
 func newScorers(ctx context.Context, env *stage.Env, kind schemas.BenchKind) (*scorers, error) {
 	s := &scorers{slots: make(chan struct{}, 8)}
-	if kind != schemas.BenchMath && kind != schemas.BenchCode {
+	if kind != schemas.BenchMath && kind != schemas.BenchCode && kind != schemas.BenchEnvPool {
 		return s, nil
 	}
 	pool, err := env.Pool(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if kind == schemas.BenchEnvPool {
+		// one loaded program per sandbox worker at a time (as rollout): a program holds its worker
+		s.slots = make(chan struct{}, max(1, pool.Options().Workers))
+		s.env, err = newEnvPlayer(pool, env.Config)
+		return s, err
 	}
 	if kind == schemas.BenchMath {
 		s.judge = bench.NewSympyJudge(pool)

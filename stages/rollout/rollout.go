@@ -2,13 +2,11 @@ package rollout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"text/template"
@@ -17,6 +15,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/play"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
@@ -456,229 +455,17 @@ func (p *envProgram) close() {
 	}
 }
 
-// endedBy classifies a sandbox error: a missed deadline is a timeout, anything else an env error.
-func endedBy(err error) schemas.EndedBy {
-	if errors.Is(err, sandbox.ErrTimeout) {
-		return schemas.EndedTimeout
-	}
-	return schemas.EndedEnvError
-}
-
-// playEpisode plays one episode. The returned error is non-nil only for a context or replay error.
+// playEpisode plays one episode (play.Play). The returned error is non-nil only for a context or
+// replay error.
 func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sandbox.Program, loadErr error, hinted bool, index int) (episodeOut, error) {
-	id := EpisodeID(r.step, env.EnvID, hinted, index)
-	ep := schemas.EpisodeRow{
-		Step: r.step, PoolStep: env.PoolStep, EnvID: env.EnvID, Skill: env.Skill, EpisodeID: id, Hinted: hinted,
-		Index: int32(index), Seed: EpisodeSeed(r.cfg.Seed, r.step, env.EnvID, index, hinted, r.cfg.Rollout.PairedSeeds),
+	row := schemas.EpisodeRow{
+		Step: r.step, PoolStep: env.PoolStep, EnvID: env.EnvID, Skill: env.Skill, EpisodeID: EpisodeID(r.step, env.EnvID, hinted, index),
+		Hinted: hinted, Index: int32(index), Seed: EpisodeSeed(r.cfg.Seed, r.step, env.EnvID, index, hinted, r.cfg.Rollout.PairedSeeds),
 	}
-	out := episodeOut{}
-	var instance *sandbox.Env
-	fail := func(err error) (episodeOut, error) {
-		if ctx.Err() != nil {
-			return episodeOut{}, context.Cause(ctx)
-		}
-		ep.EndedBy, ep.Error = endedBy(err), err.Error()
-		if instance != nil {
-			ep.EnvCPUSeconds = instance.CPUSeconds()
-		}
-		out.episode, out.sandboxErr = ep, err
-		return out, nil
-	}
-	if loadErr != nil {
-		out, err := fail(loadErr)
-		out.sandboxErr = nil // a program that does not load is not retried per play (envProgram.load)
-		return out, err
-	}
-	t0 := time.Now()
-	instance, err := prog.NewEnv(ctx)
-	if err != nil {
-		r.sandboxNanos.Add(int64(time.Since(t0)))
-		return fail(err)
-	}
-	defer instance.Close()
-	obs, err := instance.Reset(ctx, ep.Seed)
-	if err != nil {
-		r.sandboxNanos.Add(int64(time.Since(t0)))
-		return fail(fmt.Errorf("reset(seed=%d): %w", ep.Seed, err))
-	}
-	var tools []json.RawMessage
-	var known map[string]bool
-	if r.cfg.Setting == schemas.SettingTools {
-		raw, err := instance.Tools(ctx)
-		if err == nil {
-			err = json.Unmarshal(raw, &tools)
-		}
-		if err != nil {
-			r.sandboxNanos.Add(int64(time.Since(t0)))
-			return fail(fmt.Errorf("tools(): %w", err))
-		}
-		known = toolNames(tools)
-	}
-	r.sandboxNanos.Add(int64(time.Since(t0)))
-
-	data := PromptData{MaxTurns: r.cfg.Rollout.MaxTurns, ActionFormat: string(r.cfg.Rollout.ActionFormat), Observation: obs}
-	if hinted {
-		data.Observation = FirstObservation(obs, env.Hint, r.cfg.Rollout.HintPlacement)
-		if r.cfg.Rollout.HintPlacement != config.HintInObservation {
-			data.Hint = env.Hint
-		}
-	}
-	messages, err := Opening(r.tmpl, data)
+	res, err := play.Play(ctx, play.Episode{Cfg: r.cfg, Client: r.client, Tmpl: r.tmpl, Row: row, Hint: env.Hint,
+		LLMNanos: &r.llmNanos, SandboxNanos: &r.sandboxNanos}, prog, loadErr)
 	if err != nil {
 		return episodeOut{}, err
 	}
-	budget := r.cfg.Rollout.ContextTokens - r.cfg.LLM.Agent.MaxTokens
-	truncate := r.cfg.Rollout.Context == config.ContextTruncate
-	var rewards []float64
-	// seq is, under rollout.token_io tokens, the next turn's prompt ids (nil until turn 0 answered).
-	var seq []int64
-	// extend sets seq after a turn answered: its prompt and completion ids, then the server's tokens of
-	// the token I/O template around the next observation. A non-empty reason ends the play (agent_error).
-	extend := func(turn int, comp *llm.Completion, observation string) (reason string, err error) {
-		if r.cfg.Rollout.TokenIO != config.TokenIOTokens {
-			return "", nil
-		}
-		if len(comp.PromptTokenIDs) == 0 || len(comp.CompletionTokenIDs) == 0 {
-			return "rollout.token_io tokens: the server returned no prompt or completion token ids (serve the Agent with vLLM, which returns them for return_token_ids)", nil
-		}
-		t := time.Now()
-		tok, err := r.client.Tokenize(ctx, llm.TokenizeRequest{Role: schemas.RoleAgent, Step: r.step, Key: ObservationKey(id, turn+1),
-			Text: TokenIOText(r.cfg.Rollout.TokenIOTemplate, observation)})
-		r.llmNanos.Add(int64(time.Since(t)))
-		if err != nil {
-			return "", fmt.Errorf("rollout: env %s episode %s turn %d: tokenize the observation: %w", env.EnvID, id, turn+1, err)
-		}
-		if tok.Failed() {
-			return "tokenize: " + tok.Err, nil
-		}
-		next := make([]int64, 0, len(comp.PromptTokenIDs)+len(comp.CompletionTokenIDs)+len(tok.PromptTokenIDs))
-		seq = append(append(append(next, comp.PromptTokenIDs...), comp.CompletionTokenIDs...), tok.PromptTokenIDs...)
-		return "", nil
-	}
-	ep.EndedBy = schemas.EndedMaxTurns
-	for turn := 0; turn < r.cfg.Rollout.MaxTurns; turn++ {
-		req := llm.Request{Role: schemas.RoleAgent, Step: r.step, Key: fmt.Sprintf("%s/turn=%d", id, turn), Messages: messages, Tools: tools}
-		if seq != nil {
-			// token_io tokens: the running token sequence is the prompt, and its length is exact.
-			req.Messages, req.Tools, req.PromptIDs = nil, nil, seq
-		}
-		spent := false
-		switch {
-		case seq != nil:
-			spent = budget > 0 && len(seq) > budget
-		case truncate:
-			spent = OverContext(messages, budget)
-		default:
-			req.Messages = CutHistory(messages, budget)
-		}
-		if spent {
-			break // the context is spent: the episode ends as if out of turns
-		}
-		t1 := time.Now()
-		comp, err := r.client.Chat(ctx, req)
-		r.llmNanos.Add(int64(time.Since(t1)))
-		if err != nil {
-			return episodeOut{}, fmt.Errorf("rollout: env %s episode %s turn %d: %w", env.EnvID, id, turn, err)
-		}
-		ep.Tokens += comp.PromptTokens + comp.CompletionTokens
-		row := schemas.TurnRow{Step: r.step, EpisodeID: id, EnvID: env.EnvID, Turn: int32(turn), Observation: obs, Info: "{}", CallID: comp.CallID}
-		if comp.Failed() {
-			row.ParseError = "llm: " + comp.Err
-			out.turns = append(out.turns, row)
-			ep.EndedBy, ep.Error = schemas.EndedAgentError, comp.Err
-			break
-		}
-		var action string
-		if r.cfg.Setting == schemas.SettingTools {
-			action, err = ParseToolTurn(comp, known, ToolsFinalAnswer(r.cfg.Setting, r.cfg.Generate.HintMode))
-		} else {
-			action, err = ParseAction(r.cfg.Rollout.ActionFormat, comp.Text)
-		}
-		if err != nil {
-			row.ParseError = err.Error()
-			out.turns = append(out.turns, row)
-			feedback := ParseFeedback(string(r.cfg.Setting), r.cfg.Rollout.ActionFormat, err)
-			if ToolsFinalAnswer(r.cfg.Setting, r.cfg.Generate.HintMode) {
-				feedback = ToolsAnswerFeedback(err)
-			}
-			messages = appendExchange(messages, comp, feedback)
-			obs = feedback
-			if reason, err := extend(turn, comp, feedback); err != nil || reason != "" {
-				if err != nil {
-					return episodeOut{}, err
-				}
-				ep.EndedBy, ep.Error = schemas.EndedAgentError, reason
-				break
-			}
-			continue
-		}
-		row.Action = action
-		t2 := time.Now()
-		res, err := instance.Step(ctx, action)
-		r.sandboxNanos.Add(int64(time.Since(t2)))
-		if err != nil {
-			if ctx.Err() != nil {
-				return episodeOut{}, context.Cause(ctx)
-			}
-			row.Done = true
-			out.turns = append(out.turns, row)
-			ep.EndedBy, ep.Error = endedBy(err), fmt.Sprintf("step(turn=%d): %v", turn, err)
-			out.sandboxErr = err
-			break
-		}
-		row.Reward, row.Done = res.Reward, res.Done
-		if len(res.Info) > 0 {
-			row.Info = string(res.Info)
-		}
-		out.turns = append(out.turns, row)
-		rewards = append(rewards, res.Reward)
-		if res.Done {
-			ep.EndedBy, ep.Success = schemas.EndedDone, res.Success()
-			break
-		}
-		messages = appendExchange(messages, comp, res.Observation)
-		obs = res.Observation
-		if reason, err := extend(turn, comp, res.Observation); err != nil || reason != "" {
-			if err != nil {
-				return episodeOut{}, err
-			}
-			ep.EndedBy, ep.Error = schemas.EndedAgentError, reason
-			break
-		}
-	}
-	ep.Return = EpisodeReturn(r.cfg.Rollout.Return, rewards, ep.EndedBy == schemas.EndedDone)
-	ep.Turns = int32(len(out.turns))
-	ep.EnvCPUSeconds = instance.CPUSeconds()
-	out.episode = ep
-	return out, nil
-}
-
-// appendExchange adds the Agent's answer and the next observation to the conversation: for a tool call,
-// the assistant's first call and a tool message answering it; otherwise an assistant and a user message.
-func appendExchange(messages []llm.Message, comp *llm.Completion, observation string) []llm.Message {
-	if len(comp.ToolCalls) > 0 {
-		call := comp.ToolCalls[0]
-		if call.ID == "" {
-			call.ID = "call_0"
-		}
-		if call.Type == "" {
-			call.Type = "function"
-		}
-		return append(messages,
-			llm.Message{Role: "assistant", Content: comp.Text, ToolCalls: []llm.ToolCall{call}},
-			llm.Message{Role: "tool", Content: observation, ToolCallID: call.ID})
-	}
-	return append(messages, llm.Message{Role: "assistant", Content: comp.Text}, llm.Message{Role: "user", Content: observation})
-}
-
-// ObservationKey is the key of the tokenize call (rollout.token_io tokens) of the observation that
-// turn's prompt ends with.
-func ObservationKey(episodeID string, turn int) string {
-	return fmt.Sprintf("%s/turn=%d/observation", episodeID, turn)
-}
-
-// TokenIOText is the text tokenized between a completion and the next turn (rollout.token_io tokens):
-// the template with every {observation} replaced by the observation.
-func TokenIOText(template, observation string) string {
-	return strings.ReplaceAll(template, config.TokenIOObservation, observation)
+	return episodeOut{episode: res.Episode, turns: res.Turns, sandboxErr: res.SandboxErr}, nil
 }

@@ -1,4 +1,4 @@
-package rollout
+package play
 
 import "github.com/spadekit/spade/internal/config"
 

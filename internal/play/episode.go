@@ -1,0 +1,277 @@
+package play
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"text/template"
+	"time"
+
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/sandbox"
+	"github.com/spadekit/spade/schemas"
+)
+
+// Episode is one episode to play: the settings, the Agent and the row it fills.
+type Episode struct {
+	// Cfg holds the settings read: setting, rollout.* (max_turns, action_format, context,
+	// context_tokens, hint_placement, return), generate.hint_mode and llm.agent.max_tokens.
+	Cfg *config.Config
+	// Client asks the Agent; Tmpl is its template (LoadAgentTemplate).
+	Client *llm.Client
+	Tmpl   *template.Template
+	// Row is the episode's row as the caller filled it: Step (the requests' step), EpisodeID (the
+	// calls' key prefix, "<episode_id>/turn=N", and the turns' episode_id), EnvID, Hinted and Seed (reset's
+	// seed). Episode fills its outcome: ended_by, error, success, return, turns, tokens, env CPU.
+	Row schemas.EpisodeRow
+	// Hint is shown when Row.Hinted (placed by rollout.hint_placement).
+	Hint string
+	// LLMNanos and SandboxNanos, when set, accumulate the time spent in Chat and in sandbox calls.
+	LLMNanos, SandboxNanos *atomic.Int64
+}
+
+// Result is a played episode.
+type Result struct {
+	Episode schemas.EpisodeRow
+	Turns   []schemas.TurnRow
+	// SandboxErr is the sandbox failure that ended the episode, if any (the caller decides whether it is
+	// an infrastructure failure worth playing again); nil for a program that did not load.
+	SandboxErr error
+}
+
+// EndedBy classifies a sandbox error: a missed deadline is a timeout, anything else an env error.
+func EndedBy(err error) schemas.EndedBy {
+	if errors.Is(err, sandbox.ErrTimeout) {
+		return schemas.EndedTimeout
+	}
+	return schemas.EndedEnvError
+}
+
+func add(n *atomic.Int64, since time.Time) {
+	if n != nil {
+		n.Add(int64(time.Since(since)))
+	}
+}
+
+// Play plays e on prog (or records loadErr, the program's load error, as the episode's end). The returned
+// error is non-nil only for a context or replay error; every failure of the env or the Agent is the
+// episode's result.
+func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) (Result, error) {
+	cfg := e.Cfg
+	ep := e.Row
+	id := ep.EpisodeID
+	out := Result{}
+	var instance *sandbox.Env
+	fail := func(err error) (Result, error) {
+		if ctx.Err() != nil {
+			return Result{}, context.Cause(ctx)
+		}
+		ep.EndedBy, ep.Error = EndedBy(err), err.Error()
+		if instance != nil {
+			ep.EnvCPUSeconds = instance.CPUSeconds()
+		}
+		out.Episode, out.SandboxErr = ep, err
+		return out, nil
+	}
+	if loadErr != nil {
+		out, err := fail(loadErr)
+		out.SandboxErr = nil // a program that does not load is not retried per play
+		return out, err
+	}
+	t0 := time.Now()
+	instance, err := prog.NewEnv(ctx)
+	if err != nil {
+		add(e.SandboxNanos, t0)
+		return fail(err)
+	}
+	defer instance.Close()
+	obs, err := instance.Reset(ctx, ep.Seed)
+	if err != nil {
+		add(e.SandboxNanos, t0)
+		return fail(fmt.Errorf("reset(seed=%d): %w", ep.Seed, err))
+	}
+	var tools []json.RawMessage
+	var known map[string]bool
+	if cfg.Setting == schemas.SettingTools {
+		raw, err := instance.Tools(ctx)
+		if err == nil {
+			err = json.Unmarshal(raw, &tools)
+		}
+		if err != nil {
+			add(e.SandboxNanos, t0)
+			return fail(fmt.Errorf("tools(): %w", err))
+		}
+		known = toolNames(tools)
+	}
+	add(e.SandboxNanos, t0)
+
+	data := PromptData{MaxTurns: cfg.Rollout.MaxTurns, ActionFormat: string(cfg.Rollout.ActionFormat), Observation: obs}
+	if ep.Hinted {
+		data.Observation = FirstObservation(obs, e.Hint, cfg.Rollout.HintPlacement)
+		if cfg.Rollout.HintPlacement != config.HintInObservation {
+			data.Hint = e.Hint
+		}
+	}
+	messages, err := Opening(e.Tmpl, data)
+	if err != nil {
+		return Result{}, err
+	}
+	budget := cfg.Rollout.ContextTokens - cfg.LLM.Agent.MaxTokens
+	truncate := cfg.Rollout.Context == config.ContextTruncate
+	var rewards []float64
+	// seq is, under rollout.token_io tokens, the next turn's prompt ids (nil until turn 0 answered).
+	var seq []int64
+	// extend sets seq after a turn answered: its prompt and completion ids, then the server's tokens of
+	// the token I/O template around the next observation. A non-empty reason ends the play (agent_error).
+	extend := func(turn int, comp *llm.Completion, observation string) (reason string, err error) {
+		if cfg.Rollout.TokenIO != config.TokenIOTokens {
+			return "", nil
+		}
+		if len(comp.PromptTokenIDs) == 0 || len(comp.CompletionTokenIDs) == 0 {
+			return "rollout.token_io tokens: the server returned no prompt or completion token ids (serve the Agent with vLLM, which returns them for return_token_ids)", nil
+		}
+		t := time.Now()
+		tok, err := e.Client.Tokenize(ctx, llm.TokenizeRequest{Role: schemas.RoleAgent, Step: ep.Step, Key: ObservationKey(id, turn+1),
+			Text: TokenIOText(cfg.Rollout.TokenIOTemplate, observation)})
+		add(e.LLMNanos, t)
+		if err != nil {
+			return "", fmt.Errorf("rollout: env %s episode %s turn %d: tokenize the observation: %w", ep.EnvID, id, turn+1, err)
+		}
+		if tok.Failed() {
+			return "tokenize: " + tok.Err, nil
+		}
+		next := make([]int64, 0, len(comp.PromptTokenIDs)+len(comp.CompletionTokenIDs)+len(tok.PromptTokenIDs))
+		seq = append(append(append(next, comp.PromptTokenIDs...), comp.CompletionTokenIDs...), tok.PromptTokenIDs...)
+		return "", nil
+	}
+	ep.EndedBy = schemas.EndedMaxTurns
+	for turn := 0; turn < cfg.Rollout.MaxTurns; turn++ {
+		req := llm.Request{Role: schemas.RoleAgent, Step: ep.Step, Key: fmt.Sprintf("%s/turn=%d", id, turn), Messages: messages, Tools: tools}
+		if seq != nil {
+			// token_io tokens: the running token sequence is the prompt, and its length is exact.
+			req.Messages, req.Tools, req.PromptIDs = nil, nil, seq
+		}
+		spent := false
+		switch {
+		case seq != nil:
+			spent = budget > 0 && len(seq) > budget
+		case truncate:
+			spent = OverContext(messages, budget)
+		default:
+			req.Messages = CutHistory(messages, budget)
+		}
+		if spent {
+			break // the context is spent: the episode ends as if out of turns
+		}
+		t1 := time.Now()
+		comp, err := e.Client.Chat(ctx, req)
+		add(e.LLMNanos, t1)
+		if err != nil {
+			return Result{}, fmt.Errorf("rollout: env %s episode %s turn %d: %w", ep.EnvID, id, turn, err)
+		}
+		ep.Tokens += comp.PromptTokens + comp.CompletionTokens
+		row := schemas.TurnRow{Step: ep.Step, EpisodeID: id, EnvID: ep.EnvID, Turn: int32(turn), Observation: obs, Info: "{}", CallID: comp.CallID}
+		if comp.Failed() {
+			row.ParseError = "llm: " + comp.Err
+			out.Turns = append(out.Turns, row)
+			ep.EndedBy, ep.Error = schemas.EndedAgentError, comp.Err
+			break
+		}
+		var action string
+		if cfg.Setting == schemas.SettingTools {
+			action, err = ParseToolTurn(comp, known, ToolsFinalAnswer(cfg.Setting, cfg.Generate.HintMode))
+		} else {
+			action, err = ParseAction(cfg.Rollout.ActionFormat, comp.Text)
+		}
+		if err != nil {
+			row.ParseError = err.Error()
+			out.Turns = append(out.Turns, row)
+			feedback := ParseFeedback(string(cfg.Setting), cfg.Rollout.ActionFormat, err)
+			if ToolsFinalAnswer(cfg.Setting, cfg.Generate.HintMode) {
+				feedback = ToolsAnswerFeedback(err)
+			}
+			messages = AppendExchange(messages, comp, feedback)
+			obs = feedback
+			if reason, err := extend(turn, comp, feedback); err != nil || reason != "" {
+				if err != nil {
+					return Result{}, err
+				}
+				ep.EndedBy, ep.Error = schemas.EndedAgentError, reason
+				break
+			}
+			continue
+		}
+		row.Action = action
+		t2 := time.Now()
+		res, err := instance.Step(ctx, action)
+		add(e.SandboxNanos, t2)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Result{}, context.Cause(ctx)
+			}
+			row.Done = true
+			out.Turns = append(out.Turns, row)
+			ep.EndedBy, ep.Error = EndedBy(err), fmt.Sprintf("step(turn=%d): %v", turn, err)
+			out.SandboxErr = err
+			break
+		}
+		row.Reward, row.Done = res.Reward, res.Done
+		if len(res.Info) > 0 {
+			row.Info = string(res.Info)
+		}
+		out.Turns = append(out.Turns, row)
+		rewards = append(rewards, res.Reward)
+		if res.Done {
+			ep.EndedBy, ep.Success = schemas.EndedDone, res.Success()
+			break
+		}
+		messages = AppendExchange(messages, comp, res.Observation)
+		obs = res.Observation
+		if reason, err := extend(turn, comp, res.Observation); err != nil || reason != "" {
+			if err != nil {
+				return Result{}, err
+			}
+			ep.EndedBy, ep.Error = schemas.EndedAgentError, reason
+			break
+		}
+	}
+	ep.Return = EpisodeReturn(cfg.Rollout.Return, rewards, ep.EndedBy == schemas.EndedDone)
+	ep.Turns = int32(len(out.Turns))
+	ep.EnvCPUSeconds = instance.CPUSeconds()
+	out.Episode = ep
+	return out, nil
+}
+
+// AppendExchange adds the Agent's answer and the next observation to the conversation: for a tool call,
+// the assistant's first call and a tool message answering it; otherwise an assistant and a user message.
+func AppendExchange(messages []llm.Message, comp *llm.Completion, observation string) []llm.Message {
+	if len(comp.ToolCalls) > 0 {
+		call := comp.ToolCalls[0]
+		if call.ID == "" {
+			call.ID = "call_0"
+		}
+		if call.Type == "" {
+			call.Type = "function"
+		}
+		return append(messages,
+			llm.Message{Role: "assistant", Content: comp.Text, ToolCalls: []llm.ToolCall{call}},
+			llm.Message{Role: "tool", Content: observation, ToolCallID: call.ID})
+	}
+	return append(messages, llm.Message{Role: "assistant", Content: comp.Text}, llm.Message{Role: "user", Content: observation})
+}
+
+// ObservationKey is the key of the tokenize call (rollout.token_io tokens) of the observation that
+// turn's prompt ends with.
+func ObservationKey(episodeID string, turn int) string {
+	return fmt.Sprintf("%s/turn=%d/observation", episodeID, turn)
+}
+
+// TokenIOText is the text tokenized between a completion and the next turn (rollout.token_io tokens):
+// the template with every {observation} replaced by the observation.
+func TokenIOText(template, observation string) string {
+	return strings.ReplaceAll(template, config.TokenIOObservation, observation)
+}
