@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"compress/zlib"
 	"context"
@@ -11,28 +10,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/inputfile"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
 )
 
 // InputError is a problem with an input file or flag: the file and what is wrong with it, in one line.
 // The CLI maps it to exit code 2.
-type InputError struct {
-	// File is the input file as the user named it (or the flag at fault).
-	File string
-	// Problem says what is wrong.
-	Problem string
-}
-
-// Error returns "FILE: PROBLEM".
-func (e *InputError) Error() string { return e.File + ": " + e.Problem }
+type InputError = inputfile.Error
 
 // ImportResult reports an import.
 type ImportResult struct {
@@ -132,57 +121,18 @@ func Items(ctx context.Context, lk *lake.Lake, name string) ([]schemas.BenchItem
 }
 
 // record is one input row: its fields as decoded JSON, and where it came from.
-type record struct {
-	fields map[string]any
-	file   string
-	where  string
-}
-
-func (r record) fail(format string, args ...any) error {
-	return &InputError{File: r.file, Problem: r.where + ": " + fmt.Sprintf(format, args...)}
-}
+type record struct{ inputfile.Record }
 
 func readRecords(ctx context.Context, path string) ([]record, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, &InputError{File: path, Problem: "cannot read: " + strings.TrimPrefix(err.Error(), "stat "+path+": ")}
-	}
-	if st.IsDir() {
-		return nil, &InputError{File: path, Problem: "is a directory; name the .parquet or .jsonl files in it"}
-	}
-	if st.Size() == 0 {
-		return nil, &InputError{File: path, Problem: "file is empty"}
-	}
-	var lines [][]byte
-	var where func(i int) string
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".parquet":
-		lines, err = parquetAsJSON(ctx, path)
-		where = func(i int) string { return fmt.Sprintf("row %d", i+1) }
-	case ".jsonl", ".ndjson":
-		lines, err = jsonLines(path)
-		where = func(i int) string { return fmt.Sprintf("line %d", i+1) }
-	default:
-		return nil, &InputError{File: path, Problem: fmt.Sprintf("unsupported format %q: want .parquet or .jsonl", filepath.Ext(path))}
-	}
-	if err != nil {
+	if err := inputfile.Check(path); err != nil {
 		return nil, err
 	}
 	var recs []record
-	for i, line := range lines {
-		if len(line) == 0 {
-			continue
+	for r, err := range inputfile.Rows(ctx, path, inputfile.Need{}) {
+		if err != nil {
+			return nil, err
 		}
-		if !utf8.Valid(line) {
-			return nil, &InputError{File: path, Problem: where(i) + ": not valid UTF-8"}
-		}
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.UseNumber()
-		var fields map[string]any
-		if err := dec.Decode(&fields); err != nil {
-			return nil, &InputError{File: path, Problem: fmt.Sprintf("%s: not a JSON object: %v", where(i), err)}
-		}
-		recs = append(recs, record{fields: fields, file: path, where: where(i)})
+		recs = append(recs, record{r})
 	}
 	if len(recs) == 0 {
 		return nil, &InputError{File: path, Problem: "no items in file"}
@@ -190,67 +140,14 @@ func readRecords(ctx context.Context, path string) ([]record, error) {
 	return recs, nil
 }
 
-// jsonLines returns the file's lines, blank ones as empty slices (so line numbers stay right).
-func jsonLines(path string) ([][]byte, error) {
-	body, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &InputError{File: path, Problem: err.Error()}
-	}
-	var lines [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	for sc.Scan() {
-		lines = append(lines, bytes.Clone(bytes.TrimSpace(sc.Bytes())))
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &InputError{File: path, Problem: err.Error()}
-	}
-	return lines, nil
-}
-
-// parquetAsJSON returns each row of a Parquet file as a JSON object (DuckDB's to_json), so both formats
-// share one column mapping.
-func parquetAsJSON(ctx context.Context, path string) ([][]byte, error) {
-	db, err := duck.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	src := "read_parquet('" + strings.ReplaceAll(path, "'", "''") + "')"
-	rs, err := db.QueryContext(ctx, "select cast(to_json(t) as varchar) from "+src+" t")
-	if err != nil {
-		return nil, &InputError{File: path, Problem: "not a readable Parquet file: " + firstLine(err.Error())}
-	}
-	defer rs.Close()
-	var lines [][]byte
-	for rs.Next() {
-		var s string
-		if err := rs.Scan(&s); err != nil {
-			return nil, &InputError{File: path, Problem: firstLine(err.Error())}
-		}
-		lines = append(lines, []byte(s))
-	}
-	if err := rs.Err(); err != nil {
-		return nil, &InputError{File: path, Problem: firstLine(err.Error())}
-	}
-	return lines, nil
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
-}
-
-// text returns the first of the named fields that holds a string or a number, as text.
+// text returns the first of the named fields that holds a string, a number or a boolean, as text.
 func (r record) text(names ...string) (string, bool) {
 	for _, n := range names {
-		switch v := r.fields[n].(type) {
-		case string:
-			return v, true
-		case json.Number:
-			return v.String(), true
-		case bool:
-			return fmt.Sprint(v), true
+		if s, ok := r.Text(n); ok {
+			return s, true
+		}
+		if b, ok := r.Fields[n].(bool); ok {
+			return fmt.Sprint(b), true
 		}
 	}
 	return "", false
@@ -259,7 +156,7 @@ func (r record) text(names ...string) (string, bool) {
 func (r record) need(what string, names ...string) (string, error) {
 	v, ok := r.text(names...)
 	if !ok || strings.TrimSpace(v) == "" {
-		return "", r.fail("no %s (a non-empty %s field)", what, strings.Join(quoteAll(names), " or "))
+		return "", r.Fail("no %s (a non-empty %s field)", what, strings.Join(quoteAll(names), " or "))
 	}
 	return v, nil
 }
@@ -279,8 +176,8 @@ func mapRecords(bench string, kind schemas.BenchKind, recs []record) ([]schemas.
 	if kind == schemas.BenchFunctionCall {
 		var questions []record
 		for _, r := range recs {
-			_, hasQ := r.fields["question"]
-			if gt, ok := r.fields["ground_truth"]; ok && !hasQ {
+			_, hasQ := r.Fields["question"]
+			if gt, ok := r.Fields["ground_truth"]; ok && !hasQ {
 				id, err := r.need("id", "id")
 				if err != nil {
 					return nil, err
@@ -298,7 +195,7 @@ func mapRecords(bench string, kind schemas.BenchKind, recs []record) ([]schemas.
 			return nil, err
 		}
 		if err := row.Validate(); err != nil {
-			return nil, r.fail("%v", err)
+			return nil, r.Fail("%v", err)
 		}
 		rows = append(rows, row)
 	}
@@ -312,11 +209,11 @@ func recs0File(recs []record) string {
 	if len(recs) == 0 {
 		return "(input)"
 	}
-	return recs[0].file
+	return recs[0].File
 }
 
 func mapRecord(bench string, kind schemas.BenchKind, r record, answers map[string]any) (schemas.BenchItemRow, error) {
-	row := schemas.BenchItemRow{Bench: bench, Kind: kind, Meta: "{}", Source: filepath.Base(r.file)}
+	row := schemas.BenchItemRow{Bench: bench, Kind: kind, Meta: "{}", Source: filepath.Base(r.File)}
 	var err error
 	switch kind {
 	case schemas.BenchMath:
@@ -359,19 +256,19 @@ func mapChoice(row *schemas.BenchItemRow, r record) error {
 		}
 		row.Answer = options[0]
 	} else {
-		list, ok := r.fields["options"].([]any)
+		list, ok := r.Fields["options"].([]any)
 		if !ok {
-			if s, isText := r.fields["options"].(string); isText && json.Unmarshal([]byte(s), &list) == nil {
+			if s, isText := r.Fields["options"].(string); isText && json.Unmarshal([]byte(s), &list) == nil {
 				ok = true
 			}
 		}
 		if !ok || len(list) < 2 {
-			return r.fail("no options: want an \"options\" list of at least 2, or GPQA's \"Correct Answer\" and \"Incorrect Answer 1..3\"")
+			return r.Fail("no options: want an \"options\" list of at least 2, or GPQA's \"Correct Answer\" and \"Incorrect Answer 1..3\"")
 		}
 		for i, o := range list {
 			s, isText := o.(string)
 			if !isText || strings.TrimSpace(s) == "" {
-				return r.fail("option %d is not a non-empty string", i+1)
+				return r.Fail("option %d is not a non-empty string", i+1)
 			}
 			options = append(options, strings.TrimSpace(s))
 		}
@@ -385,16 +282,16 @@ func mapChoice(row *schemas.BenchItemRow, r record) error {
 		} else if idx := indexOf(options, ans); idx >= 0 {
 			row.Answer = options[idx]
 		} else {
-			return r.fail("answer %q is neither an option letter (A-%c) nor an option's text", ans, 'A'+len(options)-1)
+			return r.Fail("answer %q is neither an option letter (A-%c) nor an option's text", ans, 'A'+len(options)-1)
 		}
 	}
 	if len(options) > 26 {
-		return r.fail("%d options: at most 26", len(options))
+		return r.Fail("%d options: at most 26", len(options))
 	}
 	seen := map[string]bool{}
 	for _, o := range options {
 		if seen[o] {
-			return r.fail("option %q appears twice", o)
+			return r.Fail("option %q appears twice", o)
 		}
 		seen[o] = true
 	}
@@ -448,11 +345,11 @@ func mapCode(row *schemas.BenchItemRow, r record) error {
 		return err
 	}
 	if len(tests.Public)+len(tests.Private) == 0 {
-		return r.fail("no tests: public_test_cases and private_test_cases are both empty")
+		return r.Fail("no tests: public_test_cases and private_test_cases are both empty")
 	}
 	var meta CodeMeta
 	meta.StarterCode, _ = r.text("starter_code")
-	switch m := r.fields["metadata"].(type) {
+	switch m := r.Fields["metadata"].(type) {
 	case string:
 		var md map[string]any
 		if json.Unmarshal([]byte(m), &md) == nil {
@@ -463,7 +360,7 @@ func mapCode(row *schemas.BenchItemRow, r record) error {
 	}
 	for _, t := range append(append([]CodeTest(nil), tests.Public...), tests.Private...) {
 		if t.TestType == "functional" && meta.FuncName == "" {
-			return r.fail("functional tests need metadata.func_name (the method to call)")
+			return r.Fail("functional tests need metadata.func_name (the method to call)")
 		}
 	}
 	b, _ := json.Marshal(tests)
@@ -476,7 +373,7 @@ func mapCode(row *schemas.BenchItemRow, r record) error {
 // decodeTests reads a test-case column: a list, JSON text of a list, or LiveCodeBench's
 // base64(zlib(pickle(json text))) of one.
 func decodeTests(r record, column string) ([]CodeTest, error) {
-	v, ok := r.fields[column]
+	v, ok := r.Fields[column]
 	if !ok || v == nil {
 		return nil, nil
 	}
@@ -489,26 +386,26 @@ func decodeTests(r record, column string) ([]CodeTest, error) {
 		if len(raw) > 0 && raw[0] != '[' {
 			decoded, err := unpackLCB(string(raw))
 			if err != nil {
-				return nil, r.fail("%s: neither a JSON list nor base64/zlib/pickle text: %v", column, err)
+				return nil, r.Fail("%s: neither a JSON list nor base64/zlib/pickle text: %v", column, err)
 			}
 			raw = decoded
 		}
 	default:
-		return nil, r.fail("%s: want a list of {input, output, testtype}", column)
+		return nil, r.Fail("%s: want a list of {input, output, testtype}", column)
 	}
 	if len(raw) == 0 {
 		return nil, nil
 	}
 	var tests []CodeTest
 	if err := json.Unmarshal(raw, &tests); err != nil {
-		return nil, r.fail("%s: not a list of {input, output, testtype}: %v", column, err)
+		return nil, r.Fail("%s: not a list of {input, output, testtype}: %v", column, err)
 	}
 	for i := range tests {
 		if tests[i].TestType == "" {
 			tests[i].TestType = "stdin"
 		}
 		if tests[i].TestType != "stdin" && tests[i].TestType != "functional" {
-			return nil, r.fail("%s: test %d: testtype %q (want stdin or functional)", column, i+1, tests[i].TestType)
+			return nil, r.Fail("%s: test %d: testtype %q (want stdin or functional)", column, i+1, tests[i].TestType)
 		}
 	}
 	return tests, nil
@@ -581,7 +478,7 @@ func mapFunctionCall(row *schemas.BenchItemRow, r record, answers map[string]any
 	if row.ItemID, err = r.need("id", "id"); err != nil {
 		return err
 	}
-	switch q := r.fields["question"].(type) {
+	switch q := r.Fields["question"].(type) {
 	case string:
 		row.Question = q
 	case []any: // BFCL: [[{"role": "user", "content": "..."}]] (turns of messages)
@@ -605,35 +502,35 @@ func mapFunctionCall(row *schemas.BenchItemRow, r record, answers map[string]any
 		row.Question = strings.Join(parts, "\n")
 	}
 	if strings.TrimSpace(row.Question) == "" {
-		return r.fail("no question (a \"question\" text, or BFCL's [[{role, content}]])")
+		return r.Fail("no question (a \"question\" text, or BFCL's [[{role, content}]])")
 	}
-	fns, ok := r.fields["function"].([]any)
+	fns, ok := r.Fields["function"].([]any)
 	if !ok {
-		if f, isObj := r.fields["function"].(map[string]any); isObj {
+		if f, isObj := r.Fields["function"].(map[string]any); isObj {
 			fns, ok = []any{f}, true
 		}
 	}
 	if !ok || len(fns) == 0 {
-		return r.fail("no \"function\" list of schemas")
+		return r.Fail("no \"function\" list of schemas")
 	}
 	for i, f := range fns {
 		m, isObj := f.(map[string]any)
 		if name, _ := m["name"].(string); !isObj || name == "" {
-			return r.fail("function %d has no name", i+1)
+			return r.Fail("function %d has no name", i+1)
 		}
 	}
 	fb, _ := json.Marshal(fns)
 	row.Functions = string(fb)
-	gt, ok := r.fields["ground_truth"]
+	gt, ok := r.Fields["ground_truth"]
 	if !ok {
 		gt, ok = answers[row.ItemID]
 	}
 	if !ok {
-		return r.fail("no ground_truth for id %s (inline, or in a possible_answer file imported with it)", row.ItemID)
+		return r.Fail("no ground_truth for id %s (inline, or in a possible_answer file imported with it)", row.ItemID)
 	}
 	expected, err := parseGroundTruth(gt)
 	if err != nil {
-		return r.fail("ground_truth: %v", err)
+		return r.Fail("ground_truth: %v", err)
 	}
 	ab, _ := json.Marshal(expected)
 	row.Answer = string(ab)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,3 +160,9 @@ func (r *CodeRunner) Run(ctx context.Context, program string, tests []CodeTest, 
 
 // Close releases the runner's worker.
 func (r *CodeRunner) Close() { r.l.close() }
+
+// firstLine returns s up to its first newline.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

@@ -1,11 +1,7 @@
 package pool
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,22 +11,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/inputfile"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
 )
 
 // InputError is a problem with an input (a file that cannot be read, a wrong format, a missing column):
 // the file and what is wrong, in one line. Nothing is imported; the CLI exits 2.
-type InputError struct {
-	// File is the input as the user named it (or the flag at fault).
-	File string
-	// Problem says what is wrong.
-	Problem string
-}
-
-// Error returns "FILE: PROBLEM".
-func (e *InputError) Error() string { return e.File + ": " + e.Problem }
+type InputError = inputfile.Error
 
 // Program is one program read from the inputs, before the checks.
 type Program struct {
@@ -161,9 +149,9 @@ func Read(ctx context.Context, lk *lake.Lake, name string) ([]schemas.PoolRow, e
 
 // readInput reads one input: a directory (its .py files, sorted), a .py file, a .parquet or a .jsonl file.
 func readInput(ctx context.Context, path string) ([]Program, error) {
-	st, err := os.Stat(path)
+	st, err := inputfile.Stat(path)
 	if err != nil {
-		return nil, &InputError{File: path, Problem: "cannot read: " + strings.TrimPrefix(err.Error(), "stat "+path+": ")}
+		return nil, err
 	}
 	if st.IsDir() {
 		matches, err := filepath.Glob(filepath.Join(path, "*.py"))
@@ -188,13 +176,11 @@ func readInput(ctx context.Context, path string) ([]Program, error) {
 		return nil, &InputError{File: path, Problem: "file is empty"}
 	}
 	var programs []Program
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".py":
+	switch {
+	case strings.EqualFold(filepath.Ext(path), ".py"):
 		programs, err = readPython(path)
-	case ".parquet":
-		programs, err = readParquet(ctx, path)
-	case ".jsonl", ".ndjson":
-		programs, err = readJSONL(path)
+	case inputfile.Supported(path):
+		programs, err = readRecords(ctx, path)
 	default:
 		return nil, &InputError{File: path, Problem: fmt.Sprintf("unsupported format %q: want .py, a directory of them, or .parquet/.jsonl with a code column", filepath.Ext(path))}
 	}
@@ -235,107 +221,29 @@ func checkProgram(path, where string, p Program) error {
 	return nil
 }
 
-func readJSONL(path string) ([]Program, error) {
-	body, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &InputError{File: path, Problem: err.Error()}
-	}
+// readRecords reads a .jsonl or .parquet file: `code`, optional `id` (a string or number; when absent,
+// null or empty, FILE:LINE or FILE:ROW), `hint` and `skill`.
+func readRecords(ctx context.Context, path string) ([]Program, error) {
 	var out []Program
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
+	need := inputfile.Need{Columns: []string{"code"}, Want: "want code, optional id, hint, skill"}
+	for rec, err := range inputfile.Rows(ctx, path, need) {
+		if err != nil {
+			return nil, err
 		}
-		if !utf8.Valid(text) {
-			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: not valid UTF-8", line)}
+		code, err := rec.String("code")
+		if err != nil {
+			return nil, err
 		}
-		var rec map[string]any
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.UseNumber()
-		if err := dec.Decode(&rec); err != nil {
-			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: not a JSON object: %v", line, err)}
+		p := Program{Code: code, Source: path, ID: fmt.Sprintf("%s:%d", filepath.Base(path), rec.N)}
+		if id, ok := rec.Text("id"); ok && id != "" {
+			p.ID = id
 		}
-		code, ok := rec["code"].(string)
-		if !ok {
-			return nil, &InputError{File: path, Problem: fmt.Sprintf("line %d: no string \"code\" field", line)}
-		}
-		p := Program{Code: code, Source: path, ID: fmt.Sprintf("%s:%d", filepath.Base(path), line)}
-		switch v := rec["id"].(type) {
-		case string:
-			p.ID = v
-		case json.Number:
-			p.ID = v.String()
-		}
-		p.Hint, _ = rec["hint"].(string)
-		p.Skill, _ = rec["skill"].(string)
-		if err := checkProgram(path, fmt.Sprintf("line %d", line), p); err != nil {
+		p.Hint, _ = rec.Fields["hint"].(string)
+		p.Skill, _ = rec.Fields["skill"].(string)
+		if err := checkProgram(path, rec.Where, p); err != nil {
 			return nil, err
 		}
 		out = append(out, p)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, &InputError{File: path, Problem: err.Error()}
-	}
 	return out, nil
-}
-
-func readParquet(ctx context.Context, path string) ([]Program, error) {
-	db, err := duck.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	src := "read_parquet('" + strings.ReplaceAll(path, "'", "''") + "')"
-	cols := map[string]bool{}
-	desc, err := db.QueryContext(ctx, "select column_name from (describe select * from "+src+")")
-	if err != nil {
-		return nil, &InputError{File: path, Problem: "not a readable Parquet file: " + firstLine(err.Error())}
-	}
-	for desc.Next() {
-		var c string
-		desc.Scan(&c)
-		cols[c] = true
-	}
-	desc.Close()
-	if !cols["code"] {
-		return nil, &InputError{File: path, Problem: "no \"code\" column (want code, optional id, hint, skill)"}
-	}
-	opt := func(c string) string {
-		if cols[c] {
-			return "coalesce(cast(cast(" + c + " as varchar) as blob), ''::blob)"
-		}
-		return "''::blob"
-	}
-	q := fmt.Sprintf("select cast(code as blob), %s, %s, %s from %s", opt("id"), opt("hint"), opt("skill"), src)
-	rs, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, &InputError{File: path, Problem: firstLine(err.Error())}
-	}
-	defer rs.Close()
-	var out []Program
-	for n := 1; rs.Next(); n++ {
-		var code, id, hint, skill sql.RawBytes
-		if err := rs.Scan(&code, &id, &hint, &skill); err != nil {
-			return nil, &InputError{File: path, Problem: firstLine(err.Error())}
-		}
-		p := Program{Code: string(code), ID: string(id), Hint: string(hint), Skill: string(skill), Source: path}
-		if p.ID == "" {
-			p.ID = fmt.Sprintf("%s:%d", filepath.Base(path), n)
-		}
-		if err := checkProgram(path, fmt.Sprintf("row %d", n), p); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	if err := rs.Err(); err != nil {
-		return nil, &InputError{File: path, Problem: firstLine(err.Error())}
-	}
-	return out, nil
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
 }
