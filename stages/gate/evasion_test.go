@@ -48,6 +48,11 @@ func TestGateCannotBeRecognised(t *testing.T) {
 				if h.Name == "gate_instant_probes" && f.Check == CheckReset && strings.Contains(f.Error, "not deterministic") {
 					continue
 				}
+				// It reaches a clock through dataclasses.inspect.importlib, which the static check's second
+				// round refuses; the test below still shows the timing attack works in rollout.
+				if h.Name == "gate_instant_probes" && f.Check == CheckStatic && strings.Contains(f.Error, "is the module") {
+					continue
+				}
 				if f.Check != want || !strings.Contains(f.Error, h.Expect[0]) {
 					t.Fatalf("run %d: %s failed: %s; want %s failing with %q", run, f.Check, clip(f.Error), want, h.Expect[0])
 				}
