@@ -6,9 +6,10 @@
 //
 // The page checks itself: a small inline script counts the charts that drew at least one mark with a
 // non-empty bounding box, listens for errors, and writes the verdict into the element #report-status
-// (`charts-ok N/N` or `charts-failed ...`) in the data-status attribute of a hidden element, and the charts
-// whose legend overlaps a title, another legend item or the plot in data-overlaps; a headless browser's
-// --dump-dom shows both, a reader neither.
+// (`charts-ok N/N` or `charts-failed ...`) in the data-status attribute of a hidden element, the charts
+// whose legend overlaps a title, another legend item, the plot or a value label in data-overlaps, the
+// charts with a text past their own edge in data-clipped, and the milliseconds from navigation start to
+// that verdict in data-render-ms; a headless browser's --dump-dom shows them, a reader none.
 package report
 
 import (
@@ -96,20 +97,35 @@ svg .value{font-size:11px;font-weight:600}
     var overlaps = [];
     charts.forEach(function (svg) {
       var items = Array.prototype.map.call(svg.querySelectorAll('.legend-item'), function (g) { return g.getBoundingClientRect(); });
-      var others = Array.prototype.map.call(svg.querySelectorAll('text.title, rect.frame'), function (e) { return e.getBoundingClientRect(); });
+      var others = Array.prototype.map.call(svg.querySelectorAll('text.title, rect.frame, text.value'), function (e) { return e.getBoundingClientRect(); });
       items.forEach(function (a, i) {
         others.forEach(function (o) { if (hit(a, o)) overlaps.push(svg.id); });
         items.forEach(function (b, j) { if (j > i && hit(a, b)) overlaps.push(svg.id); });
       });
     });
+    // Clipping: every text of a chart (ticks, labels, values beside the points) lies inside its chart's
+    // box; a value written past the edge would read as a shorter number ("0" for "0.75").
+    var clipped = [];
+    charts.forEach(function (svg) {
+      var box = svg.getBoundingClientRect();
+      svg.querySelectorAll('text').forEach(function (e) {
+        var r = e.getBoundingClientRect();
+        if (r.width > 0 && (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)) {
+          if (clipped.indexOf(svg.id) < 0) clipped.push(svg.id);
+        }
+      });
+    });
     var expected = Number(document.getElementById('report-status').dataset.expected);
     var status = document.getElementById('report-status');
     status.dataset.overlaps = overlaps.join(',');
+    status.dataset.clipped = clipped.join(',');
     if (ok === expected && charts.length === expected && errors.length === 0) {
       status.dataset.status = 'charts-ok ' + ok + '/' + expected;
     } else {
       status.dataset.status = 'charts-failed ' + ok + '/' + expected + ' bad=' + bad.join(',') + ' errors=' + errors.join(' | ');
     }
+    // Milliseconds from navigation start to this verdict (every chart laid out and measured).
+    status.dataset.renderMs = performance.now().toFixed(1);
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', verify); else verify();
 })();

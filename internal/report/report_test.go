@@ -8,11 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spadekit/spade/internal/analytics"
+	"github.com/spadekit/spade/internal/gobuild"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/synth"
 )
@@ -109,7 +111,7 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	dom, logs := headless(t, browser, path, "--window-size=1400,1400", "--dump-dom")
-	checkPage(t, dom)
+	t.Logf("synthetic run of 16 steps: rendered in %.0f ms (navigation start to charts-ok)", checkPage(t, dom))
 	if m := consoleProblem.FindString(logs); m != "" {
 		t.Errorf("console error: %s", m)
 	}
@@ -176,7 +178,7 @@ func TestReportOnAShortRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dom, _ := headless(t, browser, path, "--window-size=1400,1400", "--dump-dom")
-	checkPage(t, dom)
+	t.Logf("synthetic run of 4 steps: rendered in %.0f ms (navigation start to charts-ok)", checkPage(t, dom))
 	// One window: every windowed chart writes its values beside its points.
 	for _, id := range []string{"learnable-band", "vendi"} {
 		chart := regexp.MustCompile(`(?s)<svg id="` + id + `".*?</svg>`).FindString(dom)
@@ -188,34 +190,42 @@ func TestReportOnAShortRun(t *testing.T) {
 
 var statusAttrs = regexp.MustCompile(`<div id="report-status"([^>]*)>`)
 
+// pageAttrs returns the data-* attributes of the page's status element (status, overlaps, clipped,
+// render-ms), read from the dumped DOM; nil when the element is missing.
+func pageAttrs(dom string) map[string]string {
+	attrs := statusAttrs.FindStringSubmatch(dom)
+	if attrs == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile(`data-([a-z-]+)="([^"]*)"`).FindAllStringSubmatch(attrs[1], -1) {
+		out[m[1]] = m[2]
+	}
+	return out
+}
+
 // pageStatus returns the page's own verdict (data-status) and the charts whose legend overlaps something
 // (data-overlaps), read from the dumped DOM.
 func pageStatus(dom string) (status, overlaps string) {
-	attrs := statusAttrs.FindStringSubmatch(dom)
-	if attrs == nil {
-		return "", ""
-	}
-	get := func(name string) string {
-		m := regexp.MustCompile(name + `="([^"]*)"`).FindStringSubmatch(attrs[1])
-		if m == nil {
-			return ""
-		}
-		return m[1]
-	}
-	return get("data-status"), get("data-overlaps")
+	a := pageAttrs(dom)
+	return a["status"], a["overlaps"]
 }
 
 // checkPage asserts, from the page's DOM as Chromium laid it out at 1400 px: every chart drew a visible
-// mark, no legend item overlaps a title, another legend item or a plot, and the check's verdict is in
-// attributes of a hidden element, never text a reader sees.
-func checkPage(t *testing.T, dom string) {
+// mark, no legend item overlaps a title, another legend item, a plot or a value label, no text runs past
+// its chart's edge, and the check's verdict is in attributes of a hidden element, never text a reader
+// sees. It returns the page's render time: milliseconds from navigation start to the verdict.
+func checkPage(t *testing.T, dom string) float64 {
 	t.Helper()
-	status, overlaps := pageStatus(dom)
-	if status != "charts-ok 9/9" {
-		t.Fatalf("page check: %q, want charts-ok 9/9", status)
+	a := pageAttrs(dom)
+	if a["status"] != "charts-ok 9/9" {
+		t.Fatalf("page check: %q, want charts-ok 9/9", a["status"])
 	}
-	if overlaps != "" {
-		t.Errorf("legends overlap a title, a legend or the plot in: %s", overlaps)
+	if a["overlaps"] != "" {
+		t.Errorf("legends overlap a title, a legend, a value or the plot in: %s", a["overlaps"])
+	}
+	if a["clipped"] != "" {
+		t.Errorf("text runs past the chart's edge in: %s", a["clipped"])
 	}
 	if attrs := statusAttrs.FindStringSubmatch(dom); !strings.Contains(attrs[1], "hidden") {
 		t.Errorf("the status element is not hidden: %s", attrs[0])
@@ -226,4 +236,105 @@ func checkPage(t *testing.T, dom string) {
 			t.Errorf("the test marker %q is text on the page", marker)
 		}
 	}
+	ms, err := strconv.ParseFloat(a["render-ms"], 64)
+	if err != nil || ms <= 0 {
+		t.Errorf("page render time %q: %v", a["render-ms"], err)
+	}
+	return ms
+}
+
+// renderAndCheck writes page, opens it in headless Chromium at 1400 px, asserts checkPage and the console,
+// and returns the page's render time in milliseconds.
+func renderAndCheck(t *testing.T, browser string, page []byte) float64 {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, logs := headless(t, browser, path, "--window-size=1400,1400", "--dump-dom")
+	if m := consoleProblem.FindString(logs); m != "" {
+		t.Errorf("console error: %s", m)
+	}
+	return checkPage(t, dom)
+}
+
+// TestReportOnTheDemoLake renders `spade report` on the lake `make demo` leaves: scripts/demo.sh replays
+// testdata/sample-run through every stage into a fresh lake with a spade built like the test binary (a
+// short real run: 4 steps, one window, a dozen envs, no embeddings until the report computes them).
+func TestReportOnTheDemoLake(t *testing.T) {
+	browser := chromium(t)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "testdata", "sample-run", "replay.json")); err != nil {
+		t.Fatalf("the demo's recording is missing: %v", err)
+	}
+	python := os.Getenv("SPADE_PYTHON")
+	if python == "" {
+		python = "/usr/bin/python3"
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "spade")
+	start := time.Now()
+	if err := gobuild.Build(gobuild.SpadePackage, bin); err != nil {
+		t.Fatal(err)
+	}
+	built := time.Since(start)
+	lakeDir := filepath.Join(dir, "lake")
+	env := append(os.Environ(), "SPADE="+bin, "SPADE_LAKE="+lakeDir, "SPADE_CACHE="+filepath.Join(dir, "cache"), "SPADE_PYTHON="+python)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start = time.Now()
+	demo := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "demo.sh"), lakeDir, "demo")
+	demo.Dir, demo.Env = root, env
+	if out, err := demo.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/demo.sh: %v\n%s", err, out)
+	}
+	replayed := time.Since(start)
+	out := filepath.Join(dir, "report.html")
+	report := exec.CommandContext(ctx, bin, "--run", "demo", "report", "--out", out)
+	report.Dir, report.Env = dir, env
+	if b, err := report.CombinedOutput(); err != nil {
+		t.Fatalf("spade report: %v\n%s", err, b)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := renderAndCheck(t, browser, page)
+	t.Logf("demo lake (4 steps, one window): go build %s, demo.sh %s, report %d bytes, rendered in %.0f ms (navigation start to charts-ok)",
+		built.Round(time.Second), replayed.Round(time.Second), len(page), ms)
+}
+
+// longSteps is the long synthetic run's length: the paper's 400 steps (SPADE_REPORT_LONG_STEPS overrides).
+func longSteps(t *testing.T) int {
+	if v := os.Getenv("SPADE_REPORT_LONG_STEPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SPADE_REPORT_LONG_STEPS=%q", v)
+		}
+		return n
+	}
+	return 400
+}
+
+// TestReportOnALongRun renders the report of a paper-length synthetic run (400 steps of synth.Small's
+// pools, 50 windows of 8): many windows, lines without point markers, regret and cost over hundreds of
+// steps. The page's checks must pass; its render time is logged (a figure, not a threshold).
+func TestReportOnALongRun(t *testing.T) {
+	browser := chromium(t)
+	steps := longSteps(t)
+	start := time.Now()
+	s := synthSessionSteps(t, steps, false)
+	written := time.Since(start)
+	start = time.Now()
+	page, err := Build(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := time.Since(start)
+	ms := renderAndCheck(t, browser, page)
+	t.Logf("synthetic run of %d steps (%d envs per pool, window %d): written and embedded in %s, report built in %s (%d bytes), rendered in %.0f ms (navigation start to charts-ok)",
+		steps, s.Config.Sample.EnvsPerStep, s.Config.Metrics.Window, written.Round(100*time.Millisecond), built.Round(100*time.Millisecond), len(page), ms)
 }

@@ -59,16 +59,21 @@ func axes(title, xLabel, yLabel string, x0, x1, y0, y1 float64, intX bool) (stri
 	return b.String(), sx, sy
 }
 
-// ticks returns about n round tick values covering [lo, hi].
-func ticks(lo, hi float64, n int) []float64 {
+// tickStep returns the round step (1, 2 or 5 times a power of ten) of about n ticks over [lo, hi].
+func tickStep(lo, hi float64, n int) float64 {
 	span := hi - lo
 	step := math.Pow(10, math.Floor(math.Log10(span/float64(n))))
 	for _, m := range []float64{1, 2, 5, 10} {
 		if span/(step*m) <= float64(n) {
-			step *= m
-			break
+			return step * m
 		}
 	}
+	return step * 10
+}
+
+// ticks returns about n round tick values covering [lo, hi].
+func ticks(lo, hi float64, n int) []float64 {
+	step := tickStep(lo, hi, n)
 	var out []float64
 	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9; k++ {
 		t := k * step // multiples of step, so 0 is exactly 0 (no "-0" label from accumulated rounding)
@@ -80,13 +85,16 @@ func ticks(lo, hi float64, n int) []float64 {
 	return out
 }
 
+// fmtTick writes a tick or value in at most 3 significant digits, thousands and up with a k, M or G
+// suffix (never an exponent: "5k", not "5e+03"). The thresholds sit where %.3g would round up to the next
+// unit, so 999.7 reads "1k", not "1e+03".
 func fmtTick(t float64) string {
 	switch a := math.Abs(t); {
-	case a >= 1e9:
+	case a >= 999.5e6:
 		return fmt.Sprintf("%.3gG", t/1e9)
-	case a >= 1e6:
+	case a >= 999.5e3:
 		return fmt.Sprintf("%.3gM", t/1e6)
-	case a >= 1e4:
+	case a >= 999.5:
 		return fmt.Sprintf("%.3gk", t/1e3)
 	}
 	return fmt.Sprintf("%.3g", t)
@@ -131,6 +139,17 @@ func LineChart(id, title, xLabel, yLabel string, series []Series, yMin, yMax flo
 	}
 	if !math.IsNaN(yMax) {
 		y1 = math.Max(yMax, y1)
+	}
+	// A range taken from the data ends on round ticks, so the extreme points sit on a labelled grid line
+	// rather than on an unlabelled frame edge (a short run's regret spans a few hundredths).
+	if y1 > y0 {
+		step := tickStep(y0, y1, 5)
+		if math.IsNaN(yMin) {
+			y0 = math.Floor(y0/step+1e-9) * step
+		}
+		if math.IsNaN(yMax) || y1 > yMax {
+			y1 = math.Ceil(y1/step-1e-9) * step
+		}
 	}
 	intX := true
 	for _, s := range series {
@@ -187,8 +206,7 @@ func LineChart(id, title, xLabel, yLabel string, series []Series, yMin, yMax flo
 					fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>%s: %g, %.4g</title></circle>`,
 						sx(s.X[i]), sy(s.Y[i]), r, colour, html.EscapeString(s.Name), s.X[i], s.Y[i])
 					if points <= 3 { // with so few points the values are the chart: write them beside the marks
-						fmt.Fprintf(&b, `<text class="value" x="%.1f" y="%.1f" fill="%s">%s</text>`,
-							sx(s.X[i])+8, sy(s.Y[i])-6-float64(k)*13, colour, fmtTick(s.Y[i]))
+						b.WriteString(valueLabel(sx(s.X[i]), sy(s.Y[i]), k, colour, fmtTick(s.Y[i])))
 					}
 				}
 			}
@@ -197,6 +215,21 @@ func LineChart(id, title, xLabel, yLabel string, series []Series, yMin, yMax flo
 	b.WriteString(legend(names))
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// valueLabel writes a point's value beside its mark at (px, py), the k-th series' label a row further
+// out: above and to the right, but left of the mark near the right edge (past it the label would be cut
+// to "0" for "0.75") and below it near the top (above the frame it would run into the legend row).
+func valueLabel(px, py float64, k int, colour, text string) string {
+	x, anchor := px+8, ""
+	if px+8+7*float64(len(text)) > chartW-2 {
+		x, anchor = px-8, ` text-anchor="end"`
+	}
+	y := py - 6 - float64(k)*13
+	if y-11 < marginT {
+		y = py + 16 + float64(k)*13
+	}
+	return fmt.Sprintf(`<text class="value" x="%.1f" y="%.1f" fill="%s"%s>%s</text>`, x, y, colour, anchor, html.EscapeString(text))
 }
 
 // BarChart returns an inline SVG grouped bar chart: one group per category, one bar per series (values[s][c]).

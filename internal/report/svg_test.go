@@ -55,3 +55,33 @@ func TestLineChartOnePoint(t *testing.T) {
 		t.Errorf("x ticks: want only 0, got %d: %s", n, svg)
 	}
 }
+
+// Ticks and values never read as exponents ("5e+03" on a Designer cost axis) and change unit where %.3g
+// would round up to the next one.
+func TestFmtTick(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 0.375: "0.375", 999: "999", 999.7: "1k", 5000: "5k", 12500: "12.5k",
+		999_700: "1M", 2.5e6: "2.5M", 3e9: "3G", -5000: "-5k"} {
+		if got := fmtTick(v); got != want {
+			t.Errorf("fmtTick(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// A run of two or three windows writes each value beside its point: a point at the right edge gets its
+// label on its left (past the edge "0.75" would be cut to "0"), a point at the top gets it below (above
+// the frame it would run into the legend), and a range taken from the data ends on labelled ticks.
+func TestLineChartValueLabels(t *testing.T) {
+	svg := LineChart("c", "t", "step", "rate", []Series{{Name: "a", X: []float64{0, 2}, Y: []float64{1, 0.75}}}, 0, 1)
+	if !strings.Contains(svg, `<text class="value" x="616.0" y="95.5" fill="#0072B2" text-anchor="end">0.75</text>`) {
+		t.Errorf("right-edge value not left of its point: %s", svg)
+	}
+	if !strings.Contains(svg, `<text class="value" x="72.0" y="66.0" fill="#0072B2">1</text>`) {
+		t.Errorf("top value not below its point: %s", svg)
+	}
+	svg = LineChart("r", "t", "step", "regret", []Series{{Name: "a", X: []float64{0, 2}, Y: []float64{0.375, 0.484}}}, math.NaN(), math.NaN())
+	for _, tick := range []string{">0.35</text>", ">0.5</text>"} {
+		if !strings.Contains(svg, tick) {
+			t.Errorf("data range not rounded out to the tick %s: %s", tick, svg)
+		}
+	}
+}
