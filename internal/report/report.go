@@ -158,6 +158,16 @@ func Charts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
 			{Name: "smoothed", X: col(regret, "step"), Y: col(regret, "regret_smoothed"), Dashed: true},
 		}, math.NaN(), math.NaN())})
 
+	scores, err := evalScoreSeries(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	// A run with no eval_results has no chart: every chart on the page must show a mark.
+	if len(scores) > 0 {
+		charts = append(charts, Chart{ID: "eval-scores", Caption: "Downstream benchmark score per training step: avg@K (the mean of the per-item means over K samples) per benchmark, from `spade eval` (SPADE Figure 12 left).",
+			SVG: LineChart("eval-scores", "Benchmark scores per step", "step", "avg@K", scores, 0, 1)})
+	}
+
 	acc, err := get("acceptance")
 	if err != nil {
 		return nil, err
@@ -216,6 +226,36 @@ func Charts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
 			{Name: "designer", X: col(cost, "step"), Y: col(cost, "designer_tokens")},
 		}, 0, math.NaN())})
 	return charts, nil
+}
+
+// evalScoreSeries returns one series per benchmark (per run and benchmark when the session holds
+// several runs) of avg@K against the step, from the eval_scores model; none when nothing was evaluated.
+// Scores of several weights versions at one step are averaged.
+func evalScoreSeries(ctx context.Context, s *analytics.Session) ([]Series, error) {
+	t, err := analytics.Query(ctx, s.DB, `select run, bench, step, avg(avg_at_k) as avg_at_k
+		from eval_scores group by run, bench, step order by run, bench, step`)
+	if err != nil {
+		return nil, fmt.Errorf("report: eval_scores: %w", err)
+	}
+	runs, benches, steps, values := strs(t, "run"), strs(t, "bench"), col(t, "step"), col(t, "avg_at_k")
+	several := false
+	for _, r := range runs {
+		several = several || r != runs[0]
+	}
+	var out []Series
+	for i := range t.Rows {
+		name := benches[i]
+		if several {
+			name = runs[i] + " · " + benches[i]
+		}
+		if len(out) == 0 || out[len(out)-1].Name != name {
+			out = append(out, Series{Name: name})
+		}
+		last := &out[len(out)-1]
+		last.X = append(last.X, steps[i])
+		last.Y = append(last.Y, values[i])
+	}
+	return out, nil
 }
 
 // windowStart turns window indexes into their first steps, so every windowed chart has the same x unit.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"github.com/spadekit/spade/internal/gobuild"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/synth"
+	"github.com/spadekit/spade/schemas"
 )
 
 // chromium returns the headless browser (Debian's chromium; SPADE_CHROMIUM overrides), failing in CI
@@ -188,6 +190,8 @@ func TestReportOnAShortRun(t *testing.T) {
 	}
 }
 
+var okStatus = regexp.MustCompile(`^charts-ok (\d+)/(\d+)$`)
+
 var statusAttrs = regexp.MustCompile(`<div id="report-status"([^>]*)>`)
 
 // pageAttrs returns the data-* attributes of the page's status element (status, overlaps, clipped,
@@ -218,8 +222,9 @@ func pageStatus(dom string) (status, overlaps string) {
 func checkPage(t *testing.T, dom string) float64 {
 	t.Helper()
 	a := pageAttrs(dom)
-	if a["status"] != "charts-ok 9/9" {
-		t.Fatalf("page check: %q, want charts-ok 9/9", a["status"])
+	// Nine charts always; a tenth (eval-scores) when the run has eval_results.
+	if m := okStatus.FindStringSubmatch(a["status"]); m == nil || m[1] != m[2] || (m[1] != "9" && m[1] != "10") {
+		t.Fatalf("page check: %q, want charts-ok 9/9 (10/10 with evaluations)", a["status"])
 	}
 	if a["overlaps"] != "" {
 		t.Errorf("legends overlap a title, a legend, a value or the plot in: %s", a["overlaps"])
@@ -337,4 +342,101 @@ func TestReportOnALongRun(t *testing.T) {
 	ms := renderAndCheck(t, browser, page)
 	t.Logf("synthetic run of %d steps (%d envs per pool, window %d): written and embedded in %s, report built in %s (%d bytes), rendered in %.0f ms (navigation start to charts-ok)",
 		steps, s.Config.Sample.EnvsPerStep, s.Config.Metrics.Window, written.Round(100*time.Millisecond), built.Round(100*time.Millisecond), len(page), ms)
+}
+
+// evalSession is a synthetic run of 16 steps with eval_results for two benchmarks at steps 0, 8 and 15
+// (4 items × 2 samples each, a score rising with the step).
+func evalSession(t *testing.T) *analytics.Session {
+	t.Helper()
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := synth.Small()
+	o.Steps = 16
+	if err := synth.Write(ctx, lk, "r", o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := analytics.EnsureEmbeddings(ctx, lk, "r", analytics.EmbedderSpec{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []struct {
+		name string
+		kind schemas.BenchKind
+	}{{"aime", schemas.BenchMath}, {"gpqa", schemas.BenchChoice}} {
+		for k, step := range []int64{0, 8, 15} {
+			var rows []schemas.EvalResultRow
+			for item := 0; item < 4; item++ {
+				for sample := 0; sample < 2; sample++ {
+					score := 0.0
+					if item+sample <= k+1 {
+						score = 1
+					}
+					rows = append(rows, schemas.EvalResultRow{Step: step, Bench: b.name, Kind: b.kind,
+						ItemID: fmt.Sprintf("%s-%d", b.name, item), Sample: int32(sample), Score: score, WeightsVersion: fmt.Sprint(step)})
+				}
+			}
+			key := lake.PartitionKey{Run: "r", Table: schemas.EvalResultsSpec.Name, Step: step, Fragment: "eval-" + b.name + "-c000000"}
+			if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s, err := analytics.Open(ctx, lk, "r", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestReportEvalScores: a run with eval_results gets the "Benchmark scores per step" chart with one line
+// per benchmark, three points each, and the page's check still passes; a run without has no such chart.
+func TestReportEvalScores(t *testing.T) {
+	ctx := context.Background()
+	charts, err := Charts(ctx, evalSession(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart *Chart
+	for i := range charts {
+		if charts[i].ID == "eval-scores" {
+			chart = &charts[i]
+		}
+	}
+	if chart == nil {
+		t.Fatal("no eval-scores chart on a run with eval_results")
+	}
+	if !strings.Contains(chart.SVG, "Benchmark scores per step") {
+		t.Error("the chart lacks its title")
+	}
+	if n := strings.Count(chart.SVG, `class="series"`); n != 2 {
+		t.Errorf("%d series, want 2 (one per bench)", n)
+	}
+	if n := strings.Count(chart.SVG, `class="point"`); n != 6 {
+		t.Errorf("%d points, want 6 (2 benches × 3 steps)", n)
+	}
+	for _, bench := range []string{"aime", "gpqa"} {
+		if !strings.Contains(chart.SVG, ">"+bench+"<") {
+			t.Errorf("legend lacks %s", bench)
+		}
+	}
+
+	plain, err := Charts(ctx, synthSession(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range plain {
+		if c.ID == "eval-scores" {
+			t.Error("an eval-scores chart on a run without eval_results")
+		}
+	}
+
+	browser := chromium(t)
+	page, err := Build(ctx, evalSession(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run with evaluations: rendered in %.0f ms", renderAndCheck(t, browser, page))
 }
