@@ -1,10 +1,11 @@
-// Package notebooks holds the Jupyter notebooks that redraw SPADE's Figures 6, 7, 8 and 12 from a lake;
+// Package notebooks holds the Jupyter notebooks that redraw SPADE's Figures 6, 7, 8 and 12 (both panels) from a lake;
 // these tests execute them the way CI does (jupyter nbconvert --execute) against the demo's lake (what
 // scripts/demo.sh leaves) and against a small synthetic lake of two runs.
 package notebooks
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/synth"
+	"github.com/spadekit/spade/schemas"
 )
 
 // requireTools fails in CI (and skips elsewhere) when the notebook toolchain is missing: Debian's
@@ -40,7 +42,7 @@ func requireTools(t *testing.T) (nbconvert, python string) {
 }
 
 // notebooks are the figures CI executes, each saving <name>.png.
-var notebooks = []string{"figure6_learnable_band", "figure7_tsne", "figure8_audit", "figure12_regret"}
+var notebooks = []string{"figure6_learnable_band", "figure7_tsne", "figure8_audit", "figure12_regret", "figure12_scores"}
 
 // buildSpade builds the spade binary into dir.
 func buildSpade(t *testing.T, dir string) string {
@@ -126,5 +128,34 @@ func TestNotebooksExecute(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	writeEvalResults(t, lk, string(synth.Full))
 	executeAll(t, nbconvert, bin, lakeDir, "full,no_corpus")
+}
+
+// writeEvalResults gives a run eval_results for two benchmarks at three steps (4 items × 2 samples), so
+// figure12_scores draws lines for it and its note for the other run.
+func writeEvalResults(t *testing.T, lk *lake.Lake, run string) {
+	t.Helper()
+	for _, b := range []struct {
+		name string
+		kind schemas.BenchKind
+	}{{"aime", schemas.BenchMath}, {"gpqa", schemas.BenchChoice}} {
+		for k, step := range []int64{0, 8, 15} {
+			var rows []schemas.EvalResultRow
+			for item := 0; item < 4; item++ {
+				for sample := 0; sample < 2; sample++ {
+					score := 0.0
+					if item+sample <= k+1 {
+						score = 1
+					}
+					rows = append(rows, schemas.EvalResultRow{Step: step, Bench: b.name, Kind: b.kind, ItemID: fmt.Sprintf("%s-%d", b.name, item),
+						Sample: int32(sample), Score: score, WeightsVersion: fmt.Sprint(step)})
+				}
+			}
+			key := lake.PartitionKey{Run: run, Table: schemas.EvalResultsSpec.Name, Step: step, Fragment: "eval-" + b.name + "-c000000"}
+			if _, err := lake.WriteRows(context.Background(), lk, key, rows, lake.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
