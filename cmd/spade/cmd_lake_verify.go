@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spadekit/spade/internal/progress"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/spadekit/spade/internal/duck"
@@ -39,7 +41,15 @@ func init() {
 				}
 				problems := 0
 				for _, run := range runs {
-					rep, err := lk.Verify(c.Context, run, lake.VerifyOptions{Grace: c.Duration("grace")})
+					var task *progress.Task
+					rep, err := lk.Verify(c.Context, run, lake.VerifyOptions{Grace: c.Duration("grace"), Progress: func(done bool, total int) {
+						if !done {
+							task = reporter.Start("verify "+run, int64(total), "files")
+							return
+						}
+						task.Add(1)
+					}})
+					task.Done()
 					if err != nil {
 						return err
 					}

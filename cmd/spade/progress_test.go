@@ -105,6 +105,10 @@ func TestProgressOffATerminal(t *testing.T) {
 	if !strings.Contains(r.stderr, "synth: progress") || !strings.Contains(r.stderr, "of=24") || strings.Contains(r.stderr, "\r") {
 		t.Errorf("synth off a terminal: want progress log lines, no bar:\n%q", r.stderr)
 	}
+	// lake verify counts the files it hashes.
+	if r := spade(t, env, "", "--run", "s", "lake", "verify"); r.code != 0 || !strings.Contains(r.stderr, "verify s: progress") || !strings.Contains(r.stderr, "files") {
+		t.Errorf("lake verify off a terminal: exit %d, want progress log lines counting files:\n%q", r.code, r.stderr)
+	}
 	out, code := inPty(t, ".", env, "--log-format", "json", "--run", "s2", "synth", "--steps", "24")
 	if code != 0 || !strings.Contains(out, `"msg":"synth: progress"`) || strings.Contains(out, "\r\x1b[K") {
 		t.Errorf("synth with --log-format json on a terminal: want JSON progress lines, no bar (exit %d):\n%q", code, out)

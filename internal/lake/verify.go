@@ -49,6 +49,9 @@ type VerifyOptions struct {
 	Grace time.Duration
 	// SkipHash checks only that referenced files exist with their size (vacuum does not hash).
 	SkipHash bool
+	// Progress, when set, is called once with the number of files to check (total > 0, done 0), then
+	// after each file is checked (from several goroutines at once); commands draw their progress with it.
+	Progress func(done bool, total int)
 }
 
 // VerifyReport is what Verify found in one run.
@@ -102,6 +105,14 @@ func (l *Lake) Verify(ctx context.Context, run string, opts VerifyOptions) (*Ver
 		}
 	}
 	problems := make([]*Problem, len(checks))
+	tick := func() {
+		if opts.Progress != nil {
+			opts.Progress(true, len(checks))
+		}
+	}
+	if opts.Progress != nil {
+		opts.Progress(false, len(checks))
+	}
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, c := range checks {
@@ -112,11 +123,14 @@ func (l *Lake) Verify(ctx context.Context, run string, opts VerifyOptions) (*Ver
 		switch {
 		case !ok:
 			problem(ProblemMissing, "referenced by its commit record but not in the lake")
+			tick()
 			continue
 		case o.Size != c.f.Bytes:
 			problem(ProblemCorrupt, fmt.Sprintf("%d bytes, its record says %d", o.Size, c.f.Bytes))
+			tick()
 			continue
 		case opts.SkipHash:
+			tick()
 			continue
 		}
 		wg.Add(1)
@@ -124,6 +138,7 @@ func (l *Lake) Verify(ctx context.Context, run string, opts VerifyOptions) (*Ver
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			defer tick()
 			got, err := l.hashObject(ctx, c.key)
 			switch {
 			case errors.Is(err, ErrNotFound):
