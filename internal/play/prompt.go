@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"os"
 	"strings"
 	"text/template"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/tmplfile"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -59,21 +59,12 @@ func ToolsFinalAnswer(setting schemas.Setting, hintMode config.HintMode) bool {
 // overridePath when it is not empty (rollout.prompt_file), else the embedded one (PromptName). A template
 // is executed with PromptData (see Opening for what its parts render). The error names the file.
 func LoadAgentTemplate(setting schemas.Setting, format config.ActionFormat, hintMode config.HintMode, overridePath string) (*template.Template, error) {
-	name := PromptName(setting, format, hintMode)
-	var text []byte
-	var err error
-	if overridePath != "" {
-		name = overridePath
-		text, err = os.ReadFile(overridePath)
-	} else {
-		text, err = promptFS.ReadFile("prompts/" + name)
+	tmpl, name, readErr, parseErr := tmplfile.Load(promptFS, "prompts/"+PromptName(setting, format, hintMode), overridePath)
+	if readErr != nil {
+		return nil, fmt.Errorf("rollout: agent prompt for setting %q: %w", setting, readErr)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("rollout: agent prompt for setting %q: %w", setting, err)
-	}
-	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(text))
-	if err != nil {
-		return nil, fmt.Errorf("rollout: agent prompt %s: %w", name, err)
+	if parseErr != nil {
+		return nil, fmt.Errorf("rollout: agent prompt %s: %w", name, parseErr)
 	}
 	return tmpl, nil
 }

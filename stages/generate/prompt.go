@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"text/template"
 
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/tmplfile"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -97,21 +97,12 @@ func LoadHintTemplate(overridePath string) (*template.Template, error) {
 }
 
 func loadTemplate(what, embedded, overridePath string) (*template.Template, error) {
-	name := embedded
-	var text []byte
-	var err error
-	if overridePath != "" {
-		name = overridePath
-		text, err = os.ReadFile(overridePath)
-	} else {
-		text, err = promptFS.ReadFile("prompts/" + name)
+	tmpl, name, readErr, parseErr := tmplfile.Load(promptFS, "prompts/"+embedded, overridePath)
+	if readErr != nil {
+		return nil, fmt.Errorf("generate: %s: %w", what, readErr)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("generate: %s: %w", what, err)
-	}
-	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(text))
-	if err != nil {
-		return nil, fmt.Errorf("generate: %s %s: %w", what, name, err)
+	if parseErr != nil {
+		return nil, fmt.Errorf("generate: %s %s: %w", what, name, parseErr)
 	}
 	return tmpl, nil
 }
