@@ -56,10 +56,9 @@ func init() {
 			if _, err := spec.Embedder(); err != nil {
 				return asUsage(err)
 			}
-			ph := startPhases("ablate", 1)
-			ph.next("embedding the runs' programs, calibrated Vendi/n and the per-run models")
+			ph := startPhases("ablate", 1+len(runs)) // the embeddings, then one phase per run
 			t, err := analytics.Compare(c.Context, lk, runs, analytics.CompareOptions{Embedder: spec, Batch: c.Int("batch"),
-				Draws: c.Int("draws"), Seed: c.Uint64("seed")})
+				Draws: c.Int("draws"), Seed: c.Uint64("seed"), Progress: ph.next})
 			ph.done()
 			if err != nil {
 				return err

@@ -109,6 +109,13 @@ func TestProgressOffATerminal(t *testing.T) {
 	if r := spade(t, env, "", "--run", "s", "lake", "verify"); r.code != 0 || !strings.Contains(r.stderr, "verify s: progress") || !strings.Contains(r.stderr, "files") {
 		t.Errorf("lake verify off a terminal: exit %d, want progress log lines counting files:\n%q", r.code, r.stderr)
 	}
+	// ablate counts its phases: the embeddings, then one per run.
+	if r := spade(t, env, "", "--run", "s3", "synth", "--steps", "24"); r.code != 0 {
+		t.Fatalf("synth s3: %d %s", r.code, r.stderr)
+	}
+	if r := spade(t, env, "", "--run", "s", "--run", "s3", "ablate"); r.code != 0 || !strings.Contains(r.stderr, "ablate: progress") || !strings.Contains(r.stderr, "of=3") {
+		t.Errorf("ablate off a terminal: exit %d, want progress log lines over 3 phases:\n%q", r.code, r.stderr)
+	}
 	out, code := inPty(t, ".", env, "--log-format", "json", "--run", "s2", "synth", "--steps", "24")
 	if code != 0 || !strings.Contains(out, `"msg":"synth: progress"`) || strings.Contains(out, "\r\x1b[K") {
 		t.Errorf("synth with --log-format json on a terminal: want JSON progress lines, no bar (exit %d):\n%q", code, out)

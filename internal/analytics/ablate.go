@@ -21,6 +21,8 @@ type CompareOptions struct {
 	Draws int
 	// Seed seeds the subsampling (same seed for every run).
 	Seed uint64
+	// Progress, when set, is told each phase as it starts: once the programs' embeddings, then each run.
+	Progress func(what string)
 }
 
 // compareSQL summarises one run from its model views.
@@ -56,6 +58,11 @@ func Compare(ctx context.Context, lk *lake.Lake, runs []string, o CompareOptions
 	if err != nil {
 		return nil, err
 	}
+	progress := o.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	progress("embedding the runs' programs")
 	vectors, dims, err := runVectors(ctx, lk, runs, e)
 	if err != nil {
 		return nil, err
@@ -75,6 +82,7 @@ func Compare(ctx context.Context, lk *lake.Lake, runs []string, o CompareOptions
 		"mean_cosine_distance_std", "band_share_mean", "band_share_last", "acceptance", "well_defined", "verifiable",
 		"regret", "solve_rate_nohint", "longest_repeat"}}
 	for _, run := range runs {
+		progress("run " + run + ": calibrated Vendi/n and the models")
 		x := vectors[run]
 		cal, err := CalibratedVendi(x, len(x)/dims, dims, n, o.Draws, o.Seed)
 		if err != nil {
