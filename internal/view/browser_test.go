@@ -65,7 +65,7 @@ func newBrowser(t *testing.T) *browserSession {
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(browserProfile(t)), chromedp.WindowSize(1400, 1000),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
@@ -297,4 +297,24 @@ func TestBrowserPageTimes(t *testing.T) {
 		}
 	}
 	b.check(t)
+}
+
+// browserProfile returns a fresh Chromium user-data-dir, removed after the test. Chromium's helper
+// processes may still write into it for a moment after the browser is stopped, so the removal retries
+// briefly and a failure to remove it does not fail the test (t.TempDir's cleanup would).
+func browserProfile(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "spade-view-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 20 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
 }
