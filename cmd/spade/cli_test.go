@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/duck"
@@ -329,6 +330,24 @@ func TestLakeLs(t *testing.T) {
 	}
 	if only := must(t, env, "--run", "r2", "lake", "ls"); strings.Contains(only, "r1") || !strings.Contains(only, "r2") {
 		t.Errorf("lake ls --run r2:\n%s", only)
+	}
+	// An orphan (a killed writer's part, older than the grace period) is flagged under the table.
+	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
+	orphan := filepath.Join(lakeDir, "runs", "r1", "turns", "step=000000", "part-orphan.parquet")
+	if err := os.WriteFile(orphan, []byte("not committed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(orphan, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if out := must(t, env, "lake", "ls"); !strings.Contains(out, "run r1: 1 orphaned objects") || !strings.Contains(out, "lake vacuum") || strings.Contains(out, "run r2:") {
+		t.Errorf("lake ls with an orphan in r1:\n%s", out)
+	}
+	// A lake path that does not exist is a usage error, not an empty listing.
+	missing := append([]string{"SPADE_LAKE=" + filepath.Join(t.TempDir(), "nope")}, env[1:]...)
+	if r := spade(t, missing, "", "lake", "ls"); r.code != 2 || !strings.Contains(r.stderr, "no lake at") {
+		t.Errorf("lake ls on a missing lake: exit %d, %q", r.code, r.stderr)
 	}
 }
 

@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/spadekit/spade/internal/lake"
 )
 
 func init() {
@@ -15,17 +18,14 @@ func init() {
 			Name:  "ls",
 			Usage: "list runs, tables and committed partitions with rows and bytes",
 			Description: "Only committed partitions (with a manifest) are listed; a run with none shows one line of dashes.\n" +
-				"With --run, only those runs (and every corpus).\n\nExample: spade --lake s3://bucket/spade lake ls",
+				"With --run, only those runs (and every corpus). Under the table, each run with orphaned objects (a\n" +
+				"killed or losing writer's parts, older than an hour) gets a line saying how many and that `spade lake\n" +
+				"vacuum` removes them. A lake path that does not exist is an error (exit 2).\n\n" +
+				"Example: spade --lake s3://bucket/spade lake ls",
 			Action: func(c *cli.Context) error {
-				lk, err := openLake(c)
+				lk, runs, err := openLakeRuns(c)
 				if err != nil {
 					return err
-				}
-				runs := runFlags(c)
-				if len(runs) == 0 {
-					if runs, err = lk.Runs(c.Context); err != nil {
-						return err
-					}
 				}
 				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "RUN\tTABLE\tSTEP\tFILES\tROWS\tBYTES\tFRAGMENT")
@@ -57,7 +57,26 @@ func init() {
 					}
 					fmt.Fprintf(w, "(corpus %s)\tcorpus\t0\t%d\t%d\t%d\n", name, len(m.Files), m.Rows, m.Bytes)
 				}
-				return w.Flush()
+				if err := w.Flush(); err != nil {
+					return err
+				}
+				// Orphans: sizes only (no hashing), so the listing stays cheap; `lake verify` hashes.
+				for _, run := range runs {
+					rep, err := lk.Verify(c.Context, run, lake.VerifyOptions{Grace: time.Hour, SkipHash: true})
+					if err != nil {
+						return err
+					}
+					orphans := 0
+					for _, p := range rep.Problems {
+						if p.Kind == lake.ProblemOrphan || p.Kind == lake.ProblemTemporary {
+							orphans++
+						}
+					}
+					if orphans > 0 {
+						fmt.Fprintf(c.App.Writer, "run %s: %d orphaned objects that no commit references (spade --run %s lake vacuum removes them)\n", run, orphans, run)
+					}
+				}
+				return nil
 			},
 		}},
 	})
