@@ -64,6 +64,9 @@ class Probe:
 // and /dev has nothing writable.
 func TestSeccompEveryLayer(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the seccomp probe calls system calls by their x86-64 numbers; CI must run it on amd64")
+		}
 		t.Skip("the probe calls system calls by their x86-64 numbers")
 	}
 	const eperm = 1
