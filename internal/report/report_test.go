@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spadekit/spade/internal/chromiumtest"
+
 	"github.com/spadekit/spade/internal/analytics"
 	"github.com/spadekit/spade/internal/gobuild"
 	"github.com/spadekit/spade/internal/lake"
@@ -21,23 +23,8 @@ import (
 	"github.com/spadekit/spade/schemas"
 )
 
-// chromium returns the headless browser (Debian's chromium; SPADE_CHROMIUM overrides), failing in CI
-// when it is missing.
-func chromium(t *testing.T) string {
-	t.Helper()
-	name := os.Getenv("SPADE_CHROMIUM")
-	if name == "" {
-		name = "chromium"
-	}
-	path, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI (apt-get install chromium): %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return path
-}
+// chromium returns the headless browser (chromiumtest.Path).
+func chromium(t *testing.T) string { return chromiumtest.Path(t) }
 
 // headless runs Chromium on a local file with the flags CI uses and returns stdout and stderr.
 func headless(t *testing.T, browser, page string, extra ...string) (string, string) {

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spadekit/spade/internal/chromiumtest"
 
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
@@ -21,23 +22,8 @@ import (
 	"github.com/spadekit/spade/internal/synth"
 )
 
-// chromium returns the headless browser (Debian's chromium; SPADE_CHROMIUM overrides), failing in CI
-// when it is missing.
-func chromium(t *testing.T) string {
-	t.Helper()
-	name := os.Getenv("SPADE_CHROMIUM")
-	if name == "" {
-		name = "chromium"
-	}
-	path, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI (apt-get install chromium): %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return path
-}
+// chromium returns the headless browser (chromiumtest.Path).
+func chromium(t *testing.T) string { return chromiumtest.Path(t) }
 
 // browserSession is a headless Chromium driven over the DevTools protocol that records console errors,
 // uncaught exceptions and every request it makes.
