@@ -333,7 +333,7 @@ func TestLakeLs(t *testing.T) {
 	}
 	// An orphan (a killed writer's part, older than the grace period) is flagged under the table.
 	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
-	orphan := filepath.Join(lakeDir, "runs", "r1", "turns", "step=000000", "part-orphan.parquet")
+	orphan := filepath.Join(lakeDir, "runs", "r1", "turns", "step=0", "part-orphan.parquet")
 	if err := os.WriteFile(orphan, []byte("not committed"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -237,17 +237,17 @@ func TestEvalResumesAfterKill(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	fragments := filepath.Join(dir, "runs", "killed", "eval_results", "step=000000")
+	fragments := filepath.Join(dir, "runs", "killed", "eval_results", "step=0")
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if m, _ := filepath.Glob(filepath.Join(fragments, "fragment=*", "_manifest.json")); len(m) >= 3 {
+		if m, _ := filepath.Glob(filepath.Join(fragments, "fragment-*", "_manifest.json")); len(m) >= 3 {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	m, _ := filepath.Glob(filepath.Join(fragments, "fragment=*", "_manifest.json"))
+	m, _ := filepath.Glob(filepath.Join(fragments, "fragment-*", "_manifest.json"))
 	if len(m) < 3 || len(m) >= 18 {
 		t.Fatalf("killed with %d of 18 chunks committed; want a kill in the middle", len(m))
 	}

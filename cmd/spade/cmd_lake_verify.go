@@ -102,6 +102,37 @@ func init() {
 			},
 		},
 		&cli.Command{
+			Name:  "upgrade",
+			Usage: "rename a lake written by an older spade (padded step=NNNNNN folders) to the current layout",
+			Description: "Lakes written before layout 2 name steps step=000002 and fragments fragment=NAME; this renames\n" +
+				"every such object (step=2, fragment-NAME) and records the layout in _lake.json. Contents are not\n" +
+				"changed. Run it once with no other spade command using the lake; an interrupted upgrade loses nothing\n" +
+				"and finishes when run again. A lake already current is left as it is.\n\n" +
+				"Example: spade --lake s3://bucket/spade lake upgrade",
+			Action: func(c *cli.Context) error {
+				uri := c.String("lake")
+				if !strings.HasPrefix(uri, "s3://") {
+					if _, err := os.Stat(uri); errors.Is(err, os.ErrNotExist) {
+						return usageError("no lake at %s: pass --lake (or set SPADE_LAKE) to the lake to upgrade", uri)
+					}
+				}
+				lk, err := lake.OpenForUpgrade(c.Context, uri)
+				if err != nil {
+					return err
+				}
+				rep, err := lk.Upgrade(c.Context)
+				if err != nil {
+					return fmt.Errorf("lake upgrade: %w (nothing is lost: run it again to finish)", err)
+				}
+				if rep.AlreadyCurrent {
+					fmt.Fprintf(c.App.Writer, "%s is at layout %d already: nothing to do\n", uri, lake.Layout)
+					return nil
+				}
+				fmt.Fprintf(c.App.Writer, "upgraded %s to layout %d: %d objects (%d bytes) renamed\n", uri, lake.Layout, rep.Moved, rep.Bytes)
+				return nil
+			},
+		},
+		&cli.Command{
 			Name:      "export",
 			Usage:     "write a run's committed rows as plain Parquet any engine reads with a glob",
 			ArgsUsage: "DEST",

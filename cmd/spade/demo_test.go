@@ -12,11 +12,17 @@ import (
 // spade binary on a fresh lake.
 func runDemo(t *testing.T, env ...string) string {
 	t.Helper()
+	return runDemoIn(t, filepath.Join(t.TempDir(), "lake"), env...)
+}
+
+// runDemoIn is runDemo on the lake directory lakeDir.
+func runDemoIn(t *testing.T, lakeDir string, env ...string) string {
+	t.Helper()
 	script, err := filepath.Abs(repoFile("scripts/demo.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", script, filepath.Join(t.TempDir(), "lake"), "demo")
+	cmd := exec.Command("bash", script, lakeDir, "demo")
 	cmd.Dir = repoFile(".")
 	cmd.Env = append(append(os.Environ(), "SPADE="+spadeBin, "SPADE_CACHE="+t.TempDir()), env...)
 	if os.Getenv("SPADE_PYTHON") == "" {

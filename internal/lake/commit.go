@@ -13,7 +13,7 @@ import (
 
 // Record is a stage's commit record at a step: the one object whose conditional put makes everything the
 // stage wrote there visible (every table, every shard, every fragment), like a Delta Lake or Iceberg
-// snapshot. Generation g of a stage's record lives at runs/<run>/_commits/step=NNNNNN/<stage>/gGGGGGG.json
+// snapshot. Generation g of a stage's record lives at runs/<run>/_commits/step=<n>/<stage>/gGGGGGG.json
 // and is never changed once created; the newest generation present is the committed one, so a forced
 // re-run swaps the stage's partitions in one put, and a writer whose put fails changed nothing visible.
 type Record struct {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -75,6 +76,7 @@ func runConformance(t *testing.T, newLake newLakeFunc) {
 	t.Run("ShardsInProcesses", func(t *testing.T) { testShardsInProcesses(t, newLake) })
 	t.Run("Fragments", func(t *testing.T) { testFragments(t, newLake) })
 	t.Run("ShardedFragmentReplaceShard", func(t *testing.T) { testShardedFragmentReplaceShard(t, newLake) })
+	t.Run("UpgradeLayoutOne", func(t *testing.T) { testUpgradeLayoutOne(t, newLake) })
 }
 
 func testGetPutDelete(t *testing.T, newLake newLakeFunc) {
@@ -610,7 +612,7 @@ func testFragments(t *testing.T, newLake newLakeFunc) {
 			t.Fatalf("write %s: %+v, %v", w.key, res, err)
 		}
 	}
-	if got := gen.ManifestKey(); got != "runs/r1/turns/step=000004/fragment=generate/_manifest.json" {
+	if got := gen.ManifestKey(); got != "runs/r1/turns/step=4/fragment-generate/_manifest.json" {
 		t.Errorf("fragment manifest key %q", got)
 	}
 	if _, err := lake.WriteRows(ctx, lk, gen, b, lake.WriteOptions{}); !errors.Is(err, lake.ErrCommitted) {
@@ -721,5 +723,79 @@ func testShardedFragmentReplaceShard(t *testing.T, newLake newLakeFunc) {
 	// A different shard count cannot replace a shard.
 	if _, err := lake.WriteRows(ctx, lk, key, again, lake.WriteOptions{Shard: 0, Shards: 2, ReplaceShard: true}); err == nil {
 		t.Fatal("ReplaceShard with another shard count was accepted")
+	}
+}
+
+// testUpgradeLayoutOne uploads testdata/lake-v1 (a lake an older spade wrote in layout 1) into the store:
+// Open refuses it with ErrOldLayout; an upgrade interrupted after some objects were copied (their old
+// names not yet deleted) is finished by a second Upgrade; then Open accepts the lake, Verify finds every
+// committed file with its sha256 and no orphan, and the fragments of a step read back.
+func testUpgradeLayoutOne(t *testing.T, newLake newLakeFunc) {
+	ctx := context.Background()
+	lk, uri := newLake(t)
+	src := filepath.Join("..", "..", "testdata", "lake-v1")
+	var keys []string
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "README.md" {
+			return err
+		}
+		body, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		keys = append(keys, filepath.ToSlash(rel))
+		return lk.Store().Put(ctx, filepath.ToSlash(rel), body)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lake.Open(ctx, uri); !errors.Is(err, lake.ErrOldLayout) || !strings.Contains(err.Error(), "lake upgrade") {
+		t.Fatalf("Open of a layout-1 lake: %v; want ErrOldLayout naming `spade lake upgrade`", err)
+	}
+	// An upgrade killed midway: the first few objects already copied to their new names.
+	rename := strings.NewReplacer("step=000000/", "step=0/", "step=000001/", "step=1/", "step=000002/", "step=2/", "step=000003/", "step=3/", "fragment=", "fragment-")
+	renamed := 0
+	for _, key := range keys {
+		if rename.Replace(key) == key {
+			continue // run.json
+		}
+		if renamed++; renamed > 5 {
+			continue
+		}
+		body, err := lake.ReadAll(ctx, lk.Store(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lk.Store().Put(ctx, rename.Replace(key), body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := lk.Upgrade(ctx)
+	if err != nil || rep.Moved != renamed || renamed < 50 {
+		t.Fatalf("Upgrade: %+v, %v; want all %d objects in layout 1 moved", rep, err, renamed)
+	}
+	opened, err := lake.Open(ctx, uri)
+	if err != nil {
+		t.Fatalf("Open after the upgrade: %v", err)
+	}
+	v, err := opened.Verify(ctx, "demo", lake.VerifyOptions{})
+	if err != nil || len(v.Problems) != 0 || v.Files == 0 {
+		t.Fatalf("Verify after the upgrade: %+v, %v", v, err)
+	}
+	parts, err := opened.StepPartitions(ctx, "demo", "llm_calls", 2)
+	if err != nil || len(parts) < 3 {
+		t.Fatalf("llm_calls fragments of step 2 after the upgrade: %d, %v", len(parts), err)
+	}
+	rows, err := lake.ReadStep[schemas.LLMCallRow](ctx, opened, "demo", "llm_calls", 2)
+	var want int64
+	for _, p := range parts {
+		want += p.Manifest.Rows
+	}
+	if err != nil || int64(len(rows)) != want || want == 0 {
+		t.Fatalf("llm_calls of step 2: %d rows, %v; the manifests say %d", len(rows), err, want)
+	}
+	if again, err := opened.Upgrade(ctx); err != nil || !again.AlreadyCurrent {
+		t.Fatalf("second Upgrade: %+v, %v", again, err)
 	}
 }

@@ -4,12 +4,18 @@
 // Layout (every path rule lives in paths.go):
 //
 //	<lake>/runs/<run>/run.json
-//	<lake>/runs/<run>/<table>/step=NNNNNN/part-gGGGGGG-SSSS-<writer>-KK.parquet
-//	<lake>/runs/<run>/<table>/step=NNNNNN/_shards/gGGGGGG/shard-SSSS-of-NNNN.json
-//	<lake>/runs/<run>/<table>/step=NNNNNN/_manifest.json
-//	<lake>/runs/<run>/<table>/step=NNNNNN/fragment=<name>/...   (same layout, one fragment)
-//	<lake>/corpora/<name>/corpus/step=000000/...
-//	<lake>/pools/<name>/pools/step=000000/...        (an imported env pool, lake.PoolKey)
+//	<lake>/_lake.json                                            (the layout version, layout.go)
+//	<lake>/runs/<run>/<table>/step=<n>/part-gGGGGGG-SSSS-<writer>-KK.parquet
+//	<lake>/runs/<run>/<table>/step=<n>/_shards/gGGGGGG/shard-SSSS-of-NNNN.json
+//	<lake>/runs/<run>/<table>/step=<n>/_manifest.json
+//	<lake>/runs/<run>/<table>/step=<n>/fragment-<name>/...   (same layout, one fragment)
+//	<lake>/runs/<run>/_commits/step=<n>/<stage>/gGGGGGG.json  (the stage commit records, commit.go)
+//	<lake>/corpora/<name>/corpus/step=0/...
+//	<lake>/pools/<name>/pools/step=0/...        (an imported env pool, lake.PoolKey)
+//
+// Steps are unpadded (step=2) and fragments carry no second partition key, so a hive reader of
+// <table>/**/*.parquet types step as an integer; it also sees uncommitted and superseded part files,
+// which only spade's readers and `spade lake export` leave out.
 //
 // Commit protocol: a writer uploads its part files first, then a shard marker listing them (name, rows,
 // bytes, sha256), and when every shard's marker is present, the partition's _manifest.json, created with
@@ -23,7 +29,7 @@
 // list (the leftovers of killed writers and replaced generations).
 //
 // Stage commits (commit.go): inside stage.Execute every write of the stage's run and step joins a Txn
-// (WithTxn) and only uploads; one conditional put of runs/<run>/_commits/step=NNNNNN/<stage>/gGGGGGG.json
+// (WithTxn) and only uploads; one conditional put of runs/<run>/_commits/step=<n>/<stage>/gGGGGGG.json
 // then makes every partition the stage wrote visible at once. The newest record generation is the
 // committed one; a partition is committed when it references it, else by its own _manifest.json (the
 // protocol above, for corpora, writes outside stages and lakes written before records), the higher

@@ -34,8 +34,21 @@ type Lake struct {
 	records recordCache
 }
 
-// Open opens the lake at uri: "s3://bucket/prefix" or a local directory (created if missing).
+// Open opens the lake at uri: "s3://bucket/prefix" or a local directory (created if missing), and
+// checks its layout (layout.go): a lake written in layout 1 gives ErrOldLayout with the upgrade command.
 func Open(ctx context.Context, uri string) (*Lake, error) {
+	l, err := OpenForUpgrade(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkLayout(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// OpenForUpgrade opens the lake at uri like Open, without the layout check, for Upgrade.
+func OpenForUpgrade(ctx context.Context, uri string) (*Lake, error) {
 	var (
 		store Store
 		err   error

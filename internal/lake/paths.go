@@ -47,9 +47,9 @@ func (k PartitionKey) String() string {
 		return fmt.Sprintf("corpus %s", k.Corpus)
 	}
 	if k.Fragment != "" {
-		return fmt.Sprintf("%s/%s/step=%06d/fragment=%s", k.Run, k.Table, k.Step, k.Fragment)
+		return k.Run + "/" + k.Table + "/" + stepSegment(k.Step) + "/" + fragmentPrefix + k.Fragment
 	}
-	return fmt.Sprintf("%s/%s/step=%06d", k.Run, k.Table, k.Step)
+	return k.Run + "/" + k.Table + "/" + stepSegment(k.Step)
 }
 
 // tableDir is the directory of every partition of the key's table.
@@ -64,10 +64,25 @@ func (k PartitionKey) tableDir() string {
 }
 
 // stepDir is the directory of the key's step (its plain partition), without a trailing slash.
-func (k PartitionKey) stepDir() string { return fmt.Sprintf("%s/step=%06d", k.tableDir(), k.Step) }
+func (k PartitionKey) stepDir() string { return k.tableDir() + "/" + stepSegment(k.Step) }
+
+// stepSegment is a step's directory name: step=<n> without padding, so a hive reader (DuckDB's
+// hive_partitioning, Spark, Polars) types the step as an integer. Lakes written before layout 2 padded it
+// to six digits (step=000002); `spade lake upgrade` renames them (layout.go).
+func stepSegment(step int64) string { return "step=" + strconv.FormatInt(step, 10) }
+
+// parseStepSegment reads a step directory name, padded (layout 1) or not.
+func parseStepSegment(s string) (int64, bool) {
+	digits, found := strings.CutPrefix(s, "step=")
+	if !found || digits == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil && n >= 0
+}
 
 // Dir is the partition's directory key (without a trailing slash): the step's directory, or
-// step=NNNNNN/fragment=<name> below it for a fragment.
+// step=<n>/fragment-<name> below it for a fragment.
 func (k PartitionKey) Dir() string {
 	if k.Fragment != "" {
 		return k.stepDir() + "/" + fragmentPrefix + k.Fragment
@@ -75,8 +90,11 @@ func (k PartitionKey) Dir() string {
 	return k.stepDir()
 }
 
-// fragmentPrefix starts the directory name of a fragment below its step's directory.
-const fragmentPrefix = "fragment="
+// fragmentPrefix starts the directory name of a fragment below its step's directory. It has no '=', so a
+// hive reader globbing <table>/**/*.parquet sees the step as the only partition key of every file, the
+// plain partition's and the fragments' alike (layout 1 named it fragment=<name>, a second key that only
+// some files had, which DuckDB refuses as a hive partition mismatch).
+const fragmentPrefix = "fragment-"
 
 // ValidFragment reports whether s may name a fragment: the rules of ValidName.
 func ValidFragment(s string) error {
@@ -152,11 +170,15 @@ const corporaPrefix = "corpora/"
 const poolsPrefix = "pools/"
 
 // parseManifestKey extracts the table, step and fragment ("" for the plain partition) from a manifest
-// key below the run ("runs/<run>/"): <table>/step=NNNNNN/_manifest.json or
-// <table>/step=NNNNNN/fragment=<name>/_manifest.json.
+// key below the run ("runs/<run>/"): <table>/step=<n>/_manifest.json or
+// <table>/step=<n>/fragment-<name>/_manifest.json.
 func parseManifestKey(rel string) (table string, step int64, fragment string, ok bool) {
 	parts := strings.Split(rel, "/")
-	if len(parts) < 3 || len(parts) > 4 || parts[len(parts)-1] != "_manifest.json" || !strings.HasPrefix(parts[1], "step=") {
+	if len(parts) < 3 || len(parts) > 4 || parts[len(parts)-1] != "_manifest.json" {
+		return "", 0, "", false
+	}
+	n, ok := parseStepSegment(parts[1])
+	if !ok {
 		return "", 0, "", false
 	}
 	if len(parts) == 4 {
@@ -165,10 +187,6 @@ func parseManifestKey(rel string) (table string, step int64, fragment string, ok
 			return "", 0, "", false
 		}
 		fragment = name
-	}
-	n, err := strconv.ParseInt(strings.TrimPrefix(parts[1], "step="), 10, 64)
-	if err != nil {
-		return "", 0, "", false
 	}
 	return parts[0], n, fragment, true
 }
@@ -188,7 +206,7 @@ func commitsPrefix(run string) string { return runsPrefix + run + "/_commits/" }
 
 // commitStepPrefix holds the commit records of every stage of one step of a run.
 func commitStepPrefix(run string, step int64) string {
-	return fmt.Sprintf("%sstep=%06d/", commitsPrefix(run), step)
+	return commitsPrefix(run) + stepSegment(step) + "/"
 }
 
 // recordKey is the key of generation gen of a stage's commit record at a step. A record is created once
@@ -208,14 +226,14 @@ func txnShardDir(run, stage string, step int64, gen int) string {
 }
 
 // parseRecordKey extracts the step, stage and generation from a key below commitsPrefix(run):
-// step=NNNNNN/<stage>/gGGGGGG.json. Shard markers and other names give ok false.
+// step=<n>/<stage>/gGGGGGG.json. Shard markers and other names give ok false.
 func parseRecordKey(rel string) (step int64, stage string, gen int, ok bool) {
 	parts := strings.Split(rel, "/")
-	if len(parts) != 3 || !strings.HasPrefix(parts[0], "step=") || !strings.HasPrefix(parts[2], "g") || !strings.HasSuffix(parts[2], ".json") {
+	if len(parts) != 3 || !strings.HasPrefix(parts[2], "g") || !strings.HasSuffix(parts[2], ".json") {
 		return 0, "", 0, false
 	}
-	n, err := strconv.ParseInt(strings.TrimPrefix(parts[0], "step="), 10, 64)
-	if err != nil {
+	n, ok := parseStepSegment(parts[0])
+	if !ok {
 		return 0, "", 0, false
 	}
 	g, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(parts[2], "g"), ".json"))
@@ -226,14 +244,14 @@ func parseRecordKey(rel string) (step int64, stage string, gen int, ok bool) {
 }
 
 // parseTxnMarkerKey extracts the step, stage and generation of a shard marker key below
-// commitsPrefix(run): step=NNNNNN/<stage>/_shards/gGGGGGG/shard-SSSS-of-NNNN.json.
+// commitsPrefix(run): step=<n>/<stage>/_shards/gGGGGGG/shard-SSSS-of-NNNN.json.
 func parseTxnMarkerKey(rel string) (step int64, stage string, gen int, ok bool) {
 	parts := strings.Split(rel, "/")
-	if len(parts) != 5 || parts[2] != "_shards" || !strings.HasPrefix(parts[0], "step=") {
+	if len(parts) != 5 || parts[2] != "_shards" {
 		return 0, "", 0, false
 	}
-	n, err := strconv.ParseInt(strings.TrimPrefix(parts[0], "step="), 10, 64)
-	if err != nil {
+	n, ok := parseStepSegment(parts[0])
+	if !ok {
 		return 0, "", 0, false
 	}
 	g, err := strconv.Atoi(strings.TrimPrefix(parts[3], "g"))
