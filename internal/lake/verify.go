@@ -251,6 +251,13 @@ func (l *Lake) livePartitions(ctx context.Context, run string, objs []ObjectInfo
 		}
 		byKey[key] = livePartition{key: key, manifest: legacy[i]}
 		keep[key.ManifestKey()] = true
+		// The committed generation's shard markers and its claim belong to it; only older generations'
+		// are orphans (a partition written outside stages was reported unclean right after its commit).
+		m := legacy[i]
+		for shard := 0; shard < m.Shards; shard++ {
+			keep[key.shardMarkerKey(m.Generation, shard, m.Shards)] = true
+		}
+		keep[key.commitClaimKey(m.Generation)] = true
 	}
 	out := make([]livePartition, 0, len(byKey))
 	for _, p := range byKey {

@@ -381,7 +381,9 @@ func commitForced(ctx context.Context, lk *Lake, key PartitionKey, man *Manifest
 		if derr != nil {
 			return false, derr
 		}
-		if current, merr := lk.Manifest(ctx, key); merr == nil && current.Generation < winner.Generation {
+		if !lk.awaitGeneration(ctx, key, winner.Generation, claimantGrace) {
+			// The claimant did not put its manifest in time: it was most likely killed between its
+			// two puts. Roll its generation forward.
 			if err := lk.store.Put(ctx, key.ManifestKey(), claimed); err != nil {
 				return false, err
 			}
@@ -394,8 +396,46 @@ func commitForced(ctx context.Context, lk *Lake, key PartitionKey, man *Manifest
 	if err := lk.store.Put(ctx, key.ManifestKey(), body); err != nil {
 		return false, err
 	}
+	lk.restoreNewestClaim(ctx, key, man.Generation)
 	lk.removeUnreferenced(ctx, key, man)
 	return true, nil
+}
+
+// claimantGrace is how long a forced writer that lost a claim waits for the claimant's manifest before it
+// rolls the claim forward itself: the claimant's next step is one small put.
+const claimantGrace = 3 * time.Second
+
+// awaitGeneration waits up to grace for the partition's manifest to reach generation gen; it reports
+// whether it did.
+func (l *Lake) awaitGeneration(ctx context.Context, key PartitionKey, gen int, grace time.Duration) bool {
+	deadline := time.Now().Add(grace)
+	for {
+		if m, err := l.legacyManifest(ctx, key); err == nil && m.Generation >= gen {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// restoreNewestClaim repairs the one order a plain put cannot prevent: a claimant whose manifest put was
+// slow enough that a loser rolled its claim forward and a later generation committed before the slow put
+// landed, putting an older manifest back over the newer. After its own put, a forced writer looks for
+// claims of later generations and, if there are any, puts the newest one's manifest back.
+func (l *Lake) restoreNewestClaim(ctx context.Context, key PartitionKey, gen int) {
+	var newest []byte
+	for g := gen + 1; ; g++ {
+		body, err := ReadAll(ctx, l.store, key.commitClaimKey(g))
+		if err != nil {
+			break
+		}
+		newest = body
+	}
+	if newest != nil {
+		l.store.Put(ctx, key.ManifestKey(), newest)
+	}
 }
 
 // lostCommit removes the loser's own parts (unless the winner lists them) and returns ErrConcurrentWriter.
