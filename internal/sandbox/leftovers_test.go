@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -203,7 +204,7 @@ func TestNoLeftoversAfterKill(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			defer cmd.Wait()
+			defer cmd.Process.Kill()
 			ready := make(chan bool, 1)
 			go func() {
 				scanner := bufio.NewScanner(out)
@@ -232,6 +233,17 @@ func TestNoLeftoversAfterKill(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitGone(t, held, "after kill -9 of the pool's holder")
+			// The killed holder could not remove its workers' directories; the next process to make one
+			// does (layers without a private /tmp have them: landlock).
+			dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-*", workDirPrefix, cmd.Process.Pid)))
+			if iso == IsolationLandlock && len(dirs) == 0 {
+				t.Fatal("the killed holder's worker left no directory: the sweep below proves nothing")
+			}
+			cmd.Wait() // reaped: a zombie's pid still exists
+			removeStaleWorkDirs(os.TempDir())
+			if left, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-*", workDirPrefix, cmd.Process.Pid))); len(left) > 0 {
+				t.Fatalf("worker directories of the killed holder left after the sweep: %v", left)
+			}
 		})
 	}
 }

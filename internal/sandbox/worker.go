@@ -11,6 +11,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -462,10 +465,20 @@ func processesOf(uid int) int {
 	return n
 }
 
+// workDirPrefix starts the name of a worker's working directory in the host's temp directory; the pid
+// of the process that holds the worker follows, so a later process can tell the directories of holders
+// that died without cleaning up (kill -9) from those of live ones.
+const workDirPrefix = "spade-sandbox-"
+
+// sweepWorkDirs runs removeStaleWorkDirs once per process, before its first worker directory.
+var sweepWorkDirs sync.Once
+
 // sandboxWorkDir makes a fresh working directory for a worker without a private /tmp, owned by the
-// sandbox uid when we are root (the worker drops to that uid); the worker removes it when it exits.
+// sandbox uid when we are root (the worker drops to that uid); the worker removes it when it exits, and
+// the next process to make one removes it if its holder was killed first.
 func sandboxWorkDir() (string, error) {
-	dir, err := os.MkdirTemp("", "spade-sandbox-")
+	sweepWorkDirs.Do(func() { removeStaleWorkDirs(os.TempDir()) })
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", workDirPrefix, os.Getpid()))
 	if err != nil {
 		return "", err
 	}
@@ -473,6 +486,29 @@ func sandboxWorkDir() (string, error) {
 		_ = os.Chown(dir, SandboxUID, SandboxUID)
 	}
 	return dir, nil
+}
+
+// removeStaleWorkDirs removes the worker directories in tmp whose holder process no longer exists, and
+// returns how many it removed. A directory whose holder's pid was reused by another process stays until
+// that process ends: the check errs on the side of keeping.
+func removeStaleWorkDirs(tmp string) int {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return 0
+	}
+	removed := 0
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), workDirPrefix)
+		digits, _, hasPid := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(digits)
+		if !ok || !hasPid || err != nil || pid <= 0 || pid == os.Getpid() || !e.IsDir() {
+			continue
+		}
+		if unix.Kill(pid, 0) == unix.ESRCH && os.RemoveAll(filepath.Join(tmp, e.Name())) == nil {
+			removed++
+		}
+	}
+	return removed
 }
 
 // processCPUSeconds returns the CPU seconds (user + system) of process pid: the larger of the sum
