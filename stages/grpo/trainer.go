@@ -184,6 +184,13 @@ type metricsLine struct {
 	Samples        int64   `json:"samples"`
 	WeightsVersion string  `json:"weights_version"`
 	Seconds        float64 `json:"seconds"`
+	// UpdateSeconds, TokensPerSecond and PeakMemoryBytes describe the whole update, every role together
+	// (the same on each line): its wall time, trained tokens per second of it, and the trainer process's
+	// peak memory (allocated CUDA bytes on a GPU, peak resident set on CPU). The trainer logs them;
+	// train_metrics does not store them.
+	UpdateSeconds   float64 `json:"update_seconds"`
+	TokensPerSecond float64 `json:"tokens_per_second"`
+	PeakMemoryBytes int64   `json:"peak_memory_bytes"`
 }
 
 func (t *torchTrainer) settings(step int64) (trainerConfig, error) {

@@ -8,13 +8,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -157,7 +162,7 @@ func TestWriteBatchFileLayout(t *testing.T) {
 // trainerPython finds an interpreter with torch and numpy: $SPADE_PYTHON, else python3, else
 // /usr/bin/python3 (Debian's, which CI installs python3-torch into). Without one the test skips, except
 // in CI (CI=true), where the trainer is a real part that must run.
-func trainerPython(t *testing.T) string {
+func trainerPython(t testing.TB) string {
 	t.Helper()
 	candidates := []string{"python3", "/usr/bin/python3"}
 	if p := os.Getenv("SPADE_PYTHON"); p != "" {
@@ -176,18 +181,41 @@ func trainerPython(t *testing.T) string {
 	return ""
 }
 
+// writeTinyModel writes the trainer's tiny decoder (spade_tiny.json: hidden 32, 2 layers, 4 heads) with
+// the given vocabulary and longest sequence into dir and returns dir.
+func writeTinyModel(t testing.TB, dir string, vocab, maxPositions int) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tiny := fmt.Sprintf(`{"vocab_size": %d, "hidden_size": 32, "num_layers": 2, "num_heads": 4, "intermediate_size": 64, "max_positions": %d}`,
+		vocab, maxPositions)
+	if err := os.WriteFile(filepath.Join(dir, "spade_tiny.json"), []byte(tiny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// readUpdatePerformance returns the whole-update figures of a step's metrics file in the trainer's work
+// directory (the same on every line, so the first line's).
+func readUpdatePerformance(t testing.TB, workDir string, step int64) metricsLine {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join(workDir, fmt.Sprintf("step=%06d", step), "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first metricsLine
+	if err := json.Unmarshal(bytes.SplitN(body, []byte("\n"), 2)[0], &first); err != nil {
+		t.Fatalf("metrics file: %v", err)
+	}
+	return first
+}
+
 // torchConfig is a run config for the tiny decoder: full fine-tuning, published by a command that
 // records the version it was given.
 func torchConfig(t *testing.T, python, root string) *config.Config {
 	t.Helper()
-	model := filepath.Join(root, "model")
-	if err := os.MkdirAll(model, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tiny := `{"vocab_size": 48, "hidden_size": 32, "num_layers": 2, "num_heads": 4, "intermediate_size": 64, "max_positions": 64}`
-	if err := os.WriteFile(filepath.Join(model, "spade_tiny.json"), []byte(tiny), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	model := writeTinyModel(t, filepath.Join(root, "model"), 48, 64)
 	cfg := config.Default()
 	cfg.GRPO.Trainer = config.TrainerTorch
 	cfg.GRPO.Python = python
@@ -241,6 +269,12 @@ func TestTorchTrainerEndToEnd(t *testing.T) {
 		if !(m.KL > 0) || m.ClipFrac != m.ClipFracLow+m.ClipFracHigh {
 			t.Errorf("row %s: kl %v, clip %v != %v + %v", m.Role, m.KL, m.ClipFrac, m.ClipFracLow, m.ClipFracHigh)
 		}
+	}
+	// The trainer reports the update's throughput and peak memory (kept out of train_metrics).
+	perf := readUpdatePerformance(t, filepath.Join(root, "work"), 3)
+	if !(perf.UpdateSeconds > 0) || !(perf.PeakMemoryBytes > 1<<20) ||
+		math.Abs(perf.TokensPerSecond*perf.UpdateSeconds-float64(metrics[0].Tokens+metrics[1].Tokens)) > 1e-6*perf.TokensPerSecond {
+		t.Errorf("update performance %+v for %d trained tokens", perf, metrics[0].Tokens+metrics[1].Tokens)
 	}
 	// The interpreter ran the package embedded in this binary, __init__.py included.
 	if _, err := os.Stat(filepath.Join(root, "work", "step=000003", "py", "spade_trainer", "__init__.py")); err != nil {
@@ -308,5 +342,126 @@ func TestTorchTrainerRejectsInvalidRowsBeforeRunning(t *testing.T) {
 	_, err = tr.Train(context.Background(), 1, rows)
 	if err == nil || !strings.Contains(err.Error(), "cannot run /nonexistent/python") {
 		t.Fatalf("missing interpreter: %v", err)
+	}
+}
+
+// recordPlays writes one step of a recorded rollout of env0 as the rollout stage writes it: play p has
+// the given number of turns and returns[p]; each call's prompt is the previous prompt and completion
+// followed by two template tokens; token ids lie in the tiny model's 48-token vocabulary and the rollout
+// log-probs are −3.9 (about the untrained model's −ln 48). The plays are the same at every step and in
+// every run; only those listed in chosen are written.
+func recordPlays(t testing.TB, lk *lake.Lake, run string, step int64, returns []float64, chosen []int, turnsPerPlay int) {
+	t.Helper()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 9))
+	tok := func(n int) []int32 {
+		out := make([]int32, n)
+		for i := range out {
+			out[i] = rng.Int32N(48)
+		}
+		return out
+	}
+	var episodes []schemas.EpisodeRow
+	var turns []schemas.TurnRow
+	var calls []schemas.LLMCallRow
+	for play, ret := range returns {
+		id := fmt.Sprintf("play%d", play)
+		var playTurns []schemas.TurnRow
+		var playCalls []schemas.LLMCallRow
+		history := tok(4)
+		for turn := 0; turn < turnsPerPlay; turn++ {
+			if turn > 0 {
+				history = append(history, tok(2)...)
+			}
+			completion := tok(3)
+			lp := []float32{-3.9, -3.9, -3.9}
+			callID := fmt.Sprintf("s%d-%s-t%d", step, id, turn)
+			playCalls = append(playCalls, schemas.LLMCallRow{Step: step, CallID: callID, Role: schemas.RoleAgent, Request: "{}", ResponseText: "x",
+				PromptTokenIDs: append([]int32(nil), history...), CompletionTokenIDs: completion, CompletionLogprobs: lp,
+				PromptTokens: int64(len(history)), CompletionTokens: int64(len(completion))})
+			playTurns = append(playTurns, schemas.TurnRow{Step: step, EpisodeID: id, Turn: int32(turn), CallID: callID})
+			history = append(history, completion...)
+		}
+		if !slices.Contains(chosen, play) {
+			continue // drawn all the same, so every play has the same tokens whichever are written
+		}
+		calls, turns = append(calls, playCalls...), append(turns, playTurns...)
+		episodes = append(episodes, schemas.EpisodeRow{Step: step, EpisodeID: id, EnvID: "env0", Index: int32(play),
+			Return: ret, EndedBy: schemas.EndedDone, Turns: int32(turnsPerPlay)})
+	}
+	key := func(table string) lake.PartitionKey { return lake.PartitionKey{Run: run, Table: table, Step: step} }
+	if _, err := lake.WriteRows(ctx, lk, key(schemas.EpisodesSpec.Name), episodes, lake.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lake.WriteRows(ctx, lk, key(schemas.TurnsSpec.Name), turns, lake.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.LLMCallsSpec.Name, Step: step, Fragment: "rollout"}, calls, lake.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The grpo stage with the torch trainer on the episode samples of a recorded rollout, full fine-tuning
+// under the authors' update (one mixed batch padded to 8, token-level TIS, seq-mean-token-mean): step 1
+// trains on two won and two lost plays. The direction is read from the trainer's own IS weight: with
+// token TIS it is the mean over trained tokens of min(2, π_θ/π_rollout) at the start of an update, and
+// the rollout log-probs are all equal, so it rises and falls with the probability of the plays' tokens.
+// Later steps replay only the winners (step 2) or only the losers (step 3): their equal returns give
+// advantage 0, so they measure without training; fresh runs measure the same plays under the initial
+// weights.
+func TestTorchTrainerLearnsFromEpisodeSamplesOfARecordedRun(t *testing.T) {
+	python := trainerPython(t)
+	root := t.TempDir()
+	ctx := context.Background()
+	lk, err := lake.Open(ctx, filepath.Join(root, "lake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	returns := []float64{1, 0, 1, 0}
+	winners, losers := []int{0, 2}, []int{1, 3}
+	// isWeight runs the stage at each step of a new run on the given plays and returns each step's IS weight.
+	isWeight := func(run string, plays ...[]int) []float64 {
+		cfg := torchConfig(t, python, filepath.Join(root, run))
+		cfg.Sample.RefreshEvery = 8 // no pool ends: Agent samples only
+		cfg.GRPO.SampleUnit, cfg.GRPO.MixRoles, cfg.GRPO.AdvStd, cfg.GRPO.GlobalBatch = config.SampleEpisode, true, config.AdvStdPopulation, 8
+		cfg.GRPO.TIS, cfg.GRPO.Agg, cfg.GRPO.KLBeta, cfg.GRPO.LoRARank = config.TISToken, config.AggSeqMeanTokenMean, 0, 0
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if err := lk.CreateRun(ctx, run, cfg); err != nil {
+			t.Fatal(err)
+		}
+		var weights []float64
+		for i, chosen := range plays {
+			step := int64(i + 1)
+			recordPlays(t, lk, run, step, returns, chosen, 3)
+			env := testEnv(t, lk, run, shard.All)
+			var log bytes.Buffer
+			env.TrainerLog = &log
+			res, err := Run(ctx, env, step, nil)
+			if err != nil {
+				t.Fatalf("%s step %d: %v\nlog:\n%s", run, step, err, log.String())
+			}
+			if !res.Trained || res.AgentSamples != len(chosen) || res.PadSamples != 8-len(chosen) || res.Batches != 1 || len(res.Metrics) != 1 {
+				t.Fatalf("%s step %d: %+v", run, step, res)
+			}
+			m := res.Metrics[0]
+			// Every play is one sample: 3 completions of 3 trained tokens; template tokens and pads train nothing.
+			if m.Samples != int64(len(chosen)) || m.Tokens != int64(len(chosen)*3*3) || m.WeightsVersion != fmt.Sprintf("%s-step%06d", run, step) {
+				t.Fatalf("%s step %d: metrics %+v", run, step, m)
+			}
+			weights = append(weights, m.ISWeightMean)
+		}
+		return weights
+	}
+	trained := isWeight("r", []int{0, 1, 2, 3}, winners, losers)
+	winnersBefore, losersBefore := isWeight("w0", winners)[0], isWeight("l0", losers)[0]
+	t.Logf("IS weight of the winners %.6g → %.6g, of the losers %.6g → %.6g", winnersBefore, trained[1], losersBefore, trained[2])
+	if !(trained[1] > winnersBefore) || !(trained[2] < losersBefore) {
+		t.Fatalf("the update did not follow the advantages: winners' tokens %.6g → %.6g, losers' %.6g → %.6g",
+			winnersBefore, trained[1], losersBefore, trained[2])
+	}
+	if trained[1] >= 2 {
+		t.Fatalf("the winners' weight reached the cap (%v): the test measures nothing", trained[1])
 	}
 }

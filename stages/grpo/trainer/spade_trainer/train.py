@@ -24,7 +24,8 @@ What one run does (docs/architecture.md, "Contracts"):
    the gradient norm is clipped to ``max_grad_norm``; AdamW at ``lr``. A non-finite loss or gradient norm
    is an error and no step is taken.
 5. Saves the new version (``<name_prefix>-stepNNNNNN``) under ``checkpoint_dir``, publishes it
-   (:mod:`spade_trainer.publish`), then marks it latest. Writes one JSON line of metrics per role.
+   (:mod:`spade_trainer.publish`), then marks it latest. Writes one JSON line of metrics per role, each
+   with the whole update's ``update_seconds``, ``tokens_per_second`` and ``peak_memory_bytes``.
 
 Re-running a step that is already the latest version re-emits its metrics without training again.
 """
@@ -544,6 +545,39 @@ def _gather_proximal(proximal: Dict[int, List[float]], dist: Dist) -> Dict[int, 
     return merged
 
 
+def peak_memory_bytes(device: torch.device) -> int:
+    """This process's peak memory in bytes: on CUDA the most the caching allocator had allocated to tensors
+    (``torch.cuda.max_memory_allocated``; its reserved pool is larger), elsewhere the peak resident set
+    (``ru_maxrss``: KiB on Linux, bytes on macOS), which includes the interpreter and PyTorch itself.
+    0 where neither is available (no ``resource`` module)."""
+    if device.type == "cuda":
+        return int(torch.cuda.max_memory_allocated(device))
+    try:
+        import resource
+    except ImportError:
+        return 0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)
+
+
+def update_performance(stats: Dict[str, RoleStats], seconds: float, dist: Dist) -> Dict[str, Any]:
+    """Throughput and memory of the whole update, every role together (the same values on each role's row).
+
+    ``update_seconds``: wall time of :func:`run_update` (proximal pass, forward/backward, optimizer steps;
+    not the model load or the checkpoint), the slowest rank's. ``tokens_per_second``: trained tokens
+    (loss mask 1, padding copies excluded; ``stats`` already reduced over ranks) per second of it.
+    ``peak_memory_bytes``: :func:`peak_memory_bytes`, the largest rank's.
+    """
+    seconds = float(dist.max(torch.tensor([seconds], dtype=torch.float64))[0])
+    peak = float(dist.max(torch.tensor([float(peak_memory_bytes(dist.device))], dtype=torch.float64))[0])
+    tokens = sum(s.tokens for s in stats.values())
+    return {
+        "update_seconds": seconds,
+        "tokens_per_second": tokens / seconds if seconds > 0 else 0.0,
+        "peak_memory_bytes": int(peak),
+    }
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Checkpoints
 
@@ -803,12 +837,19 @@ def train(cfg: TrainConfig, batch_path: str, metrics_path: str) -> List[Dict[str
         f"step {cfg.step}: {len(batch.samples)} samples, {len({s.batch for s in batch.samples})} global batches, "
         f"{sum(p.numel() for p in policy.params):,} trainable parameters on {dist.device} x{dist.world}"
     )
+    update_started = time.perf_counter()
     stats = run_update(cfg, batch.samples, policy, dist)
+    update_seconds = time.perf_counter() - update_started
     for s in stats.values():
         s.reduce(dist)
+    performance = update_performance(stats, update_seconds, dist)
+    log(
+        f"step {cfg.step}: {performance['tokens_per_second']:,.0f} trained tokens/s over {performance['update_seconds']:.1f}s, "
+        f"peak memory {performance['peak_memory_bytes'] / 2**20:,.0f} MiB"
+    )
 
     save_version(cfg, policy, model, version_dir, dist)
-    rows = [stats[role].row(role, cfg.lr, version) for role in batchfile.ROLES if role in stats]
+    rows = [{**stats[role].row(role, cfg.lr, version), **performance} for role in batchfile.ROLES if role in stats]
     if dist.main:
         with open(os.path.join(version_dir, TRAINER_DIR, METRICS_FILE), "w") as f:
             for row in rows:

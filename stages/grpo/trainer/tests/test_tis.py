@@ -63,6 +63,47 @@ class EpisodeSamples(unittest.TestCase):
             self.assertTrue(torch.equal(logits.grad[0, position], torch.zeros(11, dtype=torch.float64)), position)
         self.assertGreater(logits.grad[0, 0].abs().sum().item(), 0)
 
+    def test_two_episode_batch_by_hand(self):
+        # Episode A, 3 turns: completions of 2 tokens with 2 observation tokens between them (mask 0).
+        # Episode B, 1 turn: one 2-token completion, then padding. Both Â = 1. Trained tokens' ratios:
+        #   A: 1, 1.1 | 1.5, 1 | 0.7, 1 → −1, −1.1, −min(1.5, 1.28) = −1.28, −1, −min(0.7, 0.8) = −0.7, −1: Σ −6.08
+        #   B: 1.2, 0.5                 → −1.2, −0.5: Σ −1.7
+        # The observation tokens get ratios e^±5, which must change nothing.
+        mask = torch.tensor([[1, 1, 0, 0, 1, 1, 0, 0, 1, 1], [1, 1, 0, 0, 0, 0, 0, 0, 0, 0]], dtype=torch.float64)
+        ratios = torch.tensor(
+            [[1.0, 1.1, math.e**5, math.e**-5, 1.5, 1.0, math.e**5, math.e**5, 0.7, 1.0], [1.2, 0.5] + [math.e**5] * 8],
+            dtype=torch.float64,
+        )
+        adv = torch.tensor([1.0, 1.0], dtype=torch.float64)
+        torch.manual_seed(5)
+        vocab = 13
+        targets = torch.randint(0, vocab, (2, 10))
+        want = {
+            L.AGG_TOKEN_MEAN: ((-6.08 - 1.7) / 8, [1 / 8, 1 / 8]),
+            L.AGG_SEQ_MEAN_TOKEN_MEAN: ((-6.08 / 6 - 1.7 / 2) / 2, [1 / (6 * 2), 1 / (2 * 2)]),
+        }
+        for agg, (want_loss, token_share) in want.items():
+            logits = torch.randn(2, 10, vocab, dtype=torch.float64, requires_grad=True)
+            logp = torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+            behaviour = logp.detach() - ratios.log()
+            loss, m = grpo_loss(logp, behaviour, adv, mask, clip_low=0.2, clip_high=0.28, agg=agg)
+            self.assertAlmostEqual(loss.item(), want_loss, places=12, msg=agg)
+            self.assertEqual(m["tokens"], 8.0)
+            # ∂ℓ/∂logp = −r·Â × the token's share of the aggregation where unclipped; 0 where the clip
+            # engages (A's ratio 1.5) and on every observation or padding token.
+            (grad_logp,) = torch.autograd.grad(loss, logp, retain_graph=True)
+            want_grad = torch.zeros(2, 10, dtype=torch.float64)
+            for b, positions in ((0, (0, 1, 5, 8, 9)), (1, (0, 1))):
+                for t in positions:
+                    want_grad[b, t] = -ratios[b, t] * token_share[b]
+            self.assertTrue(torch.allclose(grad_logp, want_grad, atol=1e-12), (agg, grad_logp))
+            loss.backward()
+            for b in range(2):
+                for t in range(10):
+                    if mask[b, t] == 0:
+                        self.assertTrue(torch.equal(logits.grad[b, t], torch.zeros(vocab, dtype=torch.float64)), (agg, b, t))
+            self.assertGreater(logits.grad[0, 0].abs().sum().item(), 0)
+
     def test_long_and_short_episode_weigh_the_same_per_sequence(self):
         # A 3-turn episode (6 Agent tokens) and a 1-turn one (2 tokens), equal advantages, ratio 1: under
         # seq-mean-token-mean each contributes −Â/2 whatever its length; under token-mean by its tokens.

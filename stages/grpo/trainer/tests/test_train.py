@@ -79,6 +79,33 @@ class Metrics(TrainerCase):
         self.assertEqual(latest, {"version": "t-step000004", "step": 4})
         self.assertTrue(os.path.exists(os.path.join(self.ckpt, "t-step000004", T.TRAINER_DIR, "optimizer.pt")))
 
+    @unittest.skipUnless(sys.platform.startswith("linux"), "ru_maxrss is KiB on Linux")
+    def test_throughput_and_peak_memory(self):
+        import resource
+
+        agent = H.make_samples(self.model_dir, 5, advantage=1.0, batch_of=lambda i: i % 2, seed=1, prefix="a")
+        designer = H.make_samples(self.model_dir, 3, advantage=-0.5, role="designer", is_cap=2.0, seed=2, prefix="d")
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        with quiet():
+            code, rows, error = H.run_main(self.root, agent + designer, H.config(self.model_dir, self.ckpt, tis="token"))
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        self.assertEqual(code, 0, error)
+        self.assertEqual(len(rows), 2)
+        keys = ("update_seconds", "tokens_per_second", "peak_memory_bytes")
+        # Whole-update figures: the same on every role's row.
+        self.assertEqual([rows[0][k] for k in keys], [rows[1][k] for k in keys])
+        r = rows[0]
+        trained = sum(row["tokens"] for row in rows)
+        self.assertEqual(trained, sum(len(s.response_ids) for s in agent + designer))
+        # The update contains every role's forward/backward and optimizer time, and the proximal pass.
+        self.assertGreater(r["update_seconds"], 0.0)
+        self.assertGreaterEqual(r["update_seconds"], sum(row["seconds"] for row in rows))
+        self.assertAlmostEqual(r["tokens_per_second"], trained / r["update_seconds"], places=6)
+        # This process ran the update (main is called in-process): its peak RSS lies between the two readings.
+        self.assertIsInstance(r["peak_memory_bytes"], int)
+        self.assertGreaterEqual(r["peak_memory_bytes"], before)
+        self.assertLessEqual(r["peak_memory_bytes"], after)
+
     def test_rerun_of_same_step_does_not_train_twice(self):
         samples = H.make_samples(self.model_dir, 4)
         cfg = H.config(self.model_dir, self.ckpt, step=2)
