@@ -244,7 +244,7 @@ func checkSide(t *testing.T, b *browserSession, lk *lake.Lake, run, side, id str
 // the page's ready mark, the server's queries included, and of that the API call's own time (the rest is
 // the page's script). A "cold" visit is the first request to a new server over a newly opened lake (the
 // session, the lake's listing and the queries all cold). SPADE_VIEW_PERF_STEPS changes the step count
-// (default 100; the paper's 400 takes minutes to write on a small machine: see perfLake).
+// (default 100; for the paper's 400 see perfLake).
 func TestBrowserPageTimes(t *testing.T) {
 	b := newBrowser(t)
 	steps := 100
@@ -290,10 +290,10 @@ func TestBrowserPageTimes(t *testing.T) {
 	b.check(t)
 }
 
-// perfLake returns a lake with synth.Paper's run "s" of the given number of steps. Writing 400 steps takes
-// minutes on a small machine, so SPADE_VIEW_PERF_LAKE may name a directory that keeps the lake between
-// runs: the run is written there when the directory has none, and read as it is otherwise (delete the
-// directory after changing synth or the step count).
+// perfLake returns the directory of a lake with synth.Paper's run "s" of the given number of steps. Writing
+// 400 steps takes 10 s on 2 idle cores (much longer on busy ones), so SPADE_VIEW_PERF_LAKE may name a
+// directory that keeps the lake between runs: the run is written there when the directory has none, and
+// read as it is otherwise (delete the directory after changing synth or the step count).
 func perfLake(t testing.TB, steps int) string {
 	t.Helper()
 	ctx := context.Background()
