@@ -62,12 +62,32 @@ type Session struct {
 // the corpus named by the first run's sample.corpus (empty when none is imported). Each view has a
 // leading `run` column.
 func OpenRuns(ctx context.Context, lk *lake.Lake, runs ...string) (*Session, error) {
+	listings := make(map[string]*lake.RunListing, len(runs))
+	for _, run := range runs {
+		l, err := lk.ListRun(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		listings[run] = l
+	}
+	return OpenListed(ctx, lk, listings, runs...)
+}
+
+// OpenListed is OpenRuns over listings the caller has made (Lake.ListRun, one per run): the views read
+// exactly the files listed, so a caller that also needs the list (spade view locks its sessions down to
+// it) lists each run once.
+func OpenListed(ctx context.Context, lk *lake.Lake, listings map[string]*lake.RunListing, runs ...string) (*Session, error) {
+	for _, run := range runs {
+		if listings[run] == nil {
+			return nil, fmt.Errorf("duckdb: no listing of run %s", run)
+		}
+	}
 	db, err := Open()
 	if err != nil {
 		return nil, err
 	}
 	s := &Session{DB: db, Runs: runs}
-	if err := s.createViews(ctx, lk); err != nil {
+	if err := s.createViews(ctx, lk, listings); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -88,16 +108,12 @@ func OpenRun(ctx context.Context, lk *lake.Lake, runs ...string) (*Session, erro
 // Close closes the session.
 func (s *Session) Close() error { return s.DB.Close() }
 
-func (s *Session) createViews(ctx context.Context, lk *lake.Lake) error {
+func (s *Session) createViews(ctx context.Context, lk *lake.Lake, listings map[string]*lake.RunListing) error {
 	for _, table := range schemas.RunTables() {
 		spec, _ := schemas.Lookup(table)
 		var selects []string
 		for _, run := range s.Runs {
-			files, err := lk.LocalFiles(ctx, run, table)
-			if err != nil {
-				return err
-			}
-			if len(files) > 0 {
+			if files := listings[run].Files[table]; len(files) > 0 {
 				selects = append(selects, fmt.Sprintf("select %s as run, * from %s", quote(run), readParquet(files)))
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spadekit/spade/internal/config"
 )
@@ -195,21 +196,39 @@ func (l *Lake) partitionsUnder(ctx context.Context, run, table string, step int6
 	if err != nil {
 		return nil, err
 	}
+	var keys []PartitionKey
 	for _, o := range objs {
 		t, s, fragment, ok := parseManifestKey(strings.TrimPrefix(o.Key, runsPrefix+run+"/"))
 		if !ok || (table != "" && t != table) || (step >= 0 && s != step) {
 			continue
 		}
-		key := PartitionKey{Run: run, Table: t, Step: s, Fragment: fragment}
-		m, err := l.legacyManifest(ctx, key)
-		if errors.Is(err, ErrNotCommitted) {
+		keys = append(keys, PartitionKey{Run: run, Table: t, Step: s, Fragment: fragment})
+	}
+	// A run written outside stages has a manifest per partition (1,700 for the paper's 400 steps): read
+	// them side by side, as committedRecords reads records.
+	manifests := make([]*Manifest, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			manifests[i], errs[i] = l.legacyManifest(ctx, key)
+		}()
+	}
+	wg.Wait()
+	for i, key := range keys {
+		if errors.Is(errs[i], ErrNotCommitted) {
 			continue // dropped between the listing and the read
 		}
-		if err != nil {
-			return nil, err
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		if !newer(byKey[key], m) {
-			byKey[key] = m
+		if !newer(byKey[key], manifests[i]) {
+			byKey[key] = manifests[i]
 		}
 	}
 	out := make([]Partition, 0, len(byKey))
@@ -326,6 +345,47 @@ func (l *Lake) LocalFiles(ctx context.Context, run, table string) ([]string, err
 		return nil, err
 	}
 	return l.partitionFiles(ctx, parts)
+}
+
+// RunListing is what one listing of a run's committed partitions says about every table at once: what
+// LocalFiles and Steps return per table, for readers that need every table (a DuckDB session over the
+// run) and would otherwise list the run once per table.
+type RunListing struct {
+	// Files are each table's committed part files as LocalFiles returns them (ordered by step, then file
+	// name); a table with none is absent.
+	Files map[string][]string
+	// Steps are each table's committed steps, ascending, as Steps returns them.
+	Steps map[string][]int64
+}
+
+// ListRun lists a run's committed partitions of every table once (Partitions with no table) and returns
+// their local files and steps by table.
+func (l *Lake) ListRun(ctx context.Context, run string) (*RunListing, error) {
+	parts, err := l.Partitions(ctx, run, "")
+	if err != nil {
+		return nil, err
+	}
+	out := &RunListing{Files: map[string][]string{}, Steps: map[string][]int64{}}
+	// Partitions sorts by table, then step, so each table's partitions are one stretch.
+	for start := 0; start < len(parts); {
+		table := parts[start].Key.Table
+		end := start
+		for end < len(parts) && parts[end].Key.Table == table {
+			if steps := out.Steps[table]; len(steps) == 0 || steps[len(steps)-1] != parts[end].Key.Step {
+				out.Steps[table] = append(steps, parts[end].Key.Step)
+			}
+			end++
+		}
+		files, err := l.partitionFiles(ctx, parts[start:end])
+		if err != nil {
+			return nil, err
+		}
+		if len(files) > 0 {
+			out.Files[table] = files
+		}
+		start = end
+	}
+	return out, nil
 }
 
 // CorpusFiles returns local paths of a corpus's part files.

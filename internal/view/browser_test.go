@@ -3,6 +3,7 @@ package view
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -240,49 +241,82 @@ func checkSide(t *testing.T, b *browserSession, lk *lake.Lake, run, side, id str
 
 // TestBrowserPageTimes measures (logs, never fails on) how long the timeline and a pool page take to
 // draw in the browser for a synthetic run of many steps with paper-sized pools: from the navigation to
-// the page's ready mark, the server's queries included. SPADE_VIEW_PERF_STEPS changes the step count
-// (default 100; the paper's 400 takes minutes to write on a small machine).
+// the page's ready mark, the server's queries included, and of that the API call's own time (the rest is
+// the page's script). A "cold" visit is the first request to a new server over a newly opened lake (the
+// session, the lake's listing and the queries all cold). SPADE_VIEW_PERF_STEPS changes the step count
+// (default 100; for the paper's 400 see perfLake).
 func TestBrowserPageTimes(t *testing.T) {
 	b := newBrowser(t)
 	steps := 100
 	if v := os.Getenv("SPADE_VIEW_PERF_STEPS"); v != "" {
 		fmt.Sscan(v, &steps)
 	}
-	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := synth.Paper()
-	o.Steps = steps
-	start := time.Now()
-	if err := synth.Write(ctx, lk, "s", o); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("synthetic run: %d steps × %d envs × %d episodes per env and condition, written in %v", steps, o.EnvsPerStep, o.GroupSize, time.Since(start).Round(time.Millisecond))
-	ts := startServer(t, lk, Options{})
-	dir := t.TempDir()
+	dir := perfLake(t, steps)
+	shots := t.TempDir()
 	mid := steps / 2
-	for _, visit := range []struct{ name, path, page string }{
-		{"runs", "/", "runs"},
-		{"timeline, first visit", "/runs/s", "timeline"},
-		{"timeline, again", "/runs/s", "timeline"},
-		{"pool", fmt.Sprintf("/runs/s/steps/%d", mid), "pool"},
-		{"pool, another step", fmt.Sprintf("/runs/s/steps/%d", mid+1), "pool"},
+	var ts *httptest.Server
+	for _, visit := range []struct {
+		name, path, page string
+		cold             bool
+	}{
+		{"runs, cold", "/", "runs", true},
+		{"timeline after runs", "/runs/s", "timeline", false},
+		{"timeline, cold", "/runs/s", "timeline", true},
+		{"timeline, again", "/runs/s", "timeline", false},
+		{"pool, cold", fmt.Sprintf("/runs/s/steps/%d", mid), "pool", true},
+		{"pool, another step", fmt.Sprintf("/runs/s/steps/%d", mid+1), "pool", false},
+		{"pool, again", fmt.Sprintf("/runs/s/steps/%d", mid), "pool", false},
 	} {
+		if visit.cold {
+			lk, err := lake.Open(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = startServer(t, lk, Options{})
+		}
 		begin := time.Now()
 		if err := chromedp.Run(b.ctx, chromedp.Navigate(ts.URL+visit.path), wait(visit.page)); err != nil {
 			t.Fatal(err)
 		}
 		elapsed := time.Since(begin)
-		var drawn float64
-		chromedp.Run(b.ctx, chromedp.Evaluate(`performance.now()`, &drawn))
-		t.Logf("%-24s %4d ms to ready (page clock %4.0f ms since navigation)", visit.name, elapsed.Milliseconds(), drawn)
-		if err := chromedp.Run(b.ctx, shot(dir, strings.NewReplacer(" ", "_", ",", "", "(", "", ")", "").Replace(visit.name))); err != nil {
+		var drawn, apiTime float64
+		chromedp.Run(b.ctx, chromedp.Evaluate(`performance.now()`, &drawn),
+			chromedp.Evaluate(`performance.getEntriesByType('resource').filter(e => new URL(e.name).pathname.startsWith('/api/')).reduce((s, e) => s + e.duration, 0)`, &apiTime))
+		t.Logf("%-20s %4d ms to ready (page clock %4.0f ms since navigation; API calls %4.0f ms)", visit.name, elapsed.Milliseconds(), drawn, apiTime)
+		if err := chromedp.Run(b.ctx, shot(shots, strings.NewReplacer(" ", "_", ",", "").Replace(visit.name))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	b.check(t)
+}
+
+// perfLake returns the directory of a lake with synth.Paper's run "s" of the given number of steps. Writing
+// 400 steps takes 10 s on 2 idle cores (much longer on busy ones), so SPADE_VIEW_PERF_LAKE may name a
+// directory that keeps the lake between runs: the run is written there when the directory has none, and
+// read as it is otherwise (delete the directory after changing synth or the step count).
+func perfLake(t testing.TB, steps int) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := os.Getenv("SPADE_VIEW_PERF_LAKE")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	lk, err := lake.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := synth.Paper()
+	o.Steps = steps
+	if _, err := lk.RunConfig(ctx, "s"); err == nil {
+		t.Logf("synthetic run: reusing %s (SPADE_VIEW_PERF_LAKE)", dir)
+		return dir
+	}
+	start := time.Now()
+	if err := synth.Write(ctx, lk, "s", o); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("synthetic run: %d steps × %d envs × %d episodes per env and condition, written in %v", steps, o.EnvsPerStep, o.GroupSize, time.Since(start).Round(time.Millisecond))
+	return dir
 }
 
 // browserProfile returns a fresh Chromium user-data-dir, removed after the test. Chromium's helper

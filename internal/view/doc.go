@@ -6,6 +6,14 @@
 // carries the SQL that produced it, and the pages link every number to the SQL console prefilled with
 // that query.
 //
+// A session is opened over one listing of each run's committed partitions (lake.ListRun), which also
+// gives the stages-done grid and the files the session is locked down to; it is kept until that listing
+// changes (checked at most every Options.Refresh). The app's own model queries (timeline, dashboard)
+// are memoized with the session, and before the first of them the session materializes the outcome
+// models that the others read (episode_outcomes, env_outcomes), so a long run's episodes are aggregated
+// once rather than once per chart. BenchmarkViewPaperRun times the timeline and a pool page on the
+// paper-size synthetic run (400 steps).
+//
 // Endpoints (all GET unless said; every page URL serves the app, which reads the JSON):
 //
 //	/api/runs                          every run: preset, steps committed per stage, its dashboard

@@ -36,14 +36,19 @@ type stageSteps struct {
 	Steps []int64 `json:"steps"`
 }
 
+// stageSteps lists each stage's committed steps and the highest of them (-1 for none), from the listing
+// of the run's session (no listing of its own: the session's is at most Refresh old).
 func (s *Server) stageSteps(ctx context.Context, run string) ([]stageSteps, int64, error) {
+	c, err := s.entry(ctx, []string{run})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer c.users.Done()
+	listing := c.listings[run]
 	out := []stageSteps{}
 	last := int64(-1)
 	for _, st := range s.opts.Stages {
-		steps, err := s.lk.Steps(ctx, run, st.Table)
-		if err != nil {
-			return nil, 0, err
-		}
+		steps := listing.Steps[st.Table]
 		if steps == nil {
 			steps = []int64{}
 		}
@@ -90,21 +95,25 @@ func (s *Server) runView(ctx context.Context, run string) (*runView, error) {
 	if len(stages) > 0 {
 		rv.Committed = len(stages[len(stages)-1].Steps)
 	}
-	rv.Dashboard, err = s.memo(ctx, []string{run}, "select * exclude (run) from dashboard order by window_index")
+	rv.Dashboard, err = s.memo(ctx, []string{run}, "select * exclude (run) from dashboard order by window_index", true)
 	if err != nil {
 		return nil, err
 	}
 	return rv, nil
 }
 
-// timelineQueries are the per-step and per-window series of the timeline, each one chart's data.
-var timelineQueries = []struct{ name, sql string }{
-	{"band", "select window_start, window_end, band_share, envs_in_band, quota from learnable_band order by window_start"},
-	{"solve_rates", "select step, solve_rate_nohint, solve_rate_hint, episodes_nohint, episodes_hint from solve_rates order by step"},
-	{"regret", "select step, regret, regret_smoothed, envs from regret_curve order by step"},
-	{"vendi", "select window_index * getvariable('metrics_window') as window_start, vendi_per_n, envs from vendi_by_window order by window_start"},
-	{"acceptance", "select step, acceptance, attempts_per_slot, accepted, slots from acceptance order by step"},
-	{"cost", "select step, agent_tokens, designer_tokens, agent_latency_ms, env_cpu_seconds from cost order by step"},
+// timelineQueries are the per-step and per-window series of the timeline, each one chart's data;
+// outcomes marks those that read the outcome models (memo materializes them first).
+var timelineQueries = []struct {
+	name, sql string
+	outcomes  bool
+}{
+	{"band", "select window_start, window_end, band_share, envs_in_band, quota from learnable_band order by window_start", true},
+	{"solve_rates", "select step, solve_rate_nohint, solve_rate_hint, episodes_nohint, episodes_hint from solve_rates order by step", true},
+	{"regret", "select step, regret, regret_smoothed, envs from regret_curve order by step", true},
+	{"vendi", "select window_index * getvariable('metrics_window') as window_start, vendi_per_n, envs from vendi_by_window order by window_start", false},
+	{"acceptance", "select step, acceptance, attempts_per_slot, accepted, slots from acceptance order by step", false},
+	{"cost", "select step, agent_tokens, designer_tokens, agent_latency_ms, env_cpu_seconds from cost order by step", false},
 }
 
 func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +131,7 @@ func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
 	}
 	series := map[string]*Dataset{}
 	for _, q := range timelineQueries {
-		ds, err := s.memo(ctx, []string{run}, q.sql)
+		ds, err := s.memo(ctx, []string{run}, q.sql, q.outcomes)
 		if err != nil {
 			writeError(w, statusOf(err), fmt.Errorf("%s: %w", q.name, err))
 			return
@@ -173,6 +182,9 @@ func queries(ctx context.Context, sess *duck.Session, named [][2]string) (map[st
 	return out, nil
 }
 
+// repeatedSQL lists the run's longest streaks of one class name or code (the pool page's last table).
+const repeatedSQL = "select key_kind, key, streak, first_step, last_step from repeated_envs where streak > 1 order by streak desc, first_step limit 20"
+
 func (s *Server) handlePool(w http.ResponseWriter, r *http.Request) {
 	step, err := pathStep(r)
 	if err != nil {
@@ -210,8 +222,11 @@ select * from final order by slot`
 		{"envs", cards},
 		{"candidates", "select slot, attempt, env_id, skill, doc_id, parse_error, previous_error from candidates where step = " + p + " order by slot, attempt"},
 		{"gate", `select slot, attempt, "check", passed, skipped, error, duration_ms from gate_results where step = ` + p + " order by slot, attempt"},
-		{"repeated", "select key_kind, key, streak, first_step, last_step from repeated_envs where streak > 1 order by streak desc, first_step limit 20"},
 	})
+	if err == nil {
+		// The same for every step of the run: kept with the session's results.
+		data["repeated"], err = s.memo(r.Context(), []string{r.PathValue("run")}, repeatedSQL, false)
+	}
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return

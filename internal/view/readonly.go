@@ -30,17 +30,14 @@ func lockDown(ctx context.Context, db *sql.DB, files []string) error {
 	return nil
 }
 
-// lakeFiles lists the Parquet files a session over runs reads: every table of the runs and the corpus.
-// The list is also the session's fingerprint: a new commit, or a forced one, changes it.
-func lakeFiles(ctx context.Context, lk *lake.Lake, runs []string, corpus string) ([]string, error) {
+// lakeFiles returns the Parquet files a session over runs reads: every table of the runs (from their
+// listings) and the corpus. The list is also the session's fingerprint: a new commit, or a forced one,
+// changes it.
+func lakeFiles(ctx context.Context, lk *lake.Lake, runs []string, listings map[string]*lake.RunListing, corpus string) ([]string, error) {
 	var files []string
 	for _, run := range runs {
 		for _, table := range schemas.RunTables() {
-			f, err := lk.LocalFiles(ctx, run, table)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, f...)
+			files = append(files, listings[run].Files[table]...)
 		}
 	}
 	if corpus != "" {

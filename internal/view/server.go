@@ -57,16 +57,19 @@ type Server struct {
 }
 
 // cached is an open session shared by requests; users counts the requests using it, so a replaced
-// session is closed only once they are done. The app's own queries (dashboard, timeline) are kept in
-// results until the lake changes.
+// session is closed only once they are done. listings are the lake listings the session was opened over
+// (one per run, kept for the stages-done grid), fingerprint their files. The app's own queries
+// (dashboard, timeline) are kept in results until the lake changes.
 type cached struct {
 	sess        *duck.Session
+	listings    map[string]*lake.RunListing
 	fingerprint string
 	checked     time.Time
 	users       sync.WaitGroup
 
-	mu      sync.Mutex
-	results map[string]*Dataset
+	mu           sync.Mutex
+	results      map[string]*Dataset
+	materialized int // how many of outcomeModels are materialized (materializeOutcomes)
 }
 
 // New returns a server over lk.
@@ -124,6 +127,9 @@ func (s *Server) session(ctx context.Context, runs []string) (*duck.Session, fun
 	return c.sess, c.users.Done, nil
 }
 
+// entry returns the session over runs, counted as used (call users.Done when done with it). A session is
+// reused without looking at the lake for Refresh after it was checked; then the runs are listed again
+// (one listing each) and the session is reopened only if the files changed.
 func (s *Server) entry(ctx context.Context, runs []string) (*cached, error) {
 	key := strings.Join(runs, "\x00")
 	s.mu.Lock()
@@ -133,17 +139,7 @@ func (s *Server) entry(ctx context.Context, runs []string) (*cached, error) {
 		c.users.Add(1)
 		return c, nil
 	}
-	corpus := ""
-	for i, run := range runs {
-		cfg, err := s.lk.RunConfig(ctx, run)
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			corpus = cfg.Sample.Corpus
-		}
-	}
-	files, err := lakeFiles(ctx, s.lk, runs, corpus)
+	listings, files, err := s.list(ctx, runs)
 	if err != nil {
 		return nil, err
 	}
@@ -156,28 +152,48 @@ func (s *Server) entry(ctx context.Context, runs []string) (*cached, error) {
 		delete(s.sessions, key)
 		go func() { c.users.Wait(); c.sess.Close() }()
 	}
-	sess, err := duck.OpenRuns(ctx, s.lk, runs...)
+	sess, err := duck.OpenListed(ctx, s.lk, listings, runs...)
 	if err != nil {
 		return nil, err
-	}
-	// The models read episodes several times each; one in-memory copy (a temp table, first in DuckDB's
-	// search path, same columns) saves reopening every step's file per read.
-	if _, err := sess.DB.ExecContext(ctx, "create temp table episodes as select * from main.episodes"); err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("view: load episodes: %w", err)
 	}
 	if err := lockDown(ctx, sess.DB, files); err != nil {
 		sess.Close()
 		return nil, err
 	}
-	c = &cached{sess: sess, fingerprint: fingerprint, checked: time.Now(), results: map[string]*Dataset{}}
+	c = &cached{sess: sess, listings: listings, fingerprint: fingerprint, checked: time.Now(), results: map[string]*Dataset{}}
 	s.sessions[key] = c
 	c.users.Add(1)
 	return c, nil
 }
 
+// list lists each run once (and reads the first run's config for its corpus) and returns the listings
+// and every file a session over them reads (lakeFiles).
+func (s *Server) list(ctx context.Context, runs []string) (map[string]*lake.RunListing, []string, error) {
+	corpus := ""
+	listings := make(map[string]*lake.RunListing, len(runs))
+	for i, run := range runs {
+		cfg, err := s.lk.RunConfig(ctx, run)
+		if err != nil {
+			return nil, nil, err
+		}
+		if i == 0 {
+			corpus = cfg.Sample.Corpus
+		}
+		if listings[run], err = s.lk.ListRun(ctx, run); err != nil {
+			return nil, nil, err
+		}
+	}
+	files, err := lakeFiles(ctx, s.lk, runs, listings, corpus)
+	if err != nil {
+		return nil, nil, err
+	}
+	return listings, files, nil
+}
+
 // memo runs one of the app's own queries over runs, or returns its result from the session's cache.
-func (s *Server) memo(ctx context.Context, runs []string, text string) (*Dataset, error) {
+// With outcomes set, the query reads the per-episode and per-env outcome models and the session
+// materializes them first (materializeOutcomes).
+func (s *Server) memo(ctx context.Context, runs []string, text string, outcomes bool) (*Dataset, error) {
 	c, err := s.entry(ctx, runs)
 	if err != nil {
 		return nil, err
@@ -188,12 +204,41 @@ func (s *Server) memo(ctx context.Context, runs []string, text string) (*Dataset
 	if ds, ok := c.results[text]; ok {
 		return ds, nil
 	}
+	if outcomes {
+		if err := c.materializeOutcomes(ctx); err != nil {
+			return nil, err
+		}
+	}
 	ds, err := query(ctx, c.sess.DB, text, 0)
 	if err != nil {
 		return nil, err
 	}
 	c.results[text] = ds
 	return ds, nil
+}
+
+// outcomeModels are the models that most others read (learnable_band, solve_rates, regret_curve,
+// audits and dashboard through them), dependencies first.
+var outcomeModels = []string{"episode_outcomes", "env_outcomes"}
+
+// materializeOutcomes computes outcomeModels into temporary tables and points their views at them, once
+// per session (under c.mu), so the timeline's and the dashboard's models read the run's episodes once
+// between them rather than once per model. A session's files never change (a new commit opens a new
+// session), so the views answer exactly what the model SQL would; the console sees them too. A model is
+// counted only once both statements ran, so a request cancelled halfway leaves the next one to redo it.
+func (c *cached) materializeOutcomes(ctx context.Context) error {
+	for ; c.materialized < len(outcomeModels); c.materialized++ {
+		model := outcomeModels[c.materialized]
+		for _, stmt := range []string{
+			"create or replace temp table " + model + "_materialized as select * from " + model,
+			"create or replace temp view " + model + " as select * from " + model + "_materialized",
+		} {
+			if _, err := c.sess.DB.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("view: materialize %s: %w", model, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Handler returns the app: the JSON API under /api/, the embedded assets under /assets/, and the app's

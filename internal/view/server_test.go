@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spadekit/spade/internal/corpus"
 	"github.com/spadekit/spade/internal/duck"
@@ -250,6 +251,46 @@ func TestEndpointsDemoRun(t *testing.T) {
 func TestEndpointsSynthRun(t *testing.T) {
 	lk, run := synthLake(t, 16)
 	checkEndpoints(t, lk, run)
+}
+
+// TestSessionFollowsTheLake: a server answers from its session (its listing, its memoized results) until
+// Refresh has passed, then lists the run again and, when its files changed, reopens the session: a
+// dropped step leaves the stages-done grid and the solve rates.
+func TestSessionFollowsTheLake(t *testing.T) {
+	ctx := context.Background()
+	lk, run := synthLake(t, 4)
+	srv := New(lk, Options{Stages: testStages, Refresh: time.Hour})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	timeline := func() (samples, episodeSteps int) {
+		body := get(t, ts, "/api/runs/"+run+"/timeline", http.StatusOK)
+		for _, st := range body["stages"].([]any) {
+			if st := st.(map[string]any); st["table"] == "samples" {
+				samples = len(st["steps"].([]any))
+			}
+		}
+		series := body["series"].(map[string]any)
+		return samples, len(series["solve_rates"].(map[string]any)["rows"].([]any))
+	}
+	if s, e := timeline(); s != 1 || e != 4 {
+		t.Fatalf("before: %d sample steps, %d solve-rate steps; want 1 and 4", s, e)
+	}
+	for _, table := range []string{"samples", "episodes"} {
+		if err := lk.Drop(ctx, lake.PartitionKey{Run: run, Table: table, Step: 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, e := timeline(); s != 1 || e != 4 {
+		t.Errorf("within Refresh: %d sample steps, %d solve-rate steps; want the session's 1 and 4", s, e)
+	}
+	srv.mu.Lock() // as if Refresh had passed
+	for _, c := range srv.sessions {
+		c.checked = time.Time{}
+	}
+	srv.mu.Unlock()
+	if s, e := timeline(); s != 0 || e != 3 {
+		t.Errorf("after Refresh: %d sample steps, %d solve-rate steps; want 0 and 3", s, e)
+	}
 }
 
 // TestConsoleIsReadOnly: the console runs SELECTs, returns SQL errors as messages, and refuses every way

@@ -159,8 +159,10 @@ function chart(title, series, opts) {
     if (pts.length > 1) {
       svg.append(s('polyline', { fill: 'none', stroke: color, 'stroke-width': 1.5, points: pts.map(p => `${X(p[0]).toFixed(1)},${Y(p[1]).toFixed(1)}`).join(' ') }));
     }
+    // The points as one path of circles (two arcs each): one element per series, not one per point.
     const r = pts.length > 60 ? 1.5 : 3;
-    for (const p of pts) svg.append(s('circle', { cx: X(p[0]).toFixed(1), cy: Y(p[1]).toFixed(1), r, fill: color }));
+    const dots = pts.map(p => `M${(X(p[0]) - r).toFixed(1)},${Y(p[1]).toFixed(1)}a${r},${r} 0 1,0 ${2 * r},0a${r},${r} 0 1,0 ${-2 * r},0`).join('');
+    if (dots) svg.append(s('path', { d: dots, fill: color, 'data-points': pts.length }));
   });
   const hover = s('line', { class: 'hover', y1: T, y2: H - B, visibility: 'hidden' });
   svg.append(hover);
@@ -296,20 +298,34 @@ async function timelinePage(run) {
   const last = t.last_step;
   m.replaceChildren(h('h1', {}, `Run ${run}`, h('span', { class: 'badge' }, t.preset), h('span', { class: 'badge' }, `steps 0–${last}`),
     h('span', { class: 'badge' }, `pool every ${t.refresh_every}`), h('span', { class: 'badge' }, `window ${t.window}`)));
-  // Stages done per step: one row per stage, one cell per step; a cell opens the step's pool.
+  // Stages done per step: one row per stage, one cell per step; a cell opens the step's pool. The grid
+  // has thousands of cells on a long run, so the cells are bare rects and the grid itself handles the
+  // clicks and the hover tip.
   const cw = Math.max(3, Math.min(14, Math.floor(1100 / Math.max(1, last + 1)))), rh = 16, lw = 90;
   const grid = s('svg', { width: lw + (last + 1) * cw + 10, height: t.stages.length * rh + 20, 'data-chart': 'stages' });
+  const done = t.stages.map(st => new Set(st.steps));
   t.stages.forEach((st, i) => {
     grid.append(s('text', { x: 0, y: i * rh + 12, text: st.name }));
-    const done = new Set(st.steps);
     for (let step = 0; step <= last; step++) {
-      const cell = s('rect', { class: 'cell', x: lw + step * cw, y: i * rh + 2, width: Math.max(1, cw - 1), height: rh - 4,
-        fill: done.has(step) ? '#15803d' : '#e5e7eb', 'data-step': step, 'data-stage': st.name,
-        onclick: () => go(stepHref(run, step)) });
-      cell.append(s('title', { text: `step ${step}: ${st.name} ${done.has(step) ? 'committed' : 'not committed'} (${st.table})` }));
-      grid.append(cell);
+      grid.append(s('rect', { class: 'cell', x: lw + step * cw, y: i * rh + 2, width: Math.max(1, cw - 1), height: rh - 4,
+        fill: done[i].has(step) ? '#15803d' : '#e5e7eb', 'data-step': step, 'data-stage': st.name, 'data-row': i }));
     }
   });
+  const tip = document.getElementById('tip');
+  grid.addEventListener('click', evt => {
+    const cell = evt.target.closest('rect.cell');
+    if (cell) { tip.hidden = true; go(stepHref(run, Number(cell.dataset.step))); }
+  });
+  grid.addEventListener('mousemove', evt => {
+    const cell = evt.target.closest('rect.cell');
+    if (!cell) { tip.hidden = true; return; }
+    const i = Number(cell.dataset.row), step = Number(cell.dataset.step), st = t.stages[i];
+    tip.textContent = `step ${step}: ${st.name} ${done[i].has(step) ? 'committed' : 'not committed'} (${st.table})\nclick: open the pool`;
+    tip.hidden = false;
+    tip.style.left = (evt.clientX + 12) + 'px';
+    tip.style.top = (evt.clientY + 12) + 'px';
+  });
+  grid.addEventListener('mouseleave', () => { tip.hidden = true; });
   for (let step = 0; step <= last; step += Math.max(1, Math.ceil((last + 1) / 20))) {
     grid.append(s('text', { x: lw + step * cw, y: t.stages.length * rh + 14, text: String(step) }));
   }
