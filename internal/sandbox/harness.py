@@ -1002,6 +1002,7 @@ class Server:
             try:
                 if os.path.isdir(path) and not os.path.islink(path):
                     wipe(path)
+                    os.rmdir(path)  # the program's directory itself, now empty
                 else:
                     os.unlink(path)
             except OSError:
