@@ -16,8 +16,9 @@ import (
 	"github.com/spadekit/spade/stages/rollout"
 )
 
-// BenchmarkRolloutPaperScale plays one paper-scale step: 24 envs × (16 + 16) episodes × 25 turns =
-// 19,200 turns against the scripted server answering instantly (a wrong guess every turn, so every
+// BenchmarkRolloutPaperScale plays one paper-scale step, the pool's first: 24 envs × (8 unhinted +
+// 16 hinted, the preset's rollout.group_size and hinted_group_size) episodes × 25 turns = 14,400 turns
+// against the scripted server answering instantly (a wrong guess every turn, so every
 // episode runs all 25 turns), through the real sandbox (sandbox.workers default: 8 programs at once)
 // and a local lake. Target: ≤ 20 s on 2 cores. Reported: wall seconds, turns/s, the lake's wall
 // seconds, and the LLM and sandbox busy time summed over concurrent episodes (episode-seconds).
@@ -68,8 +69,8 @@ func BenchmarkRolloutPaperScale(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if res.Turns != 19200 {
-			b.Fatalf("played %d turns, want 19,200 (ended by %v)", res.Turns, res.EndedBy)
+		if want := 24 * (cfg.Rollout.GroupSize + cfg.Rollout.HintedGroupSize) * cfg.Rollout.MaxTurns; res.Turns != want {
+			b.Fatalf("played %d turns, want %d (ended by %v)", res.Turns, want, res.EndedBy)
 		}
 		turns += res.Turns
 		total.Episodes += res.Timing.Episodes
