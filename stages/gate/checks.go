@@ -144,10 +144,10 @@ type CheckOptions struct {
 	Checks config.GateChecks
 }
 
-// DefaultTurnDelay is the default CheckOptions.TurnDelay: waits of 1 to 2 ms. An Agent's turn
+// DefaultTurnDelay is the default CheckOptions.TurnDelay: waits of 2 to 4 ms. An Agent's turn
 // takes seconds; the gate stays fast by stopping trivial at the first probe that does not solve
 // the env and playing hint_leak's actions concurrently.
-const DefaultTurnDelay = time.Millisecond
+const DefaultTurnDelay = 2 * time.Millisecond
 
 // maxParallelProbes bounds the instances hint_leak plays at once (each is a process in the
 // program's worker, under its RLIMIT_NPROC).
