@@ -54,8 +54,7 @@ PRELOAD: list = CONFIG.get("preload", [])
 GO_IN, GO_OUT, GO_FDS = 3, 4, 5
 MAX_LINE = 8 * OBS_CAP + 2 * INFO_CAP + 65536
 MODULE_NAME = "env_program"
-SPARES: int = CONFIG.get("spares", 1)  # instances each template keeps forked ahead (one: every fork costs, and the
-# gate, which takes a fresh instance per check, closed two unused spares per program; episodes still find one)
+SPARES: int = CONFIG.get("spares", 1)  # instances each template keeps forked ahead (each unused one is a wasted fork)
 
 
 def set_limit(which: int, soft: int, hard: int) -> None:
