@@ -444,9 +444,19 @@ def recv_code(sock: socket.socket) -> str:
     return b"".join(parts).decode("utf-8")
 
 
-def serve_template(sock: socket.socket) -> None:
-    """Receive the program on sock, load it once, then fork an instance for each fork message until EOF."""
+def serve_template(sock: socket.socket, req: dict) -> None:
+    """Receive the program on sock, load it once, then fork an instance for each fork message until EOF.
+    With req["static"] (Pool.LoadChecked), the static check runs on the source first, and a program it
+    refuses is never executed: the reply carries the problems and the template ends."""
     code = recv_code(sock)
+    static, static_seconds = req.get("static"), 0.0
+    if static is not None:
+        began = time.perf_counter()
+        problems = static_check(code, static.get("setting", "games"), static.get("allow", []), static.get("flagged", []), static.get("flagged_attrs", []))
+        if problems:
+            child_send(sock, {"seq": 0, "ok": True, "problems": problems})
+            return
+        static_seconds = time.perf_counter() - began
     own = make_scratch(SCRATCH_BASE, "p%d" % os.getpid())
     restrict_to(own)
     limit_file_size()
@@ -460,7 +470,8 @@ def serve_template(sock: socket.socket) -> None:
     except BaseException as e:  # noqa: BLE001
         child_send(sock, error_reply(0, e))
         return
-    child_send(sock, {"seq": 0, "ok": True, "class": cls.__name__, "has_tools": callable(getattr(cls, "tools", None)), "pid": os.getpid()})
+    child_send(sock, {"seq": 0, "ok": True, "class": cls.__name__, "has_tools": callable(getattr(cls, "tools", None)), "pid": os.getpid(),
+                      "static_seconds": static_seconds})
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # instances are reaped by the kernel
     gc.collect()
     gc.freeze()
@@ -854,7 +865,7 @@ class Server:
                 if mode == "check":
                     serve_check(sock, req)
                 else:
-                    serve_template(sock)
+                    serve_template(sock, req)
             except BaseException:  # noqa: BLE001
                 code = 70
                 print_failure()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStaticCheck(t *testing.T) {
@@ -61,6 +62,39 @@ func TestStaticCheck(t *testing.T) {
 			if c.want != "" && !strings.Contains(joined, c.want) {
 				t.Fatalf("want a problem containing %q, got %q", c.want, joined)
 			}
+		})
+	}
+}
+
+// TestLoadCheckedRefusesBeforeRunning: LoadChecked runs the static check in the template before the
+// program's code: a refused program (it imports os, then would spin forever at import) comes back at
+// once with the check's problems and was never executed, its worker serves the next program; a clean
+// program loads, with the check's share of the time.
+func TestLoadCheckedRefusesBeforeRunning(t *testing.T) {
+	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces, IsolationLandlock} {
+		t.Run(string(iso), func(t *testing.T) {
+			p := newTestPool(t, iso, func(o *Options) { o.Workers = 1 })
+			ctx := context.Background()
+			began := time.Now()
+			prog, problems, err := p.LoadChecked(ctx, "import os\nwhile True:\n    pass\n"+counterEnv, "games", DefaultStaticRules())
+			if err != nil || prog != nil || len(problems) == 0 || !strings.Contains(strings.Join(problems, "; "), "os") {
+				t.Fatalf("LoadChecked of a refused program: %v, %v, %v", prog, problems, err)
+			}
+			if took := time.Since(began); took > p.Options().LoadTimeout/2 {
+				t.Fatalf("the refused program took %v: it ran", took)
+			}
+			prog, problems, err = p.LoadChecked(ctx, counterEnv, "games", DefaultStaticRules())
+			if err != nil || len(problems) != 0 || prog == nil || prog.Class == "" || prog.StaticTime <= 0 {
+				t.Fatalf("LoadChecked of a clean program: %+v, %v, %v", prog, problems, err)
+			}
+			env, err := prog.NewEnv(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := env.Reset(ctx, 3); err != nil {
+				t.Fatal(err)
+			}
+			prog.Close()
 		})
 	}
 }

@@ -55,12 +55,14 @@ type reply struct {
 	Problems []string        `json:"problems"`
 	Class    string          `json:"class"`
 	HasTools bool            `json:"has_tools"`
-	Seq      int64           `json:"seq"`
-	Overflow bool            `json:"overflow"`
-	OutTotal int64           `json:"out_total"`
-	Status   string          `json:"status"`
-	Killed   bool            `json:"killed"`
-	PID      int             `json:"pid"`
+	// StaticSeconds is the static check's time in a template that ran it (Pool.LoadChecked).
+	StaticSeconds float64 `json:"static_seconds"`
+	Seq           int64   `json:"seq"`
+	Overflow      bool    `json:"overflow"`
+	OutTotal      int64   `json:"out_total"`
+	Status        string  `json:"status"`
+	Killed        bool    `json:"killed"`
+	PID           int     `json:"pid"`
 	hello
 }
 

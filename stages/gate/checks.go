@@ -300,6 +300,13 @@ type checker struct {
 
 	prog         *sandbox.Program // set by load
 	class        string           // set by load
+
+	// The static check loads the program in the same child when it passes (sandbox.Pool.LoadChecked):
+	// loaded says it did, loadErr is the load's failure for the load check to report, and loadShare is
+	// the part of the static check's wall time that was the load's, counted to the load check.
+	loaded    bool
+	loadErr   error
+	loadShare time.Duration
 	toolsRaw     json.RawMessage  // set by tools_schema
 	instructions []string         // set by tools_reset: the first observation of each seed
 }
@@ -334,6 +341,12 @@ func (c *checker) run(chk gateCheck) {
 	start := time.Now()
 	skip, err := chk.run(c)
 	r := CheckResult{Check: chk.name, Duration: time.Since(start)}
+	switch {
+	case chk.name == CheckStatic && c.loaded && c.prog != nil:
+		r.Duration, c.loadShare = c.prog.StaticTime, max(r.Duration-c.prog.StaticTime, 0)
+	case chk.name == CheckLoad:
+		r.Duration += c.loadShare
+	}
 	var se *sandbox.Error
 	if err != nil && c.infra == nil && !errors.As(err, &se) && (isInfra(err) || c.ctx.Err() != nil) {
 		c.infra = fmt.Errorf("gate: check %s could not run: %w", chk.name, err)
@@ -419,19 +432,26 @@ func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptio
 	return v
 }
 
-// checkStatic verifies the program without running it (sandbox.Pool.Check): it parses, has
-// exactly one env class (with tools() in the tools setting), imports only allowed modules and
-// uses no flagged name or attribute. Skipped when CheckOptions.NoStatic is set.
+// checkStatic verifies the program before it runs (sandbox.Pool.LoadChecked: in the child that then
+// loads it, and only when the check passed): it parses, has exactly one env class (with tools() in
+// the tools setting), imports only allowed modules and uses no flagged name or attribute. Skipped
+// when CheckOptions.NoStatic is set.
 func (c *checker) checkStatic() (string, error) {
 	if c.opts.NoStatic {
 		return "static check switched off", nil
 	}
-	problems, err := c.pool.Check(c.ctx, c.code, string(c.opts.Setting), c.rules)
-	if err != nil {
-		return "", sandboxErr(err)
+	prog, problems, err := c.pool.LoadChecked(c.ctx, c.code, string(c.opts.Setting), c.rules)
+	var se *sandbox.Error
+	if err != nil && !errors.As(err, &se) {
+		return "", sandboxErr(err) // no worker or no child: the check did not run
 	}
 	if len(problems) > 0 {
 		return "", errors.New(strings.Join(problems, "; "))
+	}
+	// The check passed; what the load did (the program, or why it failed) is the load check's.
+	c.loaded, c.loadErr = true, err
+	if prog != nil {
+		c.prog, c.class = prog, prog.Class
 	}
 	return "", nil
 }
@@ -439,11 +459,17 @@ func (c *checker) checkStatic() (string, error) {
 // checkLoad verifies that the module executes in a sandbox and defines the env class (with a
 // tools() method in the tools setting). Never skipped.
 func (c *checker) checkLoad() (string, error) {
-	prog, err := c.pool.Load(c.ctx, c.code)
-	if err != nil {
-		return "", sandboxErr(err)
+	if !c.loaded {
+		prog, err := c.pool.Load(c.ctx, c.code)
+		c.loaded, c.loadErr = true, err
+		if prog != nil {
+			c.prog, c.class = prog, prog.Class
+		}
 	}
-	c.prog, c.class = prog, prog.Class
+	if c.loadErr != nil {
+		return "", sandboxErr(c.loadErr)
+	}
+	prog := c.prog
 	if c.opts.Setting == schemas.SettingTools && !prog.HasTools {
 		return "", fmt.Errorf("class %s has no tools() method (required in the tools setting)", prog.Class)
 	}
