@@ -298,17 +298,17 @@ type checker struct {
 	seedIndex map[int64]int // see Verdict.seedIndex
 	spare     *sandbox.Env  // set by instantiate: an instance nothing ran on yet, which reset takes
 
-	prog         *sandbox.Program // set by load
-	class        string           // set by load
+	prog  *sandbox.Program // set by load
+	class string           // set by load
 
 	// The static check loads the program in the same child when it passes (sandbox.Pool.LoadChecked):
 	// loaded says it did, loadErr is the load's failure for the load check to report, and loadShare is
 	// the part of the static check's wall time that was the load's, counted to the load check.
-	loaded    bool
-	loadErr   error
-	loadShare time.Duration
-	toolsRaw     json.RawMessage  // set by tools_schema
-	instructions []string         // set by tools_reset: the first observation of each seed
+	loaded       bool
+	loadErr      error
+	loadShare    time.Duration
+	toolsRaw     json.RawMessage // set by tools_schema
+	instructions []string        // set by tools_reset: the first observation of each seed
 }
 
 // infraError marks an error of the sandbox's machinery rather than of the program.
