@@ -111,10 +111,8 @@ func init() {
 				"Example: spade --lake s3://bucket/spade lake upgrade",
 			Action: func(c *cli.Context) error {
 				uri := c.String("lake")
-				if !strings.HasPrefix(uri, "s3://") {
-					if _, err := os.Stat(uri); errors.Is(err, os.ErrNotExist) {
-						return usageError("no lake at %s: pass --lake (or set SPADE_LAKE) to the lake to upgrade", uri)
-					}
+				if err := lakeExists(uri); err != nil {
+					return err
 				}
 				lk, err := lake.OpenForUpgrade(c.Context, uri)
 				if err != nil {
@@ -189,13 +187,20 @@ func addLakeSubcommands(subs ...*cli.Command) {
 // openExistingLake opens --lake, failing with "no lake at PATH" (exit 2) for a local directory that does
 // not exist rather than creating an empty one.
 func openExistingLake(c *cli.Context) (*lake.Lake, error) {
-	uri := c.String("lake")
-	if !strings.HasPrefix(uri, "s3://") {
-		if _, err := os.Stat(uri); errors.Is(err, os.ErrNotExist) {
-			return nil, usageError("no lake at %s: pass --lake (or set SPADE_LAKE) to a lake, or create one with `spade --lake %s --run NAME init`", uri, uri)
-		}
+	if err := lakeExists(c.String("lake")); err != nil {
+		return nil, err
 	}
 	return openLake(c)
+}
+
+// lakeExists fails with "no lake at PATH" (exit 2) for a local lake directory that does not exist.
+func lakeExists(uri string) error {
+	if !strings.HasPrefix(uri, "s3://") {
+		if _, err := os.Stat(uri); errors.Is(err, os.ErrNotExist) {
+			return usageError("no lake at %s: pass --lake (or set SPADE_LAKE) to a lake, or create one with `spade --lake %s --run NAME init`", uri, uri)
+		}
+	}
+	return nil
 }
 
 // openLakeRuns opens an existing lake and returns the --run names (each checked), or every run.

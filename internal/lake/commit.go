@@ -132,21 +132,41 @@ func (l *Lake) committedRecords(ctx context.Context, run string, step int64) ([]
 	if err != nil {
 		return nil, err
 	}
-	recs := make([]*Record, len(heads))
-	errs := make([]error, len(heads))
+	recs, errs := readEach(len(heads), func(i int) (*Record, error) { return l.readRecord(ctx, heads[i].key) })
+	return recs, errors.Join(errs...)
+}
+
+// readEach calls read(i) for every i in [0, n), 16 at a time (small objects: commit records,
+// manifests, each a round trip on S3), and returns the results and errors in index order.
+func readEach[T any](n int, read func(i int) (T, error)) ([]T, []error) {
+	out, errs := make([]T, n), make([]error, n)
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
-	for i, h := range heads {
+	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			recs[i], errs[i] = l.readRecord(ctx, h.key)
+			out[i], errs[i] = read(i)
 		}()
 	}
 	wg.Wait()
-	return recs, errors.Join(errs...)
+	return out, errs
+}
+
+// manifestKeys returns the partitions of run that have a _manifest.json in a listing of it, of table
+// (every table when empty) at step (every step when < 0).
+func manifestKeys(run, table string, step int64, objs []ObjectInfo) []PartitionKey {
+	var keys []PartitionKey
+	for _, o := range objs {
+		t, s, fragment, ok := parseManifestKey(strings.TrimPrefix(o.Key, runsPrefix+run+"/"))
+		if !ok || (table != "" && t != table) || (step >= 0 && s != step) {
+			continue
+		}
+		keys = append(keys, PartitionKey{Run: run, Table: t, Step: s, Fragment: fragment})
+	}
+	return keys
 }
 
 // recordPartitions maps each partition covered by a committed record to its manifest (filtered by table

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/spadekit/spade/internal/config"
 )
@@ -196,30 +195,10 @@ func (l *Lake) partitionsUnder(ctx context.Context, run, table string, step int6
 	if err != nil {
 		return nil, err
 	}
-	var keys []PartitionKey
-	for _, o := range objs {
-		t, s, fragment, ok := parseManifestKey(strings.TrimPrefix(o.Key, runsPrefix+run+"/"))
-		if !ok || (table != "" && t != table) || (step >= 0 && s != step) {
-			continue
-		}
-		keys = append(keys, PartitionKey{Run: run, Table: t, Step: s, Fragment: fragment})
-	}
+	keys := manifestKeys(run, table, step, objs)
 	// A run written outside stages has a manifest per partition (1,700 for the paper's 400 steps): read
 	// them side by side, as committedRecords reads records.
-	manifests := make([]*Manifest, len(keys))
-	errs := make([]error, len(keys))
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	for i, key := range keys {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			manifests[i], errs[i] = l.legacyManifest(ctx, key)
-		}()
-	}
-	wg.Wait()
+	manifests, errs := readEach(len(keys), func(i int) (*Manifest, error) { return l.legacyManifest(ctx, keys[i]) })
 	for i, key := range keys {
 		if errors.Is(errs[i], ErrNotCommitted) {
 			continue // dropped between the listing and the read

@@ -62,8 +62,7 @@ func (l *Lake) checkLayout(ctx context.Context) error {
 
 // writeLayoutFile records this package's layout at the lake's root.
 func (l *Lake) writeLayoutFile(ctx context.Context) error {
-	body, _ := json.Marshal(layoutFile{Layout: Layout})
-	err := l.store.PutIfAbsent(ctx, layoutKey, append(body, '\n'))
+	err := l.store.PutIfAbsent(ctx, layoutKey, layoutFileBody())
 	if errors.Is(err, ErrExists) {
 		return nil
 	}
@@ -122,21 +121,6 @@ type UpgradeReport struct {
 // A lake already at layout 2 is left as it is.
 func (l *Lake) Upgrade(ctx context.Context) (UpgradeReport, error) {
 	var rep UpgradeReport
-	if body, err := ReadAll(ctx, l.store, layoutKey); err == nil {
-		var f layoutFile
-		if json.Unmarshal(body, &f) == nil && f.Layout == Layout {
-			old, err := l.layoutOneKeys(ctx, 1)
-			if err != nil {
-				return rep, err
-			}
-			if len(old) == 0 {
-				rep.AlreadyCurrent = true
-				return rep, nil
-			}
-		}
-	} else if !errors.Is(err, ErrNotFound) {
-		return rep, err
-	}
 	old, err := l.layoutOneKeys(ctx, 0)
 	if err != nil {
 		return rep, err
@@ -164,8 +148,13 @@ func (l *Lake) Upgrade(ctx context.Context) (UpgradeReport, error) {
 		removeEmptyDirs(local.URI())
 	}
 	rep.AlreadyCurrent = rep.Moved == 0
+	return rep, l.store.Put(ctx, layoutKey, layoutFileBody())
+}
+
+// layoutFileBody is the content of _lake.json for this package's layout.
+func layoutFileBody() []byte {
 	body, _ := json.Marshal(layoutFile{Layout: Layout})
-	return rep, l.store.Put(ctx, layoutKey, append(body, '\n'))
+	return append(body, '\n')
 }
 
 // isCommitObject reports whether key is a manifest or a commit record: the objects that make parts visible.

@@ -218,26 +218,8 @@ func (l *Lake) livePartitions(ctx context.Context, run string, objs []ObjectInfo
 			}
 		}
 	}
-	var legacyKeys []PartitionKey
-	for _, o := range objs {
-		if t, s, fragment, ok := parseManifestKey(strings.TrimPrefix(o.Key, runsPrefix+run+"/")); ok {
-			legacyKeys = append(legacyKeys, PartitionKey{Run: run, Table: t, Step: s, Fragment: fragment})
-		}
-	}
-	legacy := make([]*Manifest, len(legacyKeys))
-	errs := make([]error, len(legacyKeys))
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	for i, key := range legacyKeys {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			legacy[i], errs[i] = l.legacyManifest(ctx, key)
-		}()
-	}
-	wg.Wait()
+	legacyKeys := manifestKeys(run, "", -1, objs)
+	legacy, errs := readEach(len(legacyKeys), func(i int) (*Manifest, error) { return l.legacyManifest(ctx, legacyKeys[i]) })
 	for i, key := range legacyKeys {
 		if errors.Is(errs[i], ErrNotCommitted) {
 			continue
