@@ -134,7 +134,10 @@ func Python(cfg *config.Config) string {
 	return "python3"
 }
 
-// trainerConfig is spade_trainer.train.TrainConfig as JSON.
+// trainerConfig is the trainer's --config JSON, read by TrainConfig in trainer/spade_trainer/config.py:
+// the one Go list of the trainer's keys. The trainer has no defaults and refuses a missing or an unknown
+// key, so every field is filled by settings, from the run config or the step, and a key exists on both
+// sides or on neither (TestTrainerConfigKeysMatchPython).
 type trainerConfig struct {
 	Step                  int64           `json:"step"`
 	Seed                  int64           `json:"seed"`
@@ -159,6 +162,7 @@ type trainerConfig struct {
 	Publish               publishSettings `json:"publish"`
 }
 
+// publishSettings is trainerConfig's publish object: how new weights reach the generation servers.
 type publishSettings struct {
 	Mode       string   `json:"mode"`
 	BaseURL    string   `json:"base_url"`
@@ -193,6 +197,8 @@ type metricsLine struct {
 	PeakMemoryBytes int64   `json:"peak_memory_bytes"`
 }
 
+// settings is the trainer config of one step: paths made absolute, the publish server and replicas
+// resolved, and the seq-mean denominator set from grpo.mix_roles.
 func (t *torchTrainer) settings(step int64) (trainerConfig, error) {
 	cfg := t.opts.Config
 	g := cfg.GRPO
@@ -216,7 +222,7 @@ func (t *torchTrainer) settings(step int64) (trainerConfig, error) {
 	if g.MixRoles {
 		denominator = g.GlobalBatch // one batch per step, padded to global_batch: slime's sum_of_sample_mean
 	}
-	var urls []string
+	urls := []string{} // a JSON list, never null: only the full-weight modes load into replicas
 	if g.Publish.FullWeights() {
 		urls = cfg.PublishURLs()
 	}

@@ -159,21 +159,31 @@ func TestWriteBatchFileLayout(t *testing.T) {
 	}
 }
 
-// trainerPython finds an interpreter with torch and numpy: $SPADE_PYTHON, else python3, else
+// trainerPython finds an interpreter with torch and numpy (pythonWith).
+func trainerPython(t testing.TB) string {
+	t.Helper()
+	return pythonWith(t, "torch", "numpy")
+}
+
+// pythonWith finds an interpreter that imports modules: $SPADE_PYTHON, else python3, else
 // /usr/bin/python3 (Debian's, which CI installs python3-torch into). Without one the test skips, except
 // in CI (CI=true), where the trainer is a real part that must run.
-func trainerPython(t testing.TB) string {
+func pythonWith(t testing.TB, modules ...string) string {
 	t.Helper()
 	candidates := []string{"python3", "/usr/bin/python3"}
 	if p := os.Getenv("SPADE_PYTHON"); p != "" {
 		candidates = []string{p}
 	}
+	imports := "import sys"
+	if len(modules) > 0 {
+		imports = "import " + strings.Join(modules, ", ")
+	}
 	for _, p := range candidates {
-		if exec.Command(p, "-c", "import torch, numpy").Run() == nil {
+		if exec.Command(p, "-c", imports).Run() == nil {
 			return p
 		}
 	}
-	msg := fmt.Sprintf("no Python with torch and numpy among %v (apt-get install python3-torch python3-numpy, or set SPADE_PYTHON)", candidates)
+	msg := fmt.Sprintf("no Python that can %q among %v (apt-get install python3-torch python3-numpy, or set SPADE_PYTHON)", imports, candidates)
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}

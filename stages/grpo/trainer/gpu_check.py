@@ -1,4 +1,4 @@
-"""The trainer's GPU check (issue 6, "On the GPU machine"): one prepared script, figures printed.
+"""The trainer's GPU check: one prepared script, figures printed.
 
     cd stages/grpo/trainer && PYTHONUNBUFFERED=1 python3 gpu_check.py [--quick] [--json OUT.json]
 
@@ -10,6 +10,8 @@
    randomly initialised model of a few hundred million parameters: a Hugging Face Qwen2-style model
    saved to a temporary directory when transformers is installed (full fine-tuning, then LoRA with the
    KL reference when peft is installed too), else the tiny decoder scaled up. Nothing is downloaded.
+   The settings are the qwen3-30b-a3b-games preset's (``trainer_config`` of tests/helpers.py: token TIS,
+   seq-mean-token-mean), over the samples present.
 3. One full fine-tuning update on **episode samples** (``grpo.sample_unit = episode``) of 8k, 16k and 32k
    tokens: a prompt, then Agent completions (trained) alternating with observation tokens (loss mask 0),
    in one global batch (``sample_mean_denominator`` = its size, as ``grpo.mix_roles`` runs it), with
@@ -32,13 +34,17 @@ import time
 from typing import Any, Callable, Dict, List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests"))
 
 import torch  # noqa: E402
 
 from spade_trainer import batch as batchfile  # noqa: E402
 from spade_trainer import logprobs as LP  # noqa: E402
 from spade_trainer import model as models  # noqa: E402
+from spade_trainer import microbatch  # noqa: E402
 from spade_trainer import train as trainer  # noqa: E402
+
+import helpers  # noqa: E402  (the tests' complete trainer config: the qwen3-30b-a3b-games preset's values)
 
 VOCAB = 151_936
 TOKENS = 8_192
@@ -174,19 +180,14 @@ def update_check(root: str, model: Dict[str, Any], lora: bool, quick: bool) -> D
     batch_path = os.path.join(root, f"batch-{name}.npz")
     tokens = synthetic_batch(batch_path, 16 if quick else 64, 256, 512, 2)
     cfg = trainer.TrainConfig.from_dict(
-        {
-            "step": 1,
-            "seed": 0,
-            "model_path": model["path"],
-            "checkpoint_dir": os.path.join(root, f"ckpt-{name}"),
-            "lora_rank": 32 if lora else 0,
-            "lora_alpha": 64.0,
-            "lr": 1e-6,
-            "kl_beta": 0.005 if lora else 0.0,
-            "micro_batch_tokens": 16384,
-            "gradient_checkpointing": True,
-            "publish": {"mode": "none", "name_prefix": "gpucheck"},
-        }
+        helpers.trainer_config(
+            model_path=model["path"],
+            checkpoint_dir=os.path.join(root, f"ckpt-{name}"),
+            lora_rank=32 if lora else 0,
+            kl_beta=0.005 if lora else 0.0,
+            sample_mean_denominator=0,
+            publish={"mode": "none", "name_prefix": "gpucheck", "urls": []},
+        )
     )
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
@@ -250,8 +251,8 @@ def rollout_logprobs(model_path: str, samples: List[batchfile.Sample]) -> None:
     module = models.PolicyLogprobs(model, LP.logprobs_fused)
     with torch.no_grad():
         for i, s in enumerate(samples):
-            mb = trainer.collate([i], samples, torch.device("cuda"))
-            lp = trainer.response_logprobs(module, mb, lambda: torch.autocast("cuda", enabled=False))[0].tolist()
+            mb = microbatch.collate([i], samples, torch.device("cuda"))
+            lp = microbatch.response_logprobs(module, mb, lambda: torch.autocast("cuda", enabled=False))[0].tolist()
             s.old_logprobs = [min(x, 0.0) if m else 0.0 for x, m in zip(lp, s.mask())]
     del model, module
     torch.cuda.empty_cache()
@@ -277,23 +278,13 @@ def episode_check(root: str, quick: bool) -> Dict[str, Any]:
 
     losses.compute_token_tis_weight = recording
     cfg = trainer.TrainConfig.from_dict(
-        {
-            "step": 1,
-            "seed": 0,
-            "model_path": model["path"],
-            "checkpoint_dir": os.path.join(root, "ckpt-episodes"),
-            "lora_rank": 0,
-            "lr": 1e-6,
-            "weight_decay": 0.1,
-            "adam_beta2": 0.98,
-            "agg": "seq-mean-token-mean",
-            "sample_mean_denominator": len(samples),
-            "tis": "token",
-            "tis_cap": 2.0,
-            "micro_batch_tokens": max(lengths),
-            "gradient_checkpointing": True,
-            "publish": {"mode": "none", "name_prefix": "gpucheck"},
-        }
+        helpers.trainer_config(
+            model_path=model["path"],
+            checkpoint_dir=os.path.join(root, "ckpt-episodes"),
+            sample_mean_denominator=len(samples),
+            micro_batch_tokens=max(lengths),
+            publish={"mode": "none", "name_prefix": "gpucheck", "urls": []},
+        )
     )
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()

@@ -14,12 +14,14 @@ import json
 import math
 import os
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Sequence
 
 import torch
 from torch import nn
 
 TINY_CONFIG_FILE = "spade_tiny.json"
+#: The modules a LoRA adapter wraps: every attention and MLP projection of a Qwen/Llama-style decoder.
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
 @dataclass
@@ -185,13 +187,14 @@ def prepare_for_training(model: nn.Module, gradient_checkpointing: bool) -> None
                 model.enable_input_require_grads()
 
 
-def apply_lora(model: nn.Module, rank: int, alpha: float, targets: List[str]) -> nn.Module:
-    """Wrap ``model`` with a trainable LoRA adapter (peft); the base weights are frozen."""
+def apply_lora(model: nn.Module, rank: int, alpha: float, targets: Sequence[str] = LORA_TARGETS) -> nn.Module:
+    """Wrap ``model`` with a trainable LoRA adapter (peft) on the modules named ``targets``; the base weights
+    are frozen."""
     try:
         import peft
     except ImportError as exc:
         raise ValueError("grpo.lora_rank > 0 needs peft, which is not installed") from exc
-    config = peft.LoraConfig(r=rank, lora_alpha=alpha, target_modules=targets, lora_dropout=0.0, bias="none")
+    config = peft.LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0, bias="none")
     return peft.get_peft_model(model, config)
 
 

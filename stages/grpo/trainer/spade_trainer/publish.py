@@ -1,8 +1,8 @@
-"""Publishing new weights to the generation server (docs/architecture.md, "Contracts"; issue 6 §5).
+"""Publishing new weights to the generation servers (docs/architecture.md, "Contracts").
 
 Modes, picked by ``grpo.publish``:
 
-- ``lora`` (default): the update saved a LoRA adapter under a new versioned name; it is loaded into a
+- ``lora``: the update saved a LoRA adapter under a new versioned name; it is loaded into a
   running vLLM server with ``POST <base_url>/v1/load_lora_adapter {"lora_name", "lora_path"}`` (the server
   started with ``--enable-lora`` and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``; ``lora_path`` must be
   readable by the server). Later generation calls use the name as their model, and record it as
@@ -30,7 +30,7 @@ import shlex
 import subprocess
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 MODE_LORA = "lora"
 MODE_COMMAND = "command"

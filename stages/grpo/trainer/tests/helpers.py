@@ -10,6 +10,8 @@ import trainer_path  # noqa: F401  (puts spade_trainer on sys.path)
 import torch
 
 from spade_trainer import batch as B
+from spade_trainer import checkpoints as C
+from spade_trainer import microbatch as MB
 from spade_trainer import model as M
 from spade_trainer import train as T
 from spade_trainer.logprobs import logprobs_reference
@@ -25,9 +27,9 @@ def tiny_model_dir(root: str) -> str:
 def load_version(model_dir: str, checkpoint_dir: Optional[str] = None) -> torch.nn.Module:
     """The tiny policy at the latest version in checkpoint_dir (or the initial one)."""
     model = M.load_base_model(model_dir, seed=SEED, dtype=torch.float32)
-    latest = T.read_latest(checkpoint_dir) if checkpoint_dir else None
+    latest = C.read_latest(checkpoint_dir) if checkpoint_dir else None
     if latest:
-        state = torch.load(os.path.join(checkpoint_dir, latest["version"], T.TINY_WEIGHTS), map_location="cpu")
+        state = torch.load(os.path.join(checkpoint_dir, latest["version"], C.TINY_WEIGHTS), map_location="cpu")
         model.load_state_dict(state)
     return model.eval()
 
@@ -35,9 +37,9 @@ def load_version(model_dir: str, checkpoint_dir: Optional[str] = None) -> torch.
 def logprobs(model: torch.nn.Module, samples: List[B.Sample]) -> List[List[float]]:
     """Per-token log-probs of each sample's response under ``model`` (reference implementation)."""
     module = M.PolicyLogprobs(model, logprobs_reference)
-    mb = T.collate(list(range(len(samples))), samples, torch.device("cpu"))
+    mb = MB.collate(list(range(len(samples))), samples, torch.device("cpu"))
     with torch.no_grad():
-        lp = T.response_logprobs(module, mb, lambda: torch.no_grad())
+        lp = MB.response_logprobs(module, mb, lambda: torch.no_grad())
     return [lp[b, : len(s.response_ids)].tolist() for b, s in enumerate(samples)]
 
 
@@ -64,19 +66,61 @@ def make_samples(
     return samples
 
 
-def config(model_dir: str, checkpoint_dir: str, step: int = 1, **overrides) -> dict:
+#: The placeholder generation server of :func:`trainer_config` (the preset takes it from $OPENAI_BASE_URL).
+PRESET_SERVER = "http://127.0.0.1:30000/v1"
+
+
+def trainer_config(**overrides) -> dict:
+    """A complete trainer config: every key, with the values the Go side writes for the
+    qwen3-30b-a3b-games preset with llm.agent.base_url = PRESET_SERVER, run "spade", grpo.model_path
+    /models/qwen3-30b-a3b and grpo.checkpoint_dir /checkpoints/spade (TestTrainerConfigOfThePreset in
+    stages/grpo holds the two equal). ``overrides`` replace top-level keys; a ``publish`` override is a
+    dict merged into ``publish``."""
     cfg = {
+        "step": 1,
+        "seed": 0,
+        "model_path": "/models/qwen3-30b-a3b",
+        "checkpoint_dir": "/checkpoints/spade",
+        "lora_rank": 0,
+        "lora_alpha": 64.0,
+        "lr": 1e-6,
+        "weight_decay": 0.1,
+        "adam_beta1": 0.9,
+        "adam_beta2": 0.98,
+        "max_grad_norm": 1.0,
+        "tis": "token",
+        "tis_cap": 2.0,
+        "sample_mean_denominator": 192,
+        "clip_low": 0.2,
+        "clip_high": 0.28,
+        "kl_beta": 0.0,
+        "agg": "seq-mean-token-mean",
+        "micro_batch_tokens": 16384,
+        "gradient_checkpointing": True,
+        "publish": {"mode": "sglang", "base_url": PRESET_SERVER, "command": "", "name_prefix": "spade", "urls": [PRESET_SERVER]},
+    }
+    publish = overrides.pop("publish", {})
+    cfg.update(overrides)
+    cfg["publish"] = {**cfg["publish"], **publish}
+    return cfg
+
+
+def config(model_dir: str, checkpoint_dir: str, step: int = 1, **overrides) -> dict:
+    """:func:`trainer_config` for the tiny model: a large lr and small micro-batches so a few samples move
+    the weights in several passes, the samples present as the denominator (no global batch to pad to), and
+    nothing published (prefix ``t``); then ``overrides`` as in :func:`trainer_config`."""
+    tiny = {
         "step": step,
         "seed": SEED,
         "model_path": model_dir,
         "checkpoint_dir": checkpoint_dir,
         "lr": 1e-3,
-        "max_grad_norm": 1.0,
         "micro_batch_tokens": 40,
-        "publish": {"mode": "none", "name_prefix": "t"},
+        "sample_mean_denominator": 0,
+        "publish": {"mode": "none", "base_url": "", "urls": [], "name_prefix": "t"},
     }
-    cfg.update(overrides)
-    return cfg
+    publish = {**tiny.pop("publish"), **overrides.pop("publish", {})}
+    return trainer_config(**{**tiny, **overrides, "publish": publish})
 
 
 def run_main(root: str, samples: List[B.Sample], cfg: dict, step: Optional[int] = None):

@@ -20,7 +20,7 @@ import helpers as H
 import torch
 
 from spade_trainer import batch as B
-from spade_trainer import train as T
+from spade_trainer import checkpoints as C
 
 
 def free_port() -> int:
@@ -49,7 +49,7 @@ class TwoRanksMatchOneProcess(unittest.TestCase):
                 with open(cfg_path, "w") as f:
                     json.dump(H.config(model_dir, ckpt, micro_batch_tokens=20, kl_beta=0.05), f)
                 metrics = os.path.join(root, f"metrics-{name}.jsonl")
-                env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(T.__file__)), OMP_NUM_THREADS="1")
+                env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(C.__file__)), OMP_NUM_THREADS="1")
                 if world > 1:
                     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(world))
                 argv = [sys.executable, "-m", "spade_trainer.train", "--batch", batch_path, "--config", cfg_path, "--metrics", metrics]
@@ -62,8 +62,8 @@ class TwoRanksMatchOneProcess(unittest.TestCase):
                     self.assertEqual(proc.returncode, 0, f"{name} rank {r}:\n{out.decode()[-3000:]}")
                 with open(metrics) as f:
                     rows = [json.loads(line) for line in f]
-                latest = T.read_latest(ckpt)
-                weights = torch.load(os.path.join(ckpt, latest["version"], T.TINY_WEIGHTS))
+                latest = C.read_latest(ckpt)
+                weights = torch.load(os.path.join(ckpt, latest["version"], C.TINY_WEIGHTS))
                 results[name] = (rows, weights)
 
             (rows1, w1), (rows2, w2) = results["one"], results["two"]

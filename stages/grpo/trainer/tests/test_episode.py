@@ -14,6 +14,8 @@ import helpers as H
 import torch
 
 from spade_trainer import batch as B
+from spade_trainer import checkpoints as C
+from spade_trainer import distributed as D
 from spade_trainer import publish as P
 from spade_trainer import train as T
 
@@ -57,7 +59,7 @@ def pad_copy(real, index):
 
 def capture_steps(cfg, samples):
     """Run one update; returns (the gradients at each optimizer step, the per-role stats)."""
-    policy, _ = T.build_policy(cfg, T.Dist(), lambda _: None)
+    policy, _ = T.build_policy(cfg, D.Dist(), lambda _: None)
     steps = []
     original = policy.optimizer.step
 
@@ -66,7 +68,7 @@ def capture_steps(cfg, samples):
         return original(*args, **kwargs)
 
     policy.optimizer.step = step
-    stats = T.run_update(cfg, samples, policy, T.Dist())
+    stats = T.run_update(cfg, samples, policy, D.Dist())
     return steps, stats
 
 
@@ -204,8 +206,7 @@ class FullWeightPublishing(unittest.TestCase):
         model_dir = H.tiny_model_dir(root)
         samples = episode_samples(model_dir, 2, 1.0, 7, "e")
         ckpt = os.path.join(root, "ckpt")
-        cfg = H.config(model_dir, ckpt, lora_rank=0)
-        cfg["publish"] = {"mode": mode, "name_prefix": "run", "urls": [s.url + "/v1" for s in servers]}
+        cfg = H.config(model_dir, ckpt, lora_rank=0, publish={"mode": mode, "name_prefix": "run", "urls": [s.url + "/v1" for s in servers]})
         code, _, error = H.run_main(root, samples, cfg)
         return code, error, os.path.join(ckpt, "run-step000001"), ckpt
 
@@ -216,7 +217,7 @@ class FullWeightPublishing(unittest.TestCase):
             self.assertEqual(code, 0, error)
             for s in servers:
                 self.assertEqual(s.requests, [("/update_weights_from_disk", {"model_path": os.path.abspath(version_dir)})])
-            self.assertEqual(T.read_latest(ckpt)["version"], "run-step000001")
+            self.assertEqual(C.read_latest(ckpt)["version"], "run-step000001")
 
     def test_sglang_a_failing_replica_stops_the_step_with_its_url(self):
         servers = self.replicas(False, True)
@@ -225,7 +226,7 @@ class FullWeightPublishing(unittest.TestCase):
             self.assertEqual(code, 1)
             self.assertIn(servers[1].url, error)
             self.assertIn("shape mismatch", error)
-            self.assertIsNone(T.read_latest(ckpt), "a version not every replica loaded is not latest")
+            self.assertIsNone(C.read_latest(ckpt), "a version not every replica loaded is not latest")
 
     def test_vllm_reload_points_every_replica_at_the_checkpoint(self):
         servers = self.replicas(False)
@@ -247,9 +248,9 @@ class FullWeightPublishing(unittest.TestCase):
 
     def test_full_weight_modes_need_full_fine_tuning_and_urls(self):
         with self.assertRaisesRegex(ValueError, "lora_rank = 0"):
-            T.TrainConfig.from_dict({"checkpoint_dir": "c", "lora_rank": 8, "publish": {"mode": "sglang", "urls": ["http://x"]}})
+            T.TrainConfig.from_dict(H.trainer_config(lora_rank=8, publish={"mode": "sglang", "urls": ["http://x"]}))
         with self.assertRaisesRegex(ValueError, "publish_urls"):
-            T.TrainConfig.from_dict({"checkpoint_dir": "c", "publish": {"mode": "vllm_reload"}})
+            T.TrainConfig.from_dict(H.trainer_config(publish={"mode": "vllm_reload", "urls": []}))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The fused log-softmax + gather against the plain PyTorch reference (issue 6, "Tests")."""
+"""The fused log-softmax + gather against the plain PyTorch reference."""
 
 import unittest
 

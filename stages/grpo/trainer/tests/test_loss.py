@@ -1,4 +1,4 @@
-"""The GRPO formulas against hand computations (issue 6, "Tests")."""
+"""The GRPO formulas against hand computations."""
 
 import math
 import unittest

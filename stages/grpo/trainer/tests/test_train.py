@@ -7,11 +7,13 @@ import os
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 import helpers as H
 
 from spade_trainer import batch as B
-from spade_trainer import train as T
+from spade_trainer import checkpoints as C
+from spade_trainer import microbatch as MB
 
 
 def quiet():
@@ -52,9 +54,11 @@ class Metrics(TrainerCase):
         agent = H.make_samples(self.model_dir, 5, advantage=1.0, batch_of=lambda i: i % 2, seed=1, prefix="a")
         designer = H.make_samples(self.model_dir, 3, advantage=-0.5, role="designer", is_cap=2.0, seed=2, prefix="d")
         # A stale designer sample: its behaviour policy gave its tokens 3 nats less than the current one.
+        # Sequence TIS corrects it alone, by its capped per-sample weight.
         designer[0].old_logprobs = [lp - 3.0 for lp in designer[0].old_logprobs]
+        cfg = H.config(self.model_dir, self.ckpt, step=4, kl_beta=0.01, tis="sequence")
         with quiet():
-            code, rows, error = H.run_main(self.root, agent + designer, H.config(self.model_dir, self.ckpt, step=4, kl_beta=0.01))
+            code, rows, error = H.run_main(self.root, agent + designer, cfg)
         self.assertEqual(code, 0, error)
         by_role = {r["role"]: r for r in rows}
         self.assertEqual(sorted(by_role), ["agent", "designer"])
@@ -75,9 +79,9 @@ class Metrics(TrainerCase):
         self.assertAlmostEqual(by_role["designer"]["is_weight_mean"], 4.0 / 3.0, places=4)
         # The KL to the reference is 0 before the first step and > 0 after it (global batch 1).
         self.assertGreater(by_role["agent"]["kl"], 0.0)
-        latest = T.read_latest(self.ckpt)
+        latest = C.read_latest(self.ckpt)
         self.assertEqual(latest, {"version": "t-step000004", "step": 4})
-        self.assertTrue(os.path.exists(os.path.join(self.ckpt, "t-step000004", T.TRAINER_DIR, "optimizer.pt")))
+        self.assertTrue(os.path.exists(os.path.join(self.ckpt, "t-step000004", C.TRAINER_DIR, "optimizer.pt")))
 
     @unittest.skipUnless(sys.platform.startswith("linux"), "ru_maxrss is KiB on Linux")
     def test_throughput_and_peak_memory(self):
@@ -112,7 +116,7 @@ class Metrics(TrainerCase):
         with quiet():
             code, first, error = H.run_main(self.root, samples, cfg, step=2)
         self.assertEqual(code, 0, error)
-        weights = os.path.join(self.ckpt, "t-step000002", T.TINY_WEIGHTS)
+        weights = os.path.join(self.ckpt, "t-step000002", C.TINY_WEIGHTS)
         stamp = os.stat(weights).st_mtime_ns
         with quiet():
             code, second, error = H.run_main(self.root, samples, cfg, step=2)
@@ -129,8 +133,10 @@ class Metrics(TrainerCase):
         with quiet():
             self.assertEqual(H.run_main(self.root, samples, H.config(self.model_dir, self.ckpt, step=1), step=1)[0], 0)
         after_one = H.logprobs(H.load_version(self.model_dir, self.ckpt), samples)
-        with quiet():
-            code, rows, error = H.run_main(self.root, samples, H.config(self.model_dir, self.ckpt, step=2, keep_versions=1), step=2)
+        # Sequence TIS leaves Agent samples' ratios to their behaviour log-probs (token TIS would take
+        # them to the policy at the start of step 2).
+        with quiet(), mock.patch.object(C, "KEEP_VERSIONS", 1):
+            code, rows, error = H.run_main(self.root, samples, H.config(self.model_dir, self.ckpt, step=2, tis="sequence"), step=2)
         self.assertEqual(code, 0, error)
         self.assertEqual(rows[0]["weights_version"], "t-step000002")
         self.assertNotEqual(H.logprobs(H.load_version(self.model_dir, self.ckpt), samples), after_one)
@@ -148,7 +154,7 @@ class Metrics(TrainerCase):
         with open(out) as f:
             version, weights_dir = f.read().split(" ")
         self.assertEqual(version, "run-step000003")
-        self.assertTrue(os.path.exists(os.path.join(weights_dir, T.TINY_WEIGHTS)))
+        self.assertTrue(os.path.exists(os.path.join(weights_dir, C.TINY_WEIGHTS)))
 
     def test_failed_publish_is_an_error_and_not_latest(self):
         template = f"{sys.executable} -c \"import sys; print('server said no'); sys.exit(3)\""
@@ -158,7 +164,7 @@ class Metrics(TrainerCase):
         self.assertEqual(code, 1)
         self.assertIn("exited 3", error)
         self.assertIn("server said no", error)
-        self.assertIsNone(T.read_latest(self.ckpt))
+        self.assertIsNone(C.read_latest(self.ckpt))
 
 
 class BadInput(TrainerCase):
@@ -206,13 +212,13 @@ class BadInput(TrainerCase):
         with quiet():
             code, _, error = H.run_main(self.root, H.make_samples(self.model_dir, 1), dict(H.config(self.model_dir, self.ckpt), lrr=1))
         self.assertEqual(code, 1)
-        self.assertIn("'lrr'", error)
+        self.assertIn('unknown key "lrr"', error)
 
 
 class Packing(unittest.TestCase):
     def test_pack_respects_budget(self):
         samples = [B.Sample(str(i), "agent", 0, [1] * p, [2] * r, [0.0] * r, 1.0, 1.0, 0.0) for i, (p, r) in enumerate([(2, 3), (4, 4), (1, 1), (30, 30), (2, 2)])]
-        groups = T.pack(range(5), samples, 16)
+        groups = MB.pack(range(5), samples, 16)
         self.assertEqual(groups, [[0, 1], [2], [3], [4]])  # lengths 5, 8, 2, 60, 4
         for g in groups:
             longest = max(len(samples[i].prompt_ids) + len(samples[i].response_ids) for i in g)
@@ -221,7 +227,7 @@ class Packing(unittest.TestCase):
 
     def test_collate_positions(self):
         s = B.Sample("x", "agent", 0, [5, 6, 7], [8, 9], [-1.0, -2.0], 1.0, 1.0, 0.0)
-        mb = T.collate([0], [s], __import__("torch").device("cpu"))
+        mb = MB.collate([0], [s], __import__("torch").device("cpu"))
         self.assertEqual(mb.input_ids.tolist(), [[5, 6, 7, 8, 9]])
         self.assertEqual(mb.cols.tolist(), [2, 3])  # hidden state at 7 predicts 8, at 8 predicts 9
         self.assertEqual(mb.targets.tolist(), [8, 9])
