@@ -59,8 +59,8 @@ const minGateSeed = 1 << 16
 // SHA-256(run seed, step, env key, "gate", check, index), drawn like rollout's episode seeds
 // (rollout.EpisodeSeed) so that a program cannot tell the gate's seeds from an episode's; the
 // same candidate and check always get the same seeds. A value below 2^16 is drawn again (with a
-// counter appended), so the gate never uses the small seeds an old gate used (0..N-1); an
-// episode seed is that small with probability 2^-15.
+// counter appended), so no gate seed is one of the small seeds 0..2^16-1, which a program could
+// single out as a check's; an episode seed is that small with probability 2^-15.
 func GateSeed(runSeed, step int64, envKey, check string, index int) int64 {
 	for round := 0; ; round++ {
 		sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%d\x00%s\x00gate\x00%s\x00%d\x00%d", runSeed, step, envKey, check, index, round))
