@@ -54,9 +54,9 @@ func (m MemoryBlock) Refs() []string {
 	return refs
 }
 
-// MemoryCodeChars bounds the code of one memory entry in the prompt (bytes) under today's selection rule
-// with memory.code_chars = 0, so a memory of long programs cannot crowd out the budget; a cut program ends
-// with a "# … cut" line.
+// MemoryCodeChars bounds the code of one memory entry in the prompt (bytes) under the label rule
+// (memory.seed_pool = 0) with memory.code_chars = 0, so a memory of long programs cannot crowd out the
+// budget; a cut program ends with a "# … cut" line.
 const MemoryCodeChars = 6000
 
 // The authors' memory bands (their env memory): seeds come from entries whose solve rate is in
@@ -69,12 +69,12 @@ const (
 
 // MemoryOptions are the memory.* settings of a selection and the draw's seed.
 type MemoryOptions struct {
-	// Seeds is memory.seeds; Examples is memory.examples (today's rule only).
+	// Seeds is memory.seeds; Examples is memory.examples (the label rule only).
 	Seeds, Examples int
-	// SeedPool is memory.seed_pool: 0 keeps today's rule (SelectMemory), > 0 picks the authors' rule.
+	// SeedPool is memory.seed_pool: 0 picks the label rule (SelectMemory), > 0 the authors' rule.
 	SeedPool int
 	// CodeChars is memory.code_chars: a shown program is cut to this many characters (runes); 0 shows it
-	// whole under the authors' rule and keeps today's MemoryCodeChars guard under today's.
+	// whole under the authors' rule and keeps the MemoryCodeChars guard under the label rule.
 	CodeChars int
 	// ShowHint is memory.show_hint; NegativesCode is memory.negatives_code; Negatives is memory.negatives
 	// (the authors' rule only).
@@ -95,7 +95,7 @@ func MemoryOptionsFrom(cfg *config.Config, step int64, slot int32) MemoryOptions
 
 // ChooseMemory picks the memory shown to one slot of skill from the newest snapshot, by memory.seed_pool:
 //
-//   - seed_pool = 0, today's rule (SelectMemory): up to Seeds entries labelled seed, highest regret first
+//   - seed_pool = 0, the label rule (SelectMemory): up to Seeds entries labelled seed, highest regret first
 //     (the slot's skill before others), and up to Examples too_easy and Examples too_hard entries of the
 //     skill. It cannot be written with the other keys (it falls back to other skills, is not random, and
 //     reads the labels), so it stays the behaviour of seed_pool 0; memory.negatives is not used by it.
@@ -112,7 +112,7 @@ func ChooseMemory(memory []schemas.MemoryRow, skill string, o MemoryOptions) Mem
 	var block MemoryBlock
 	var seeds, easy, hard []schemas.MemoryRow
 	if o.SeedPool <= 0 {
-		seeds, easy, hard = todaysMemory(memory, skill, o.Seeds, o.Examples)
+		seeds, easy, hard = labelMemory(memory, skill, o.Seeds, o.Examples)
 	} else {
 		seeds, easy, hard = authorsMemory(memory, skill, o)
 		block.ByWinRate = true
@@ -149,7 +149,7 @@ func ChooseMemory(memory []schemas.MemoryRow, skill string, o MemoryOptions) Mem
 	return block
 }
 
-// SelectMemory picks the memory shown for a skill from the newest snapshot under today's rule and
+// SelectMemory picks the memory shown for a skill from the newest snapshot under the label rule and
 // display (ChooseMemory with memory.seed_pool 0, show_hint true, negatives_code true, code_chars 0): up
 // to `seeds` entries labelled seed, highest regret first (the slot's skill before others, newer first on
 // ties), and up to `examples` too_easy and too_hard entries of the slot's skill, newest first. An empty
@@ -165,8 +165,8 @@ func newestFirst(memory []schemas.MemoryRow) []schemas.MemoryRow {
 	return sorted
 }
 
-// todaysMemory is today's selection rule (see ChooseMemory).
-func todaysMemory(memory []schemas.MemoryRow, skill string, seeds, examples int) (seedRows, easy, hard []schemas.MemoryRow) {
+// labelMemory is the label rule: it picks entries by their memory label (see ChooseMemory).
+func labelMemory(memory []schemas.MemoryRow, skill string, seeds, examples int) (seedRows, easy, hard []schemas.MemoryRow) {
 	sorted := newestFirst(memory)
 	for _, m := range sorted {
 		if m.Label == schemas.LabelSeed {
@@ -267,7 +267,7 @@ func cutRunes(code string, limit int) string {
 }
 
 // cutBytes cuts code to at most limit bytes at a rune boundary, marking a cut with a "# … cut" line
-// (today's MemoryCodeChars guard).
+// (the label rule's MemoryCodeChars guard).
 func cutBytes(code string, limit int) string {
 	if len(code) <= limit {
 		return code
