@@ -9,7 +9,7 @@
 //	<lake>/runs/<run>/<table>/step=<n>/_shards/gGGGGGG/shard-SSSS-of-NNNN.json
 //	<lake>/runs/<run>/<table>/step=<n>/_manifest.json
 //	<lake>/runs/<run>/<table>/step=<n>/fragment-<name>/...   (same layout, one fragment)
-//	<lake>/runs/<run>/_commits/step=<n>/<stage>/gGGGGGG.json  (the stage commit records, commit.go)
+//	<lake>/runs/<run>/_commits/step=<n>/<stage>/gGGGGGG.json  (the stage commit records, records.go)
 //	<lake>/corpora/<name>/corpus/step=0/...
 //	<lake>/pools/<name>/pools/step=0/...        (an imported env pool, lake.PoolKey)
 //
@@ -28,12 +28,13 @@
 // After a commit, the committer deletes part files of its generation or older that the manifest does not
 // list (the leftovers of killed writers and replaced generations).
 //
-// Stage commits (commit.go): inside stage.Execute every write of the stage's run and step joins a Txn
-// (WithTxn) and only uploads; one conditional put of runs/<run>/_commits/step=<n>/<stage>/gGGGGGG.json
-// then makes every partition the stage wrote visible at once. The newest record generation is the
-// committed one; a partition is committed when it references it, else by its own _manifest.json (the
-// protocol above, for corpora, writes outside stages and lakes written before records), the higher
-// partition generation winning. Verify and Vacuum (verify.go) check referenced files and remove orphans.
+// Stage commits (txn.go, the records in records.go): inside stage.Execute every write of the stage's run
+// and step joins a Txn (WithTxn) and only uploads; one conditional put of
+// runs/<run>/_commits/step=<n>/<stage>/gGGGGGG.json then makes every partition the stage wrote visible
+// at once. The newest record generation is the committed one; a partition is committed when it
+// references it, else by its own _manifest.json (the protocol above, for corpora, writes outside stages
+// and lakes written without records), the higher partition generation winning. Verify and Vacuum
+// (verify.go) check referenced files and remove orphans.
 //
 // Fragments: a step may have named fragments besides its plain partition, each a partition of its own
 // (its manifest, shards, generations, ErrCommitted and Force), so independent writers of one step (the

@@ -201,7 +201,7 @@ func stepPrefix(run, table string, step int64) string {
 func cachePath(sha string) string { return sha[:2] + "/" + sha + ".parquet" }
 
 // commitsPrefix holds a run's stage commit records: one record per stage and step names every partition
-// the stage committed there (see commit.go).
+// the stage committed there (see records.go).
 func commitsPrefix(run string) string { return runsPrefix + run + "/_commits/" }
 
 // commitStepPrefix holds the commit records of every stage of one step of a run.

@@ -16,8 +16,8 @@ import (
 	"github.com/spadekit/spade/stages/sample"
 )
 
-// The seeded order is the rotation the stage always used; round_robin walks sample.skills in
-// its own order, skills_per_window at a time, wrapping (the authors' rotation).
+// The seeded order draws each window's skills from the run seed (ActiveSkills); round_robin walks
+// sample.skills in its own order, skills_per_window at a time, wrapping (the authors' rotation).
 func TestWindowSkills(t *testing.T) {
 	cfg := smallConfig(t)
 	cfg.Sample.RefreshEvery = 4
