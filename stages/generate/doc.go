@@ -9,7 +9,7 @@
 // refresh step (--shard i --shards n: the slots with slot mod n = i); each regeneration commits its call
 // and its candidate as the fragment gate-slotNNNNNN-attemptN of both tables.
 //
-// The memory shown to a slot is ChooseMemory's: today's selection under memory.seed_pool = 0, or the
+// The memory shown to a slot is ChooseMemory's: SelectMemory's rule under memory.seed_pool = 0, or the
 // authors' (seeds drawn at random, reproducibly per run seed, step and slot, from the top of the skill's
 // in-band entries by regret; negatives by solve rate), with memory.code_chars, memory.show_hint and
 // memory.negatives_code deciding how entries are shown.

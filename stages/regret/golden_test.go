@@ -300,7 +300,7 @@ func testEnv(t testing.TB, lk *lake.Lake, run string, spec shard.Spec, force boo
 
 // unscaledKeys sets the reward keys the goldens were computed with (before the presets took the
 // authors' values): the unscaled max(0, Δ), the linear anchor, Δ over the window, the EMA moving every
-// step with γ 0.5 and 0.1. The authors' values are tested in fidelity_test.go.
+// step with γ 0.5 and 0.1. The authors' values are tested in reward_settings_test.go.
 func unscaledKeys(cfg *config.Config) {
 	cfg.Regret.Scale, cfg.Regret.Ramp, cfg.Regret.Delta, cfg.Regret.EMAUpdate = 0, 0, config.DeltaWindow, config.EMAPerStep
 	cfg.Regret.EMAFast, cfg.Regret.EMASlow = 0.5, 0.1

@@ -85,7 +85,7 @@ func smallConfig(t *testing.T) *config.Config {
 	cfg.Sample.EnvsPerStep = 6
 	cfg.Seed = 11
 	// The seeded rotation and the domain-matched draw these tests were written for; the authors'
-	// round_robin and uniform draw (the presets' values) are tested in fidelity_test.go.
+	// round_robin and uniform draw (the presets' values) are tested in draw_test.go.
 	cfg.Sample.SkillOrder, cfg.Sample.DocDraw = config.SkillsSeeded, config.DocMatched
 	cfg.Sample.ExcerptChars, cfg.Sample.ExcerptWords = 4000, 0
 	return cfg

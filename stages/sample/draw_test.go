@@ -16,7 +16,7 @@ import (
 	"github.com/spadekit/spade/stages/sample"
 )
 
-// The seeded order is the rotation the stage always used; round_robin walks sample.skills in
+// seeded rotates a seeded shuffle of the skills; round_robin walks sample.skills in
 // its own order, skills_per_window at a time, wrapping (the authors' rotation).
 func TestWindowSkills(t *testing.T) {
 	cfg := smallConfig(t)

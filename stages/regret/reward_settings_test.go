@@ -18,7 +18,7 @@ func TestRegretTermByHand(t *testing.T) {
 	cases := []struct{ regret, scale, want float64 }{
 		{.075, .15, .5}, {.15, .15, 1}, {.6, .15, 1}, // the cap: any Δ ≥ scale pays the whole term
 		{0, .15, 0}, {-.2, .15, 0}, // a hint that hurt pays nothing
-		{.3, 0, .3}, {1.7, 0, 1.7}, {-.3, 0, 0}, // scale 0: today's max(0, Δ), not capped
+		{.3, 0, .3}, {1.7, 0, 1.7}, {-.3, 0, 0}, // scale 0: max(0, Δ), not capped
 	}
 	for _, c := range cases {
 		if got := RegretTerm(c.regret, c.scale); !near(got, c.want) {
@@ -40,7 +40,7 @@ func TestPlateauAnchorByHand(t *testing.T) {
 			t.Errorf("PlateauAnchor(%v, %v, %v, %v) = %v, want %v", c.p, c.lo, c.hi, c.ramp, got, c.want)
 		}
 	}
-	// regret.ramp = 0 keeps today's linear anchor, which reaches 0 only at 0 and 1.
+	// regret.ramp = 0 gives the linear anchor, which reaches 0 only at 0 and 1.
 	p := testParams()
 	if got := p.anchor(.2); !near(got, .5) {
 		t.Errorf("ramp 0: anchor(.2) = %v, want DifficultyAnchor's .5", got)
@@ -81,13 +81,13 @@ func TestNegativeBlendIsMasked(t *testing.T) {
 	}
 }
 
-// fidelityEpisodes is a pool of two steps (refresh_every 2) whose hinted plays run at the pool's first step
+// poolStartEpisodes is a pool of two steps (refresh_every 2) whose hinted plays run at the pool's first step
 // only (rollout.hinted_at = pool_start). Outcomes are returns (outcome.value = return):
 //
 //	X (math): step 0 unhinted [1, 0, 0, 0] (1 solved), hinted [1, 1, 0, 1]; step 1 unhinted [1, 1, .5, 0]
 //	          (2 solved), no hinted play.
 //	Y (math): step 0 unhinted two env errors (not counted), hinted [1]; step 1 unhinted [0, 1] (1 solved).
-func fidelityEpisodes() map[int64][]schemas.EpisodeRow {
+func poolStartEpisodes() map[int64][]schemas.EpisodeRow {
 	out := map[int64][]schemas.EpisodeRow{}
 	add := func(step int64, env string, hinted bool, ret float64, solved bool, ended schemas.EndedBy) {
 		i := len(out[step])
@@ -114,7 +114,7 @@ func fidelityEpisodes() map[int64][]schemas.EpisodeRow {
 }
 
 func TestMatchedAndWindowDeltaByHand(t *testing.T) {
-	eps := fidelityEpisodes()
+	eps := poolStartEpisodes()
 	window := append(append([]schemas.EpisodeRow(nil), eps[0]...), eps[1]...)
 	type want struct {
 		regret, winRate, anchor, reward float64
@@ -166,8 +166,8 @@ func TestMatchedAndWindowDeltaByHand(t *testing.T) {
 	}
 }
 
-// fidelityRun writes fidelityEpisodes and the pool's envs to a new lake under cfg (refresh_every 2).
-func fidelityRun(t *testing.T, mutate func(*config.Config)) (*lake.Lake, *config.Config) {
+// poolStartRun writes poolStartEpisodes and the pool's envs to a new lake under cfg (refresh_every 2).
+func poolStartRun(t *testing.T, mutate func(*config.Config)) (*lake.Lake, *config.Config) {
 	t.Helper()
 	ctx := context.Background()
 	lk, err := lake.Open(ctx, t.TempDir())
@@ -181,7 +181,7 @@ func fidelityRun(t *testing.T, mutate func(*config.Config)) (*lake.Lake, *config
 	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
 		t.Fatal(err)
 	}
-	for step, rows := range fidelityEpisodes() {
+	for step, rows := range poolStartEpisodes() {
 		if _, err := lake.WriteRows(ctx, lk, key("r", schemas.EpisodesSpec.Name, step), rows, lake.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +223,7 @@ func runPool(t *testing.T, lk *lake.Lake, cfg *config.Config) (step0, step1 *Out
 // is .5 (step 0's gap), under window .3125.
 func TestMatchedDeltaThroughTheLake(t *testing.T) {
 	for delta, want := range map[config.RegretDelta]float64{config.DeltaMatched: .5, config.DeltaWindow: .3125} {
-		lk, cfg := fidelityRun(t, func(c *config.Config) { c.Regret.Delta = delta })
+		lk, cfg := poolStartRun(t, func(c *config.Config) { c.Regret.Delta = delta })
 		_, end := runPool(t, lk, cfg)
 		found := false
 		for _, r := range end.Rewards {
@@ -266,7 +266,7 @@ func TestEMAPerPoolAndPerStep(t *testing.T) {
 		{config.EMAPerStep, []state{{.25, .25, 1}}, state{.40625, .28125, 2}, 0},
 		{config.EMAPerPool, nil, state{.46875, .46875, 1}, 0},
 	} {
-		lk, cfg := fidelityRun(t, func(c *config.Config) { c.Regret.EMAUpdate = tc.update })
+		lk, cfg := poolStartRun(t, func(c *config.Config) { c.Regret.EMAUpdate = tc.update })
 		step0, step1 := runPool(t, lk, cfg)
 		var got0 []state
 		for _, r := range step0.EMA {
@@ -307,7 +307,7 @@ func TestEMAPerPoolAndPerStep(t *testing.T) {
 	}
 }
 
-func TestParamsFromReadsTheFidelityKeys(t *testing.T) {
+func TestParamsFromReadsTheRewardKeys(t *testing.T) {
 	cfg := config.Default()
 	cfg.Regret.Scale, cfg.Regret.Ramp, cfg.Regret.Delta, cfg.Regret.EMAUpdate = .15, .25, config.DeltaMatched, config.EMAPerPool
 	p, err := ParamsFrom(cfg)

@@ -134,7 +134,7 @@ func TestRolloutHintedPlaysAtPoolStartOnly(t *testing.T) {
 }
 
 // rollout.return: terminal scores a finished episode by its last reward clipped to [−1, 1] and an
-// unfinished one 0; sum adds every reward (today's return).
+// unfinished one 0; sum adds every reward (the return of runs recorded with rollout.return = sum).
 func TestRolloutReturnTerminalOrSum(t *testing.T) {
 	ladder := envRow(0, 0, ladderEnv, "just climb", schemas.SkillMath, "games")
 	climb := func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: "<action>up</action>"} }
