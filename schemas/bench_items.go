@@ -3,7 +3,7 @@ package schemas
 // BenchKind says how a benchmark's items are asked and scored (bench_items.kind).
 type BenchKind string
 
-// The benchmark kinds (docs/architecture.md, "Evaluation"; README "Evaluation" has each kind's column
+// The benchmark kinds (docs/architecture.md, "Evaluation"; docs/evaluation.md has each kind's column
 // mapping).
 const (
 	// BenchMath is a problem with a final answer, scored on the last \boxed{} of the response.

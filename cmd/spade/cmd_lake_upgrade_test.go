@@ -57,7 +57,7 @@ func TestLakeUpgradeLayoutOne(t *testing.T) {
 	if out := must(t, env, "lake", "upgrade"); !strings.Contains(out, "nothing to do") {
 		t.Errorf("second upgrade: %s", out)
 	}
-	// The README's glob over the lake itself (fragments included) gives spade query's rows, step an integer.
+	// docs/lake.md's glob over the lake itself (fragments included) gives spade query's rows, step an integer.
 	for _, table := range []string{"candidates", "gate_results", "envs", "episodes", "turns", "llm_calls", "designer_rewards", "memory"} {
 		checkLakeGlob(t, env, old, "demo", table)
 	}

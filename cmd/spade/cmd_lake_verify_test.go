@@ -89,7 +89,7 @@ func TestLakeVerifyExportAndDamage(t *testing.T) {
 }
 
 // TestLakeGlobAfterVacuum: a glob over the lake itself also reads an orphaned part (a killed writer's),
-// as the README warns; once `spade lake vacuum` removed it, the glob gives exactly spade query's rows for
+// as docs/lake.md warns; once `spade lake vacuum` removed it, the glob gives exactly spade query's rows for
 // every table, with step an integer.
 func TestLakeGlobAfterVacuum(t *testing.T) {
 	env := localEnv(t)

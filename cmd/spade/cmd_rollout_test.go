@@ -125,7 +125,7 @@ func runLLMLoop(t testing.TB, lk *lake.Lake, run string) {
 // llmPartitionHashes maps "table/step" to the sha256 of the step's rows and "table/step/rows" to their
 // count, for the run's tables. The rows are those of the step's plain partition and every fragment
 // (lake.ReadStep), each encoded as its Parquet row and sorted, so the hash does not depend on how the
-// writers split the step (one merged partition, or a fragment per writer as now). The measured column
+// writers split the step (one merged partition, or a fragment per writer). The measured column
 // episodes.env_cpu_seconds is zeroed: CPU time is measured again on every run, never replayed.
 func llmPartitionHashes(t testing.TB, lk *lake.Lake, run string) map[string]string {
 	t.Helper()

@@ -2,7 +2,7 @@
 // importing a benchmark's public release into the lake's bench_items table (Import), the prompt each kind
 // of item is asked with (Prompt), and the scorers that turn a response into a score in [0, 1] (Scorer).
 //
-// Kinds and their column mappings (README.md, "Evaluation", has the same table for users):
+// Kinds and their column mappings (docs/evaluation.md, "Benchmark kinds", has the same table for users):
 //
 //	math           id | problem_id | unique_id;  problem | question;  answer            (AIME exports)
 //	choice         id | "Record ID";  question | "Question";  options (list) + answer (letter or text),

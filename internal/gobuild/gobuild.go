@@ -13,7 +13,7 @@ import (
 const SpadePackage = "github.com/spadekit/spade/cmd/spade"
 
 // Tags returns the build tags this binary was compiled with that change how spade builds
-// (today only noopenblas), in the form `go build -tags` takes; "" when there are none.
+// (noopenblas is the one there is), in the form `go build -tags` takes; "" when there are none.
 func Tags() string {
 	return strings.Join(tags, ",")
 }

@@ -466,8 +466,8 @@ func TestPlainRoleSendsPortableRequest(t *testing.T) {
 	}
 }
 
-// top_k goes into the body only when a role sets it (> 0) and is not Plain; 0 leaves the body as it was
-// before the setting existed, so recorded runs still replay by request hash.
+// top_k goes into the body only when a role sets it (> 0) and is not Plain; 0 leaves the field out, so
+// requests recorded without it still replay by request hash.
 func TestTopKIsSentOnlyWhenSet(t *testing.T) {
 	srv := llmtest.Start(t, echo, model)
 	s := settings(srv.URL)

@@ -3,5 +3,5 @@
 // (stages/eval): the Agent templates (prompts/, LoadAgentTemplate, Opening), action parsing
 // (ParseAction, ParseToolTurn), the context budget (CutHistory, OverContext), the return
 // (EpisodeReturn) and the episode loop itself (Episode). Stages may not import each other, so the loop
-// lives here; rollout re-exports the names it always had.
+// lives here; rollout re-exports its names for its callers.
 package play

@@ -8,10 +8,9 @@ import "github.com/spadekit/spade/internal/config"
 //	terminal: R = clip(r_T, −1, 1) when the env returned done at its last step T, else R = 0
 //	sum:      R = r_1 + r_2 + … + r_T
 //
-// terminal is the authors' episode outcome (spade/core/utils/rewards.py, episode_reward; FIDELITY
-// "episode outcome"): only a finished game scores, and its score is the final step's reward. sum is
-// spade's original return, added left to right so the value is the same to the bit as before the
-// setting existed. Edge cases: no steps (the env failed to load or reset, the Agent's first call
+// terminal is the authors' episode outcome (spade/core/utils/rewards.py, episode_reward): only a
+// finished game scores, and its score is the final step's reward. sum adds the rewards left to right,
+// so runs recorded with it (testdata/sample-run-v1) replay to the same bits. Edge cases: no steps (the env failed to load or reset, the Agent's first call
 // failed) gives 0 under both; an episode that ran out of turns or context, or ended in env_error,
 // timeout or agent_error, is not terminated and scores 0 under terminal, its partial sum under sum.
 func EpisodeReturn(kind config.ReturnKind, rewards []float64, terminated bool) float64 {

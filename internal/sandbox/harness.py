@@ -542,7 +542,7 @@ FORMATTER_ATTRS = {"Formatter", "get_field", "get_value", "vformat", "convert_fi
 
 
 def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: set, ok_dunders: set) -> list:
-    """The static check's rules of the second round (issue 11), beside static_check's: dunder names
+    """The static check's rules that need more than a name lookup, beside static_check's: dunder names
     anywhere in a string, attribute paths of format fields ("{0.__globals__}", "{0.f_globals}"),
     match-class keyword patterns, getattr/setattr/delattr/hasattr used as a value (an alias) or
     with a flagged name, string.Formatter, and private or flagged attributes of modules (random._os,

@@ -505,7 +505,7 @@ type StepResult struct {
 }
 
 // Success reports info["success"] when present, else whether the terminal reward is ≥ 1
-// (DESIGN §7). Meaningful when Done.
+// (the environment program contract, docs/architecture.md, "Contracts"). Meaningful when Done.
 func (s StepResult) Success() bool {
 	var info map[string]any
 	if json.Unmarshal(s.Info, &info) == nil {

@@ -166,9 +166,9 @@ func TestScratchLimitPerInstance(t *testing.T) {
 
 // TestWorkerReusedAfterACleanProgram: on the layers with a PID namespace of their own, a worker whose
 // program closed cleanly (it wrote into its scratch directory, which the server then wipes and removes)
-// serves the next program; the next program's instances start with an empty scratch directory. Every
-// program used to get a new worker here because the server's clean left the emptied directory behind
-// and called the worker unclean, which cut the gate's throughput by half.
+// serves the next program; the next program's instances start with an empty scratch directory. A clean
+// that left the emptied directory behind would call the worker unclean and give every program a new
+// worker, which halves the gate's throughput.
 func TestWorkerReusedAfterACleanProgram(t *testing.T) {
 	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces} {
 		t.Run(string(iso), func(t *testing.T) {

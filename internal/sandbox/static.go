@@ -2,7 +2,7 @@ package sandbox
 
 import "context"
 
-// DefaultAllowedImports is the import allowlist of the static check (DESIGN §7): the standard
+// DefaultAllowedImports is the import allowlist of the static check (docs/sandbox.md): the standard
 // library modules an environment program needs, plus numpy and sympy (usable where installed;
 // a missing one fails at load with ImportError).
 var DefaultAllowedImports = []string{

@@ -28,7 +28,7 @@ func TestStaticCheck(t *testing.T) {
 		{"subclasses", counterEnv + "\nx = ().__class__.__base__.__subclasses__()\n", "games", "'__base__'"},
 		{"getattr computed", counterEnv + "\nimport math\nx = getattr(math, 'sq' + 'rt')\n", "games", "getattr()"},
 		{"dunder string", counterEnv + "\nx = '__globals__'\n", "games", "dunder string"},
-		// the second round (issue 11)
+		// the rules beyond name lookups (harness.py, more_static_problems)
 		{"dunder inside a string", counterEnv + "\nx = 'a.__globals__'\n", "games", "dunder name '__globals__' in a string"},
 		{"format field path", counterEnv + "\nx = '{0.__init__.__globals__}'.format(Counter())\n", "games", "format field"},
 		{"format field flagged attribute", counterEnv + "\nx = '{0.gi_frame.f_back}'.format(1)\n", "games", "format field"},

@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkViewPaperRun times the server's side of the two pages that must stay responsive on a long run
-// (issue 17: each under 1 s in the browser): the timeline's and a pool page's API call, on synth.Paper's
+// (each under 1 s in the browser, so a long run stays browsable): the timeline's and a pool page's API call, on synth.Paper's
 // 400-step run (24 envs × 32 episodes per step: 307,000 episodes, 4.2 million LLM calls; written once,
 // about 10 s, or reused from SPADE_VIEW_PERF_LAKE as the browser test does). "cold" is the first request
 // to a new server over a newly opened lake (listing, session, queries); "warm" a repeated one.

@@ -4,7 +4,7 @@
 //
 // Reads: run.json (setting, sandbox.*, gate.*), `candidates` at the pool step.
 // Writes: `gate_results` (one row per check per candidate attempt, in the order of the setting's
-// check table in checks.go, which CheckNames returns and the README's gate table lists; after the
+// check table in checks.go, which CheckNamesFor returns and docs/sandbox.md's gate tables list; after the
 // first failure the rest are recorded as skipped) and `envs` (the accepted candidate of each slot).
 //
 // Every check runs generated code only through internal/sandbox. A slot whose candidates all

@@ -9,14 +9,13 @@ import (
 	"github.com/spadekit/spade/internal/sandbox"
 )
 
-// TestGateCannotBeRecognised: the testdata/hostile/gate_* programs recognise the gate (its small
-// seeds, its instant probes, its one shared instance) or hide a fault from it (non-determinism
-// after a few steps), and misbehave in rollout. Before the gate drew hashed seeds, played each
-// check on fresh instances, spaced its trivial and hint_leak probes and replayed steps (commit
-// 1584334), the gate accepted all four, static check on, 10 runs out of 10 each (measured on
-// 2 loaded cores; testdata/hostile/README.md). Now each is rejected by the check named here, and
-// the attack still works in rollout's conditions (a fresh instance per episode, a large seed, an
-// Agent that takes its time), so the rejection is the gate's doing.
+// TestGateCannotBeRecognised: the testdata/hostile/gate_* programs recognise a gate (small seeds,
+// instant probes, one shared instance) or hide a fault from it (non-determinism after a few
+// steps), and misbehave in rollout. A gate without hashed seeds, fresh instances per check, spaced
+// trivial and hint_leak probes and replayed steps accepts all four (commit 1584334: static check
+// on, 10 runs out of 10 each, on 2 loaded cores; testdata/hostile/README.md). Each is rejected by
+// the check named here, and the attack still works in rollout's conditions (a fresh instance per
+// episode, a large seed, an Agent that takes its time), so the rejection is the gate's doing.
 func TestGateCannotBeRecognised(t *testing.T) {
 	wantCheck := map[string]string{
 		"gate_small_seeds":         CheckTrivial,

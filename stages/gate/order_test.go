@@ -9,13 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
 )
 
-// TestCheckTablesAreTheDocumentedOrder: the README's gate table lists the check tables' names in
-// their order, and the tools table extends the games table.
+// TestCheckTablesAreTheDocumentedOrder: the gate tables of docs/sandbox.md list the check tables' names
+// in their order (the strict table under "Static checks and the gate", the official one under "The
+// official gate"), and each tools table extends its games table.
 func TestCheckTablesAreTheDocumentedOrder(t *testing.T) {
 	games, tools := CheckNames(schemas.SettingGames), CheckNames(schemas.SettingTools)
 	if !slices.Equal(tools[:len(games)], games) {
@@ -24,21 +26,31 @@ func TestCheckTablesAreTheDocumentedOrder(t *testing.T) {
 	if !slices.Equal(CheckNames(""), games) || !slices.Equal(GamesChecks, games) || !slices.Equal(ToolsChecks, tools) {
 		t.Fatalf("GamesChecks %v / ToolsChecks %v / CheckNames(\"\") %v differ from the tables", GamesChecks, ToolsChecks, CheckNames(""))
 	}
-	readme, err := os.ReadFile(repoPath("README.md"))
+	officialGames := CheckNamesFor(schemas.SettingGames, config.GateOfficial)
+	officialTools := CheckNamesFor(schemas.SettingTools, config.GateOfficial)
+	if !slices.Equal(officialTools[:len(officialGames)], officialGames) {
+		t.Fatalf("official tools checks %v do not start with the official games checks %v", officialTools, officialGames)
+	}
+	page, err := os.ReadFile(repoPath("docs", "sandbox.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "### Static checks and the gate")
-	if !ok {
-		t.Fatal("README.md has no \"### Static checks and the gate\" section")
-	}
-	section, _, _ = strings.Cut(section, "\n### ")
-	var listed []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(section, -1) {
-		listed = append(listed, m[1])
-	}
-	if !slices.Equal(listed, tools) {
-		t.Errorf("README's gate table lists %v, the check tables run %v", listed, tools)
+	for _, table := range []struct {
+		heading string
+		want    []string
+	}{{"## Static checks and the gate", tools}, {"## The official gate", officialTools}} {
+		_, section, ok := strings.Cut(string(page), "\n"+table.heading+"\n")
+		if !ok {
+			t.Fatalf("docs/sandbox.md has no %q section", table.heading)
+		}
+		section, _, _ = strings.Cut(section, "\n## ")
+		var listed []string
+		for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(section, -1) {
+			listed = append(listed, m[1])
+		}
+		if !slices.Equal(listed, table.want) {
+			t.Errorf("docs/sandbox.md's table under %q lists %v, the check table runs %v", table.heading, listed, table.want)
+		}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/spadekit/spade/schemas"
 )
 
-// TestStaticCheckKeepsTheSamples: the static check's second-round rules (issue 11) still pass
+// TestStaticCheckKeepsTheSamples: the static check's rules beyond name lookups still pass
 // every sample env and every candidate of the recorded run whose static check passed when it
 // was recorded, and still reject those it rejected; and the recorded reset failures still read
 // exactly as recorded (the harness's line numbers in their tracebacks included).

@@ -8,9 +8,9 @@ import (
 	"github.com/spadekit/spade/schemas"
 )
 
-// The catalogues the separate-mode prompts draw from (FIDELITY rows "no-corpus prompt" and "tools
-// prompt"): the facts follow the authors' prompts (six games skills with example games, six tool
-// skills, ten application domains, four task types in a 3:2:1:1 rotation); the wording is ours.
+// The catalogues the separate-mode prompts draw from (the no-corpus games prompt and the tools prompt):
+// the facts follow the authors' prompts (six games skills with example games, six tool skills, ten
+// application domains, four task types in a 3:2:1:1 rotation); the wording is ours.
 
 // exampleGames lists, per games skill, interactive games the no-corpus prompt offers as starting
 // points (all shown, in this order).

@@ -192,8 +192,8 @@ func TestDefaultMemoryKeysKeepTodaysSelection(t *testing.T) {
 	}
 }
 
-// The new template versions render exactly as the old ones under the default memory keys, so recorded
-// requests (and replay) do not change; with the authors' keys they show class names and hide hints.
+// Templates games v3 and tools v4 render exactly as games v1 and tools v2 under the default memory keys,
+// so recorded requests (and replay) do not change; with the authors' keys they show class names and hide hints.
 func TestNewPromptVersionsRenderAsBeforeUnderDefaults(t *testing.T) {
 	defaults := config.Default()
 	beforeAuthorsKeys(defaults)

@@ -80,7 +80,7 @@ func ComputeGRPOPopulationAdvantage(returns []float64, eps float64) []float64 {
 	return out
 }
 
-// groupAdvantage returns the Agent advantage grpo.adv_std names ("" is sample, today's default).
+// groupAdvantage returns the Agent advantage grpo.adv_std names ("" reads as sample, the zero value).
 func groupAdvantage(std config.AdvStd) (func([]float64) []float64, error) {
 	switch std {
 	case config.AdvStdSample, "":

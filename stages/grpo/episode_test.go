@@ -75,7 +75,7 @@ func TestEpisodeSampleMasksTheTemplatesTokens(t *testing.T) {
 	if err := r.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	// Two plays, returns 1 and 0: ±1/√2 with the sample std (today's), ±1 with the population std.
+	// Two plays, returns 1 and 0: ±1/√2 with the sample std, ±1 with the population std.
 	if math.Abs(rows[0].Advantage-1/math.Sqrt2) > 1e-5 || math.Abs(rows[1].Advantage+1/math.Sqrt2) > 1e-5 {
 		t.Fatalf("advantages %v %v", rows[0].Advantage, rows[1].Advantage)
 	}
@@ -145,7 +145,7 @@ func TestFailedPlays(t *testing.T) {
 		}
 		return out
 	}
-	// env_error (today): the env_error play is out, the agent_error play counts with its return 0.5.
+	// env_error: the env_error play is out, the agent_error play counts with its return 0.5.
 	got := advantages(config.FailedEnvError)
 	if len(got) != 3 || got["crashed"] != 0 || !(got["won"] > 0 && got["lost"] < 0) {
 		t.Fatalf("env_error: %v", got)

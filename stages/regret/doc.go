@@ -14,11 +14,12 @@
 //     scored on t's episodes (final = false), plus at the pool end one row per env and variant aggregated
 //     over the pool's whole window (final = true), which is what GRPO's Designer samples use.
 //
-// The authors' settings are keys (defaults keep the earlier behaviour): regret.scale (the regret term
-// clip(Δ/scale, 0, 1) instead of max(0, Δ)), regret.ramp (the plateau anchor), regret.delta (matched: Δ
-// against the unhinted plays of the hinted plays' own step, which the final rows find at the pool's first
-// step under rollout.hinted_at = pool_start, and the anchor on the window's mean unhinted outcome) and
-// regret.ema_update (pool: the baselines move once per pool, at its end). formulas.go holds each equation.
+// The authors' settings are keys (the presets take the authors' values; zero values give the plain
+// formulas): regret.scale (the regret term clip(Δ/scale, 0, 1) instead of max(0, Δ)), regret.ramp (the
+// plateau anchor), regret.delta (matched: Δ against the unhinted plays of the hinted plays' own step,
+// which the final rows find at the pool's first step under rollout.hinted_at = pool_start, and the
+// anchor on the window's mean unhinted outcome) and regret.ema_update (pool: the baselines move once per
+// pool, at its end). formulas.go holds each equation.
 //
 // Which episodes count and what an env's solve rate and mean outcome are is internal/outcome's (under
 // outcome.exclude_ended_by and outcome.value), the same definition the audit models of sql/ read through

@@ -2,7 +2,8 @@ package regret
 
 import "math"
 
-// One function per formula (STYLE habit 5). Inputs are plain numbers so each can be checked by hand.
+// One function per formula, each with its equation and edge cases, so the reward can be checked line by
+// line against the paper. Inputs are plain numbers so each can be checked by hand.
 
 // The solve rate and the mean outcome r̄ are internal/outcome's (Rules.Summarize): one definition for the
 // reward and the audits.

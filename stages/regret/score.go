@@ -49,7 +49,7 @@ func (p Params) perPool() bool { return p.EMAUpdate == config.EMAPerPool }
 func (p Params) regretTerm(regret float64) float64 { return RegretTerm(regret, p.Scale) }
 
 // anchor is the difficulty anchor of a win rate under regret.ramp: PlateauAnchor when the ramp is set,
-// else today's DifficultyAnchor.
+// else DifficultyAnchor.
 func (p Params) anchor(winRate float64) float64 {
 	if p.Ramp > 0 {
 		return PlateauAnchor(winRate, p.BandLo, p.BandHi, p.Ramp)

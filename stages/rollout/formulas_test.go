@@ -91,7 +91,7 @@ func TestPlays(t *testing.T) {
 		{config.HintedAtPoolStart, 8, 16, 3, 8, 0},
 		{config.HintedAtPoolStart, 8, 16, 4, 8, 16},
 		{config.HintedAtEveryStep, 16, 16, 5, 16, 16},
-		{config.HintedAtEveryStep, 4, 16, 5, 4, 4}, // a run that only lowered group_size plays as before
+		{config.HintedAtEveryStep, 4, 16, 5, 4, 4}, // hinted plays capped at group_size
 		{config.HintedAtEveryStep, 8, 3, 6, 8, 3},
 		{config.HintedAtEveryStep, 8, 0, 0, 8, 0},
 	} {

@@ -5,8 +5,8 @@ import (
 )
 
 // The Agent's templates, action parsing, context budget and return live in internal/play, which the eval
-// stage's env_pool benchmarks share (stages may not import each other); these are the names rollout
-// has always exported.
+// stage's env_pool benchmarks share (stages may not import each other); rollout exports them under its
+// own name too, for its callers and tests.
 
 // PromptVersion, FirstUserTemplate and BytesPerToken are play's.
 const (

@@ -73,7 +73,7 @@ func newScriptedFixture(t *testing.T, setting string, envs []schemas.EnvRow, scr
 	cfg.Rollout.GroupSize, cfg.Rollout.MaxTurns = 8, 6
 	// The tests below were written for the settings before the presets took the authors' values: <action>
 	// tags with the hint in the system prompt, hinted plays at every step, summed returns, paired seeds,
-	// the history cut to the context, inline hints (agent_tools.v1). The fidelity tests set the authors'.
+	// the history cut to the context, inline hints (agent_tools.v1). plays_test.go sets the authors'.
 	cfg.Rollout.ActionFormat, cfg.Rollout.HintPlacement, cfg.Rollout.HintedAt = config.ActionTag, config.HintInSystem, config.HintedAtEveryStep
 	cfg.Rollout.Return, cfg.Rollout.PairedSeeds, cfg.Rollout.Context = config.ReturnSum, true, config.ContextDropOldest
 	cfg.Generate.HintMode = config.HintInline

@@ -14,10 +14,10 @@ import (
 //   - unhinted: rollout.group_size, at every step;
 //   - hinted, rollout.hinted_at pool_start (the authors' schedule): rollout.hinted_group_size at the
 //     pool's first step (cfg.PoolStep(step) == step), none at its later steps;
-//   - hinted, rollout.hinted_at every_step (spade's original schedule): min(rollout.hinted_group_size,
-//     rollout.group_size) at every step, so each hinted play has an unhinted twin of the same index
-//     (and, with rollout.paired_seeds, the same reset seed). With the presets (16 and 16) and any run
-//     that only lowers group_size, that is group_size hinted plays, as before the setting existed.
+//   - hinted, rollout.hinted_at every_step: min(rollout.hinted_group_size, rollout.group_size) at
+//     every step, so each hinted play has an unhinted twin of the same index (and, with
+//     rollout.paired_seeds, the same reset seed). Whenever hinted_group_size ≥ group_size (the presets:
+//     16 and 8), that is group_size hinted plays, as many as unhinted ones.
 //
 // Episodes are numbered 0..n−1 within each (env, hinted) group (EpisodeID, EpisodeSeed).
 func Plays(cfg *config.Config, step int64) (unhinted, hinted int) {

@@ -203,8 +203,8 @@ func NewDrawer(cfg *config.Config, step int64, docs []schemas.CorpusRow, used ma
 }
 
 // LoadDrawer reads the run's corpus (sample.corpus; none under ablation.no_corpus) and the documents its
-// samples used before step, and returns the step's Drawer. Nothing outside this package calls it today:
-// the generate stage, which cannot import a stage, draws a resampled attempt's document with its own rule
+// samples used before step, and returns the step's Drawer. No other package calls it: the generate
+// stage, which cannot import a stage, draws a resampled attempt's document with its own rule
 // (stages/generate/docdraw.go); one shared draw in an internal package would serve both.
 func LoadDrawer(ctx context.Context, env *stage.Env, step int64) (*Drawer, error) {
 	docs, err := readCorpus(ctx, env)

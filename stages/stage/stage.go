@@ -1,5 +1,5 @@
 // Package stage is the contract every stage of a step implements, and the one place that runs a stage:
-// the six stage commands and `spade run` both go through Execute.
+// the eight stage commands and `spade run` all go through Execute.
 //
 // A stage names the tables it reads (and the stage that commits each), the tables it writes (the last
 // one marks it done at a step), when it is due, and how it runs at a step given an Env. Execute checks the

@@ -1,4 +1,4 @@
-# attack: the number the hint gives away solves the env once per process (a module-level flag): the old gate's smoke probe (the hint) used it up on the one instance every check shared, so hint_leak passed; every rollout episode is a fresh process, where the hint leaks
+# attack: the number the hint gives away solves the env once per process (a module-level flag): a gate whose smoke probe (the hint) runs on the one instance every check shares uses it up there, so its hint_leak check passes; every rollout episode is a fresh process, where the hint leaks
 # expect: hint leaks the answer
 import random
 

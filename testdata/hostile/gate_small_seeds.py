@@ -1,4 +1,4 @@
-# attack: recognises the gate by its seeds: plays fair only when reset sees a small seed (the old gate's 0..N-1); with an episode seed any action solves it
+# attack: recognises the gate by its seeds: plays fair only when reset sees a small seed (0..N-1, the seeds a gate counting from 0 would reset with); with an episode seed any action solves it
 # expect: solves the env at once
 import random
 

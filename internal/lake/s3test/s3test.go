@@ -1,5 +1,6 @@
 // Package s3test starts a real S3-compatible server (versitygw) for tests. There is no stand-in: when the
-// server cannot start, the test fails, because the S3 half of the lake is not optional (STYLE §2).
+// server cannot start, the test fails, because the S3 half of the lake is not optional: a lake on S3 must
+// behave as a local one, and only a real server shows it.
 package s3test
 
 import (
