@@ -447,9 +447,10 @@ func unknownKey(key string) error {
 	}
 }
 
-// suggest returns the keys an unknown key was likely meant to be, closest first: the keys within a small
-// edit distance of the whole key, else the keys whose last segment is within a small distance of the
-// key's last segment (a right name in the wrong group: "grpo.group_size"), at most three.
+// suggest returns the keys an unknown key was likely meant to be, closest first, at most three: the
+// closest keys when one is within a small edit distance of the whole key (a typo), else the keys whose
+// last segment is within a small distance of the key's last segment (a right name in the wrong group:
+// "grpo.group_size").
 func suggest(key string) []string {
 	key = strings.ToLower(key)
 	type candidate struct {
@@ -467,9 +468,10 @@ func suggest(key string) []string {
 			segment = append(segment, candidate{k, d})
 		}
 	}
-	found := whole
-	if len(found) == 0 {
-		found = segment
+	found := segment
+	if len(whole) > 0 {
+		best := slices.MinFunc(whole, func(a, b candidate) int { return a.dist - b.dist }).dist
+		found = slices.DeleteFunc(whole, func(c candidate) bool { return c.dist > best })
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].dist < found[j].dist })
 	var out []string
