@@ -7,11 +7,11 @@ type Ablation struct {
 	NoCorpus bool `json:"no_corpus"`
 	// NoMemory gives the Designer no environment memory: the prompts show no seeds or negatives.
 	NoMemory bool `json:"no_memory"`
-	// FrozenDesigner pins the Designer to llm.designer.model: it keeps calling the base weights (with the
-	// portable OpenAI fields only) while the Agent trains, and none of its samples is trained on.
+	// FrozenDesigner pins the Designer to llm.designer.model while the Agent trains. It keeps calling the
+	// base weights (with the portable OpenAI fields only), and none of its samples is trained on.
 	FrozenDesigner bool `json:"frozen_designer"`
-	// NoDesignerGrad drops the Designer's samples from training while the shared weights keep moving with
-	// the Agent's updates (the authors' "no Designer training"; frozen_designer pins the Designer's model).
+	// NoDesignerGrad drops the Designer's samples from training. The shared weights keep moving with the
+	// Agent's updates (the authors' "no Designer training"; frozen_designer pins the Designer's model).
 	NoDesignerGrad bool `json:"no_designer_grad"`
 }
 

@@ -41,14 +41,14 @@ func invalidf(format string, args ...any) error {
 // Config is a run's whole configuration. Field json tags are the dotted keys' segments; a field's doc
 // comment is its key's documentation and its `range` tag the values Validate allows.
 type Config struct {
-	// Preset names the preset the run started from (spade init --preset); Parse fills the keys a
-	// run.json lacks from it.
+	// Preset names the preset the run started from (spade init --preset). A key that a run.json lacks
+	// takes its value in this preset.
 	Preset string `json:"preset"`
-	// Seed drives every random choice of the run: the skill rotation, the document draw, the envs' reset
-	// seeds, the memory draw and the sampling seed of each model call.
+	// Seed drives every random choice of the run. It seeds the skill rotation, the document draw, the
+	// envs' reset seeds, the memory draw and the sampling seed of each model call.
 	Seed int64 `json:"seed"`
-	// Setting is the kind of environments the Designer writes: games (text games played by actions) or
-	// tools (tool-use tasks answered with tool calls).
+	// Setting is the kind of environments the Designer writes: games or tools. games are text games
+	// played by actions; tools are tool-use tasks answered with tool calls.
 	Setting schemas.Setting `json:"setting"`
 	// Sample is the pool schedule and the corpus draw (sample.go).
 	Sample Sample `json:"sample"`

@@ -3,16 +3,16 @@ package config
 // Gate configures the acceptance checks (stages/gate): which checks decide whether a candidate program
 // becomes an env of the pool, and how often a failed slot is asked again.
 type Gate struct {
-	// MaxAttempts counts every attempt of a slot, the first included: a slot whose candidate fails the
-	// gate is regenerated (generate.regen) until it passes or this many attempts failed (the authors'
+	// MaxAttempts is the most attempts of a slot, the first included. A slot whose candidate fails the
+	// gate is regenerated (generate.regen) until one passes or this many failed (the authors'
 	// collect_trajectories(max_attempts=5)).
 	MaxAttempts int `json:"max_attempts" range:">=1"`
-	// ResetSeeds is the number of reset seeds the reset check plays on two instances to test determinism
-	// (the tools setting uses at least 5).
+	// ResetSeeds is the number of seeds the reset check plays to test determinism. Each seed resets two
+	// instances; the tools setting uses at least 5.
 	ResetSeeds int `json:"reset_seeds" range:">=1"`
-	// Checks is the check set that decides acceptance: official (the authors' gate: load, reset and three
-	// steps without an exception; tools: plus the tool checks and the screen) or strict (adds
-	// determinism, smoke probes, the trivial and hint-leak probes).
+	// Checks is the check set that decides acceptance: official or strict. official is the authors' gate
+	// (load, reset and three steps without an exception; tools: plus the tool checks and the screen);
+	// strict adds determinism, smoke probes, the trivial and hint-leak probes.
 	Checks GateChecks `json:"checks"`
 }
 

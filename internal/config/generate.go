@@ -4,9 +4,9 @@ import "github.com/spadekit/spade/schemas"
 
 // Generate configures the Designer's calls (stages/generate) and the writer of the privileged hint.
 type Generate struct {
-	// HintMode is who writes the hint: separate (the same model in a separate, untrained call after the
-	// gate accepts the env, reading the accepted program: the paper and the authors' --spade-hint-mode
-	// self) or inline (the Designer's own trained answer holds it).
+	// HintMode is who writes the privileged hint: separate or inline. separate asks the same model in an
+	// untrained call after the gate accepts the env, reading the accepted program (the paper and the
+	// authors' --spade-hint-mode self); inline takes it from the Designer's own trained answer.
 	HintMode HintMode `json:"hint_mode"`
 	// HintTemperature is the sampling temperature of the separate hint call (the authors'
 	// --spade-hint-temperature, 0.3).
@@ -14,11 +14,11 @@ type Generate struct {
 	// HintMaxTokens caps the completion tokens of the separate hint call (the authors'
 	// --spade-hint-max-tokens: 4096 in games, 2048 in tools).
 	HintMaxTokens int `json:"hint_max_tokens" range:">=1"`
-	// HintPromptFile, when set, is a template file used instead of the embedded hint prompt.
+	// HintPromptFile names a template file to use instead of the embedded hint prompt; empty uses it.
 	HintPromptFile string `json:"hint_prompt_file"`
-	// Regen is how a slot whose candidate failed the gate is asked again: resample (a fresh sample of the
-	// original prompt with a fresh corpus document, no error feedback: the authors' scripts, whose
-	// env_repair_turns is 0) or repair (the Designer sees its failed program and the gate's error).
+	// Regen is how a slot whose candidate failed the gate is asked again: resample or repair. resample
+	// draws a fresh sample of the original prompt with a fresh corpus document, no error feedback (the
+	// authors' scripts, whose env_repair_turns is 0); repair shows the failed program and the gate's error.
 	Regen Regen `json:"regen"`
 }
 

@@ -11,64 +11,64 @@ import (
 // GRPO configures batch assembly (stages/grpo: advantages and the grpo_batches rows) and the trainer
 // that consumes them (grpo.trainer torch: stages/grpo/trainer), and how new weights reach the servers.
 type GRPO struct {
-	// ClipLow is the PPO ratio clip below 1: a token's ratio π_θ/π_old is clipped at 1 − clip_low (the
+	// ClipLow is the PPO ratio clip below 1. A token's ratio π_θ/π_old is clipped at 1 − clip_low (the
 	// authors' GRPO_ARGS, 0.2).
 	ClipLow float64 `json:"clip_low" range:"[0,1)"`
-	// ClipHigh is the ratio clip above 1, clip-higher style: the ratio is clipped at 1 + clip_high (the
-	// authors' GRPO_ARGS, 0.28).
+	// ClipHigh is the PPO ratio clip above 1, clip-higher style. The ratio is clipped at 1 + clip_high
+	// (the authors' GRPO_ARGS, 0.28).
 	ClipHigh float64 `json:"clip_high" range:">=0"`
-	// KLBeta is the weight of the KL penalty to the reference (base) model in the loss; 0 turns it off
-	// and lets a short mixed batch scale its real advantages (the authors' GRPO_ARGS: 0 in games, 0.005
-	// at 8B and in tools).
+	// KLBeta is the weight of the loss's KL penalty to the base model; 0 turns it off. At 0 a short mixed
+	// batch also scales its real advantages (the authors' GRPO_ARGS: 0 in games, 0.005 at 8B and in
+	// tools).
 	KLBeta float64 `json:"kl_beta" range:">=0"`
 	// LR is AdamW's learning rate (the authors' OPTIMIZER_ARGS, 1e-6).
 	LR float64 `json:"lr" range:">0"`
-	// GlobalBatch is the number of samples of one optimizer step; batches are cut at it whatever the
+	// GlobalBatch is the number of samples of one optimizer step. Batches are cut at it whatever the
 	// number of trainer GPUs (the authors' --global-batch-size, 192).
 	GlobalBatch int `json:"global_batch" range:">=1"`
-	// TISCap caps the truncated importance-sampling weight min(tis_cap, π_old/π_rollout) of grpo.tis
-	// (the authors' spade_tis, 2).
+	// TISCap caps the truncated importance-sampling weight of grpo.tis. The weight is min(tis_cap,
+	// π_old/π_rollout) (the authors' spade_tis, 2).
 	TISCap float64 `json:"tis_cap" range:">0"`
-	// Trainer is which trainer consumes the batches after each step: none (assemble and commit them only,
-	// for an external trainer or none) or torch (the PyTorch trainer of stages/grpo/trainer).
+	// Trainer is which trainer consumes the batches after each step: none or torch. none assembles and
+	// commits them only (for an external trainer, or none); torch runs the PyTorch trainer of
+	// stages/grpo/trainer.
 	Trainer Trainer `json:"trainer"`
-	// Python is the interpreter the torch trainer runs with (it needs torch and numpy); empty takes
-	// $SPADE_PYTHON, else python3 on PATH.
+	// Python is the interpreter the torch trainer runs with; empty takes $SPADE_PYTHON, else python3 on
+	// PATH. It needs torch and numpy.
 	Python string `json:"python"`
-	// TrainerGPUs is the number of GPUs of one trainer process group; above 1 the trainer runs under
-	// torch.distributed.run on one node (FSDP across its GPUs).
+	// TrainerGPUs is the number of GPUs the trainer uses, on one node. Above 1 it runs under
+	// torch.distributed.run, FSDP across the GPUs.
 	TrainerGPUs int `json:"trainer_gpus" range:">=1"`
-	// IncludeHinted trains the Agent on its hinted episodes too, standardized in their own group (their
-	// prompt differs); off, only unhinted plays are Agent samples.
+	// IncludeHinted trains the Agent on its hinted episodes too. They are standardized in their own group
+	// (their prompt differs); off, only unhinted plays are Agent samples.
 	IncludeHinted bool `json:"include_hinted"`
-	// Agg is how the trainer averages token losses: token-mean (over every token of the batch) or
-	// seq-mean-token-mean (each sequence's tokens first, then the sequences: slime's sum_of_sample_mean,
-	// the authors').
+	// Agg is how the trainer averages token losses: token-mean or seq-mean-token-mean. token-mean averages
+	// every token of the batch; seq-mean-token-mean each sequence's tokens first, then the sequences
+	// (slime's sum_of_sample_mean, the authors').
 	Agg Agg `json:"agg"`
 	// MaxGradNorm clips the gradient's global norm before each optimizer step; 0 turns clipping off.
 	MaxGradNorm float64 `json:"max_grad_norm" range:">=0"`
-	// ModelPath is the local directory of the model the torch trainer starts from (a Hugging Face
-	// checkpoint of the served model); required by grpo.trainer torch.
+	// ModelPath is the local directory of the model the torch trainer starts from. It is a Hugging Face
+	// checkpoint of the served model, required by grpo.trainer torch.
 	ModelPath string `json:"model_path"`
-	// Publish is how new weights reach the generation servers after each update: sglang (each full
-	// checkpoint loaded into every server of grpo.publish_urls through /update_weights_from_disk: the
-	// authors' slime serves through SGLang), vllm_reload (each full checkpoint reloaded in place by vLLM's
-	// dev-mode /collective_rpc), lora (each adapter loaded through vLLM's /v1/load_lora_adapter and called
-	// by its name), command (grpo.publish_command runs) or none (the servers keep their weights).
+	// Publish is how new weights reach the generation servers after each update. sglang loads each full
+	// checkpoint into every server of grpo.publish_urls through /update_weights_from_disk (the authors'
+	// slime serves through SGLang); vllm_reload reloads it in place through vLLM's dev-mode
+	// /collective_rpc; lora loads each adapter through vLLM's /v1/load_lora_adapter, called by its name;
+	// command runs grpo.publish_command; none leaves the servers' weights as they are.
 	Publish Publish `json:"publish"`
 	// PublishURL is the vLLM server that loads each new LoRA adapter under grpo.publish lora; empty means
 	// llm.agent.base_url.
 	PublishURL string `json:"publish_url"`
-	// PublishURLs lists, comma-separated, every generation server (replica) that loads each new full
-	// checkpoint under grpo.publish sglang or vllm_reload; empty means grpo.publish_url, else
+	// PublishURLs lists, comma-separated, the servers that load each new full checkpoint. They are every
+	// replica under grpo.publish sglang or vllm_reload; empty means grpo.publish_url, else
 	// llm.agent.base_url. A replica that fails to load stops the step with its URL.
 	PublishURLs string `json:"publish_urls"`
-	// PublishCommand is the command template run after each update under grpo.publish command; its
-	// arguments may use {weights_dir}, {version}, {step} and {base_url}. It is run without a shell.
+	// PublishCommand is the command run after each update under grpo.publish command. Its arguments may
+	// use {weights_dir}, {version}, {step} and {base_url}; it is run without a shell.
 	PublishCommand string `json:"publish_command"`
-	// CheckpointDir holds the trainer's weight versions and optimizer state; empty means
-	// ./checkpoints/<run>. Under grpo.publish lora, sglang or vllm_reload the servers must be able to read
-	// it.
+	// CheckpointDir is the directory of the trainer's weight versions and optimizer state; empty means
+	// ./checkpoints/<run>. Under grpo.publish lora, sglang or vllm_reload the servers must read it.
 	CheckpointDir string `json:"checkpoint_dir"`
 	// LoRARank is the LoRA adapter rank; 0 trains every weight (full fine-tuning, the authors'). Under
 	// grpo.trainer torch, grpo.publish lora needs a rank >= 1 and sglang or vllm_reload (which load full
@@ -76,8 +76,8 @@ type GRPO struct {
 	LoRARank int `json:"lora_rank" range:">=0"`
 	// LoRAAlpha is the adapter's scaling numerator (scale = lora_alpha / lora_rank); unused at rank 0.
 	LoRAAlpha float64 `json:"lora_alpha" range:">0"`
-	// MicroBatchTokens bounds one forward/backward pass (samples × longest sequence, padded tokens);
-	// gradients accumulate over micro-batches up to the global batch.
+	// MicroBatchTokens bounds one forward/backward pass, in padded tokens (samples × longest sequence).
+	// Gradients accumulate over micro-batches up to the global batch.
 	MicroBatchTokens int `json:"micro_batch_tokens" range:">=1"`
 	// WeightDecay is AdamW's decoupled weight decay (the authors' OPTIMIZER_ARGS, 0.1).
 	WeightDecay float64 `json:"weight_decay" range:">=0"`
@@ -85,33 +85,34 @@ type GRPO struct {
 	AdamBeta1 float64 `json:"adam_beta1" range:"[0,1)"`
 	// AdamBeta2 is Adam's second-moment decay rate (the authors' OPTIMIZER_ARGS, 0.98).
 	AdamBeta2 float64 `json:"adam_beta2" range:"[0,1)"`
-	// TIS is the truncated importance sampling: token (every token of every sample weighted by
-	// min(grpo.tis_cap, π_old/π_rollout): the authors' --use-tis), sequence (only the Designer's samples,
-	// by a capped per-sample weight) or off (the rollout log-probs as they are).
+	// TIS is the trainer's truncated importance sampling: token, sequence or off. token weights every
+	// token of every sample by min(grpo.tis_cap, π_old/π_rollout) (the authors' --use-tis); sequence only
+	// the Designer's samples, by a capped per-sample weight; off trains on the rollout log-probs as they
+	// are.
 	TIS TIS `json:"tis"`
-	// GradientCheckpointing recomputes activations in the backward pass to fit long sequences (Hugging
-	// Face models), trading time for memory.
+	// GradientCheckpointing recomputes activations in the backward pass, trading time for memory. It
+	// fits long sequences (Hugging Face models).
 	GradientCheckpointing bool `json:"gradient_checkpointing"`
-	// DesignerAdvScale multiplies the Designer's centred rewards: a number > 0, or auto = min(50, Agent
-	// plays per step / Designer samples per pool × sample.refresh_every) (the authors'
+	// DesignerAdvScale multiplies the Designer's centred rewards: a number > 0, or auto. auto is min(50,
+	// Agent plays per step / Designer samples per pool × sample.refresh_every) (the authors'
 	// compute_env_reward_scale, 32 with the games presets).
 	DesignerAdvScale string `json:"designer_adv_scale"`
-	// SampleUnit is what one Agent sample is: episode (the whole play: the first prompt, then every Agent
-	// completion, the tokens between them masked: the authors') or turn (one per Agent call, its prompt
-	// and completion).
+	// SampleUnit is what one Agent sample is: episode or turn. episode is the whole play, the first
+	// prompt then every Agent completion with the tokens between them masked (the authors'); turn is one
+	// Agent call's prompt and completion.
 	SampleUnit SampleUnit `json:"sample_unit"`
-	// MixRoles builds one batch per step (the authors'): Designer samples first, then Agent samples, cut
-	// to grpo.global_batch; a short batch is padded with inert copies and, with grpo.kl_beta 0, its real
-	// advantages scaled by global_batch / n_real; one optimizer step per rollout step. Off, each role's
-	// samples form batches of their own.
+	// MixRoles trains both roles in one batch per step (the authors'); off, each role has its own. The
+	// batch holds the Designer samples first, then Agent samples, cut to grpo.global_batch; a short batch
+	// is padded with inert copies and, with grpo.kl_beta 0, its real advantages scaled by global_batch /
+	// n_real; one optimizer step per rollout step.
 	MixRoles bool `json:"mix_roles"`
-	// AdvStd is the standard deviation of the Agent's group advantage: population (divided by n, ε 1e-8:
-	// the authors' np.std) or sample (n − 1, ε 1e-6).
+	// AdvStd is the standard deviation of the Agent's group advantage: population or sample. population
+	// divides by n with ε 1e-8 (the authors' np.std); sample by n − 1 with ε 1e-6.
 	AdvStd AdvStd `json:"adv_std"`
-	// FailedPlay is what a play that failed for infrastructure reasons does to its group: env_error (only
-	// env_error plays left out; timeout and agent_error plays count with their return), drop (every
-	// failed play left out, as the authors' collector does before normalising) or minus_one (every failed
-	// play counts with return −1 and gives no sample).
+	// FailedPlay is what a play that failed for infrastructure reasons does to its Agent group. env_error
+	// leaves only env_error plays out (timeout and agent_error plays count with their return); drop leaves
+	// every failed play out, as the authors' collector does before normalising; minus_one counts every
+	// failed play with return −1, without a sample of its own.
 	FailedPlay FailedPlay `json:"failed_play"`
 }
 

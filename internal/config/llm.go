@@ -11,43 +11,46 @@ type LLM struct {
 	// Screen is the tools setting's screen model of the gate (the tools_screen check); with neither a base
 	// URL nor a model the check is skipped, and an empty one of the two takes the Agent's.
 	Screen Role `json:"screen"`
-	// MaxInFlight bounds the model calls in flight at once over every role (keep the server's
-	// --max-num-seqs about as large).
+	// MaxInFlight bounds the model calls in flight at once, over every role. Keep the server's
+	// --max-num-seqs about as large.
 	MaxInFlight int `json:"max_in_flight" range:">=1"`
-	// TimeoutSeconds bounds one HTTP attempt of a call, in seconds; a slower attempt fails the call with
-	// a timeout (timeouts are not retried).
+	// TimeoutSeconds bounds one HTTP attempt of a call, in seconds. A slower attempt fails the call with a
+	// timeout, which is not retried.
 	TimeoutSeconds int `json:"timeout_seconds" range:">0"`
-	// MaxRetries is how many times a call is retried after a 429, a 5xx or a connection error, with
-	// jittered exponential backoff; 0 does not retry.
+	// MaxRetries is how many times a failed call is retried; 0 does not retry. A 429, a 5xx and a
+	// connection error are retried, with jittered exponential backoff.
 	MaxRetries int `json:"max_retries" range:">=0"`
-	// PromptFile, when set, is a template file used instead of the embedded Designer prompt of the
-	// setting (stages/generate.PromptData lists what the template gets).
+	// PromptFile names a template file to use instead of the embedded Designer prompt; empty uses it.
+	// stages/generate.PromptData lists what the template gets.
 	PromptFile string `json:"prompt_file"`
 }
 
 // Role configures the model behind one role (llm.designer, llm.agent or llm.screen).
 type Role struct {
-	// BaseURL is the role's OpenAI-compatible endpoint (http://host:8000/v1), or replay:RUN to answer
+	// BaseURL is the role's OpenAI-compatible endpoint, such as http://host:8000/v1. replay:RUN answers
 	// every call from the llm_calls a recorded run holds; empty takes $OPENAI_BASE_URL when the client
 	// starts (the presets copy it at spade init).
 	BaseURL string `json:"base_url"`
-	// Model is the served model name the role calls (the base model; trained weights published as a
-	// LoRA adapter are called by their own name instead).
+	// Model is the served model name the role calls. Trained weights published as a LoRA adapter are
+	// called by the adapter's name instead.
 	Model string `json:"model"`
-	// APIKeyEnv names the environment variable that holds the API key sent as a bearer token; empty
-	// sends none.
+	// APIKeyEnv names the environment variable that holds the role's API key; empty sends none. The key
+	// is sent as a bearer token.
 	APIKeyEnv string `json:"api_key_env"`
-	// MaxTokens caps the completion tokens of one call of the role (the authors' launch scripts'
-	// --spade-env-max-tokens 16384, 20000 at 8B, and --spade-actor-max-tokens 8192).
+	// MaxTokens caps the completion tokens of one call of the role. The authors' launch scripts give the
+	// Designer 16384 (--spade-env-max-tokens; 20000 at 8B) and the Agent 8192 (--spade-actor-max-tokens);
+	// the screen's 2048 is spade's.
 	MaxTokens int `json:"max_tokens" range:">=1"`
-	// Temperature is the role's sampling temperature; 0 samples greedily (the authors' launch scripts'
-	// --spade-env-temperature and --spade-actor-temperature, 0.6).
+	// Temperature is the role's sampling temperature; 0 samples greedily. The authors' launch scripts
+	// sample the Designer and the Agent at 0.6 (--spade-env-temperature, --spade-actor-temperature); the
+	// screen is greedy.
 	Temperature float64 `json:"temperature" range:">=0"`
-	// TopP is the nucleus sampling mass: each token is drawn from the smallest set of likeliest tokens
-	// whose probabilities add up to it; 1 keeps every token (the authors' 0.95).
+	// TopP is the role's nucleus sampling mass; 1 keeps every token. Each token is drawn from the smallest
+	// set of likeliest tokens whose probabilities add up to it (the authors' 0.95 for the Designer and the
+	// Agent).
 	TopP float64 `json:"top_p" range:"(0,1]"`
-	// TopK keeps the k most likely tokens at each sampling step; 0 does not send it (the server's default;
-	// the authors' 20).
+	// TopK keeps the role's k most likely tokens at each sampling step; 0 leaves it to the server. The
+	// authors sample the Designer and the Agent with 20.
 	TopK int `json:"top_k" range:">=0"`
 }
 

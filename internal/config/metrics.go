@@ -2,14 +2,14 @@ package config
 
 // Metrics configures the audits (the models of sql/, `spade metrics`, the viewer) and the memory labels.
 type Metrics struct {
-	// BandLo is the low end of the learnable band: an env whose no-hint solve rate is in [band_lo,
-	// band_hi] is learnable (the learnable_band audit, Figure 6); below it, with and without the hint,
-	// the regret stage labels the env too_hard for the memory.
+	// BandLo is the low end of the learnable band of solve rates. An env whose no-hint solve rate is in
+	// [band_lo, band_hi] is learnable (the learnable_band audit, Figure 6); below it, with and without the
+	// hint, the regret stage labels the env too_hard for the memory.
 	BandLo float64 `json:"band_lo" range:"[0,1]"`
-	// BandHi is the high end of the learnable band, at least metrics.band_lo; above it an env is labelled
+	// BandHi is the high end of the learnable band, at least metrics.band_lo. Above it an env is labelled
 	// too_easy.
 	BandHi float64 `json:"band_hi" range:"[0,1]"`
-	// Window is the number of steps the audits aggregate over (learnable_band per metrics.window steps).
+	// Window is the number of steps the audits aggregate over, as learnable_band per window.
 	Window int `json:"window" range:">=1"`
 }
 

@@ -11,16 +11,17 @@ import (
 // sql/env_outcomes.sql and its DuckDB variables) read these two keys, so the Designer is rewarded on the
 // numbers it is audited on.
 type Outcome struct {
-	// ExcludeEndedBy lists, comma-separated, the ended_by values whose episodes are left out of an env's
-	// counts, solve rates and mean outcomes (default "env_error,timeout"). Both say that the env program
+	// ExcludeEndedBy lists, comma-separated, the ended_by values of the episodes an env's rates leave out.
+	// They are left out of its counts, solve rates and mean outcomes (default "env_error,timeout"). Both
+	// say that the env program
 	// failed (it raised, broke the contract, or overran its sandbox deadline), not the Agent: counting
 	// them as failures would push the solve rate of a flaky env towards 0 and pay the anchor for
 	// brittleness. max_turns and agent_error stay in: running out of turns is the Agent failing, and an
 	// agent_error is the Agent's side too. An empty value counts every episode.
 	ExcludeEndedBy string `json:"exclude_ended_by"`
-	// Value is an episode's outcome o, whose mean r̄ is the hint regret's r̄(e) and r̄(e|h): return (the
-	// default: episodes.return, as rollout.return defines it) or success (1 for a solved episode, else 0).
-	// The solve rate is always the success fraction.
+	// Value is what an episode's outcome o is: return or success. return is episodes.return, as
+	// rollout.return defines it; success is 1 for a solved episode, else 0. The mean r̄ of o is the hint
+	// regret's r̄(e) and r̄(e|h); the solve rate is always the success fraction.
 	Value OutcomeValue `json:"value"`
 }
 

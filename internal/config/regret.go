@@ -13,34 +13,34 @@ type Regret struct {
 	// WeightAnchor is the weight of the difficulty anchor in the deployed reward (the authors'
 	// --spade-plateau-* weight, 0.6).
 	WeightAnchor float64 `json:"weight_anchor" range:"[0,1]"`
-	// BandLo is the low end of the anchor's flat top: a solve rate in [band_lo, band_hi] earns the whole
+	// BandLo is the low end of the anchor's flat top. A solve rate in [band_lo, band_hi] earns the whole
 	// anchor (the authors' plateau, 0.4).
 	BandLo float64 `json:"band_lo" range:"[0,1]"`
 	// BandHi is the high end of the anchor's flat top, at least regret.band_lo (the authors' plateau,
 	// 0.6).
 	BandHi float64 `json:"band_hi" range:"[0,1]"`
-	// Variant is the reward GRPO trains the Designer on: regret_anchor (the deployed blend), regret (the
-	// hint regret alone), anchor (the anchor alone) or ema_lp (the learning potential of the per-skill
-	// EMA baselines). Every variant is written to designer_rewards.
+	// Variant is the reward GRPO trains the Designer on; every variant is written to designer_rewards.
+	// regret_anchor is the deployed blend, regret the hint regret alone, anchor the anchor alone, ema_lp
+	// the learning potential of the per-skill EMA baselines.
 	Variant schemas.Variant `json:"variant"`
-	// EMAFast is the weight on the new value of the fast per-skill EMA baseline of ema_lp (the authors'
-	// --spade-gamma1, 0.98).
+	// EMAFast is the fast per-skill EMA baseline's weight on the new value (the ema_lp variant; the
+	// authors' --spade-gamma1, 0.98).
 	EMAFast float64 `json:"ema_fast" range:"(0,1]"`
-	// EMASlow is the weight on the new value of the slow per-skill EMA baseline of ema_lp (the authors'
-	// --spade-gamma2, 0.85).
+	// EMASlow is the slow per-skill EMA baseline's weight on the new value (the ema_lp variant; the
+	// authors' --spade-gamma2, 0.85).
 	EMASlow float64 `json:"ema_slow" range:"(0,1]"`
-	// Scale divides the hint regret before it is clipped to [0, 1]: clip(Δ/scale, 0, 1); 0 keeps the
-	// unscaled max(0, Δ) (the authors' --spade-regret-scale, 0.15).
+	// Scale divides the hint regret before it is clipped to [0, 1]; 0 keeps the unscaled max(0, Δ). The
+	// regret term is clip(Δ/scale, 0, 1) (the authors' --spade-regret-scale, 0.15).
 	Scale float64 `json:"scale" range:">=0"`
-	// Ramp is the distance outside [band_lo, band_hi] over which the anchor falls from 1 to 0; 0 makes it
-	// fall linearly to 0 at solve rates 0 and 1 (the authors' plateau ramp, 0.25).
+	// Ramp is the distance outside the anchor's flat top over which it falls from 1 to 0. 0 makes it fall
+	// linearly to 0 at solve rates 0 and 1 (the authors' plateau ramp, 0.25).
 	Ramp float64 `json:"ramp" range:">=0"`
-	// Delta is which unhinted plays Δ compares the hinted ones with: matched (those of the hinted plays'
-	// own step, the anchor on their mean outcome: the authors' delayed env rewards) or window (every
-	// unhinted play of the pool's window, the anchor on the solve rate).
+	// Delta is which unhinted plays the hint regret compares the hinted ones with: matched or window.
+	// matched takes those of the hinted plays' own step, the anchor on their mean outcome (the authors'
+	// delayed env rewards); window every unhinted play of the pool's window, the anchor on the solve rate.
 	Delta RegretDelta `json:"delta"`
-	// EMAUpdate is how often the EMA baselines move: pool (once per pool, at its end, on the window's
-	// means: the authors') or step (at every step, on the step's means).
+	// EMAUpdate is how often the EMA baselines move: pool or step. pool moves them once per pool, at its
+	// end, on the window's means (the authors'); step at every step, on the step's means.
 	EMAUpdate EMAUpdate `json:"ema_update"`
 }
 

@@ -9,60 +9,61 @@ import (
 // Rollout configures the Agent's episodes (stages/rollout, played by internal/play): how many plays each
 // env gets with and without the hint, how an episode runs and ends, and how its turns reach the server.
 type Rollout struct {
-	// GroupSize is the number of plays without the hint per env and step: the Agent's GRPO group (the
-	// authors' global batch 192 / 24 envs = 8).
+	// GroupSize is the number of plays without the hint per env and step. They are the Agent's GRPO
+	// group (the authors' global batch 192 / 24 envs = 8).
 	GroupSize int `json:"group_size" range:">=1"`
-	// HintedGroupSize is the number of plays with the hint per env, at the steps rollout.hinted_at names:
-	// all of them at the pool's first step (pool_start), or at most rollout.group_size of them at every
-	// step (every_step: each hinted play has an unhinted twin of the same index); 0 plays none (the
-	// authors' --spade-hint-plays-per-game 16).
+	// HintedGroupSize is the number of plays with the hint per env; 0 plays none. rollout.hinted_at
+	// pool_start plays them all at the pool's first step; every_step plays at most rollout.group_size of
+	// them at every step, each with an unhinted twin of the same index (the authors'
+	// --spade-hint-plays-per-game 16).
 	HintedGroupSize int `json:"hinted_group_size" range:">=0"`
-	// HintedAt is when the hinted plays run: pool_start (the pool's first step only, the authors'
-	// schedule) or every_step (every step of the pool, beside the unhinted plays).
+	// HintedAt is when the hinted plays run: pool_start or every_step. pool_start plays them at the
+	// pool's first step only (the authors' schedule); every_step at every step, beside the unhinted plays.
 	HintedAt HintedAt `json:"hinted_at"`
-	// MaxTurns is the most actions an episode takes; an episode still running then ends with ended_by
+	// MaxTurns is the most actions an episode takes. An episode still running then ends with ended_by
 	// max_turns (the authors' --spade-max-turns, 25).
 	MaxTurns int `json:"max_turns" range:">=1"`
-	// ContextTokens is the Agent's context budget in tokens: the prompt of a turn may hold
-	// context_tokens − llm.agent.max_tokens tokens, and rollout.context says what happens beyond (the
-	// authors' --spade-max-context-length, 32768).
+	// ContextTokens is the Agent's context budget in tokens. A turn's prompt may hold context_tokens −
+	// llm.agent.max_tokens tokens, and rollout.context says what happens beyond (the authors'
+	// --spade-max-context-length, 32768).
 	ContextTokens int `json:"context_tokens" range:">=1"`
-	// Context is what happens when the history no longer fits rollout.context_tokens: truncate (the
-	// episode ends with ended_by max_turns, the authors' rule: they keep the whole history and stop) or
-	// drop_oldest (the oldest turns leave the prompt and the episode goes on).
+	// Context is what happens when the history outgrows rollout.context_tokens: truncate or drop_oldest.
+	// truncate ends the episode with ended_by max_turns (the authors keep the whole history and stop);
+	// drop_oldest drops the oldest turns from the prompt and goes on.
 	Context ContextPolicy `json:"context"`
-	// PairedSeeds gives the i-th hinted and unhinted plays of an env the same reset seed, so the hint
-	// regret compares like with like (not in the authors' code; off in the presets).
+	// PairedSeeds gives the i-th hinted and unhinted plays of an env the same reset seed. The hint regret
+	// then compares like with like (not in the authors' code; off in the presets).
 	PairedSeeds bool `json:"paired_seeds"`
-	// Return is an episode's return (episodes.return): terminal (the last step's reward clipped to
-	// [−1, 1] when the episode terminated, else 0: the authors' episode_reward) or sum (the sum of the
-	// env's rewards).
+	// Return is what an episode's return (episodes.return) is: terminal or sum. terminal is the last
+	// step's reward clipped to [−1, 1] when the episode terminated, else 0 (the authors' episode_reward);
+	// sum is the sum of the env's rewards.
 	Return ReturnKind `json:"return"`
-	// HintPlacement is where a hinted play shows the hint: observation (a blank line and "HINT: ..."
-	// after the first observation, the paper and the authors' code) or system (the Agent's system
-	// prompt).
+	// HintPlacement is where a hinted play shows the hint: observation or system. observation appends a
+	// blank line and "HINT: ..." to the first observation (the paper and the authors' code); system puts
+	// it in the Agent's system prompt.
 	HintPlacement HintPlacement `json:"hint_placement"`
-	// ActionFormat is how a games answer marks its move: boxed (the last \boxed{...}, the authors' games
-	// template) or tag (<action>...</action>). Tools answers are tool calls whatever it says.
+	// ActionFormat is how a games answer marks its move: boxed or tag. boxed reads the last \boxed{...}
+	// (the authors' games template), tag <action>...</action>; tools answers are tool calls either way.
 	ActionFormat ActionFormat `json:"action_format"`
-	// PromptFile, when set, is a template file used instead of the embedded Agent prompt: its body is the
-	// system prompt (none when empty), an optional {{define "first_user"}} the first user message; both
-	// get stages/rollout.PromptData (MaxTurns, Hint, Observation, ActionFormat).
+	// PromptFile names a template file to use instead of the embedded Agent prompt; empty uses it. Its
+	// body is the system prompt (none when empty), an optional {{define "first_user"}} the first user
+	// message; both get stages/rollout.PromptData (MaxTurns, Hint, Observation, ActionFormat).
 	PromptFile string `json:"prompt_file"`
-	// TokenIO is how the Agent's turns reach the server: chat (every turn a Chat Completions call with the
-	// message history, which the server's chat template renders; the authors' actor) or tokens (turn 0 a
-	// chat call, every later turn a /v1/completions call whose prompt is the running token sequence: the
-	// previous turn's prompt ids and completion ids as the server returned them, then the server's
-	// tokenization of rollout.token_io_template around the next observation). Under tokens a play is one
+	// TokenIO is how the Agent's turns reach the server: chat or tokens. chat makes every turn a Chat
+	// Completions call with the message history, which the server's chat template renders (the authors'
+	// actor). tokens makes turn 0 a chat call and every later turn a /v1/completions call whose prompt is
+	// the running token sequence: the previous turn's prompt ids and completion ids as the server returned
+	// them, then the server's tokenization of rollout.token_io_template around the next observation.
+	// Under tokens a play is one
 	// token sequence by construction (no chat template re-renders the history), so the Agent's GRPO
 	// samples hold exactly what was sampled and the context check counts the real prompt length. tokens
 	// needs a server that returns token ids (vLLM, return_token_ids), rollout.context truncate and the
 	// games setting (tool calls are parsed by the chat endpoint). The tokenize calls are recorded in
 	// llm_calls beside the turns' calls, so a replayed run answers them too.
 	TokenIO TokenIO `json:"token_io"`
-	// TokenIOTemplate is, under rollout.token_io tokens, the text that follows a completion's tokens before
-	// the next completion, with {observation} standing for the next observation (or the parse feedback):
-	// the chat template's end of the assistant turn that the completion did not already sample, the user
+	// TokenIOTemplate is the text between a completion and the next one under rollout.token_io tokens.
+	// {observation} in it stands for the next observation (or the parse feedback); the text holds the
+	// chat template's end of the assistant turn that the completion did not already sample, the user
 	// header, the observation, the end of the user turn and the generation prompt. It is tokenized by the
 	// server's /tokenize without special tokens added, and must hold {observation} under tokens. For a
 	// ChatML template (Qwen3), whose completions end with the sampled <|im_end|>:

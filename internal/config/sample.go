@@ -10,38 +10,40 @@ import (
 // Sample configures the pool schedule and the corpus draw (stages/sample): which skills each pool
 // trains, how many envs a refresh step asks for, and the document each slot's Designer call reads.
 type Sample struct {
-	// EnvsPerStep is the number of environment slots of each refresh step: the Designer writes one env
-	// per slot and the pool holds them until the next refresh (the authors' launch scripts'
+	// EnvsPerStep is the number of envs each refresh step generates. The Designer writes one env per
+	// slot and the pool holds them until the next refresh (the authors' launch scripts'
 	// --spade-num-games-per-rollout, 24).
 	EnvsPerStep int `json:"envs_per_step" range:">=1"`
-	// SkillsPerWindow is how many skills are active in each pool, taken from sample.skills in the order
-	// sample.skill_order gives; the slots are spread over them in turn (the authors' SKILLS_PER_REGEN, 3).
+	// SkillsPerWindow is how many skills each pool trains. They are taken from sample.skills in the order
+	// sample.skill_order gives, and the slots are spread over them in turn (the authors' SKILLS_PER_REGEN,
+	// 3).
 	SkillsPerWindow int `json:"skills_per_window" range:"[1,6]"`
-	// RefreshEvery is the pool length in steps: a new pool is generated at every multiple of it and played
+	// RefreshEvery is the pool length in steps. A new pool is generated at every multiple of it and played
 	// until the next (the authors' --spade-game-regeneration-interval: 4 in games, 8 in tools).
 	RefreshEvery int `json:"refresh_every" range:">=1"`
 	// Corpus names the imported corpus (`spade corpus import --name NAME FILE`) the slots' documents are
 	// drawn from.
 	Corpus string `json:"corpus"`
-	// ExcerptChars cuts a slot's document to this many characters (runes), at a paragraph or sentence
-	// break near the end when there is one; 0 does not cut by characters.
+	// ExcerptChars cuts a slot's document to this many characters (runes); 0 does not cut by characters.
+	// The cut falls at a paragraph or sentence break near the end when there is one.
 	ExcerptChars int `json:"excerpt_chars" range:">=0"`
 	// ExcerptWords cuts a slot's document to this many words before the character cut; 0 does not cut by
 	// words. The authors' launch scripts cut games documents at 6,000 and tools documents at 4,000 tokens
 	// (--spade-corpus-max-doc-tokens); spade cuts words.
 	ExcerptWords int `json:"excerpt_words" range:">=0"`
-	// DocDraw is how a slot's document is drawn: uniform (among the unused documents, the authors') or
-	// matched (documents whose domain suits the slot's skill first).
+	// DocDraw is how a slot's document is drawn: uniform or matched. uniform draws among the unused
+	// documents (the authors'); matched prefers documents whose domain suits the slot's skill.
 	DocDraw DocDraw `json:"doc_draw"`
-	// Skills is the comma-separated list of skills the pools draw from, in rotation order; empty means all
-	// six in schemas.Skills order (games) or tool_use (tools). The two-skill ablation lists two.
+	// Skills is the comma-separated list of skills the pools rotate through; empty means every skill.
+	// Every skill is, in games, math_reasoning, logical_deduction, spatial_reasoning,
+	// pattern_recognition, optimization and causal_inference, in that order, and tool_use in tools; the
+	// two-skill ablation lists two.
 	Skills string `json:"skills"`
-	// SkillOrder is how each pool's sample.skills_per_window active skills are chosen from sample.skills:
-	// round_robin (in the list's order, the authors' rotation) or seeded (a seeded shuffle of the list).
+	// SkillOrder is the order in which the pools take their skills from sample.skills: round_robin or
+	// seeded. round_robin follows the list (the authors' rotation); seeded rotates a seeded shuffle of it.
 	SkillOrder SkillOrder `json:"skill_order"`
-	// Pool names a static pool imported with `spade pool import` that every refresh step takes its envs
-	// from instead of generating them (fixed-environment GRPO, no Designer training); empty: the Designer
-	// generates.
+	// Pool names a static pool (`spade pool import`) to play instead of generating envs; empty generates.
+	// Every refresh step then takes its envs from the pool: fixed-environment GRPO, no Designer training.
 	Pool string `json:"pool"`
 }
 
