@@ -54,12 +54,12 @@ type Rollout struct {
 	// actor). tokens makes turn 0 a chat call and every later turn a /v1/completions call whose prompt is
 	// the running token sequence: the previous turn's prompt ids and completion ids as the server returned
 	// them, then the server's tokenization of rollout.token_io_template around the next observation.
-	// Under tokens a play is one
-	// token sequence by construction (no chat template re-renders the history), so the Agent's GRPO
-	// samples hold exactly what was sampled and the context check counts the real prompt length. tokens
-	// needs a server that returns token ids (vLLM, return_token_ids), rollout.context truncate and the
-	// games setting (tool calls are parsed by the chat endpoint). The tokenize calls are recorded in
-	// llm_calls beside the turns' calls, so a replayed run answers them too.
+	// Under tokens a play is one token sequence by construction (no chat template re-renders the
+	// history), so the Agent's GRPO samples hold exactly what was sampled and the context check counts
+	// the real prompt length. tokens needs a server that returns token ids (vLLM, return_token_ids),
+	// rollout.context truncate and the games setting (tool calls are parsed by the chat endpoint). The
+	// tokenize calls are recorded in llm_calls beside the turns' calls, so a replayed run answers them
+	// too.
 	TokenIO TokenIO `json:"token_io"`
 	// TokenIOTemplate is the text between a completion and the next one under rollout.token_io tokens.
 	// {observation} in it stands for the next observation (or the parse feedback); the text holds the
