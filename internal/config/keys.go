@@ -47,14 +47,11 @@ var keyFields = sync.OnceValue(func() []keyField {
 				visit(f.Type, key, at)
 				continue
 			}
-			switch f.Type.Kind() {
-			case reflect.String:
-				if _, enum := enumTypes[f.Type]; f.Type != reflect.TypeFor[string]() && !enum {
-					panic(fmt.Sprintf("config: key %s: type %s is not a registered enum (registerEnum)", key, f.Type))
-				}
-			case reflect.Int, reflect.Int64, reflect.Float64, reflect.Bool:
-			default:
+			if _, ok := kindWords[f.Type.Kind()]; !ok {
 				panic(fmt.Sprintf("config: key %s: unsupported kind %s", key, f.Type.Kind()))
+			}
+			if _, enum := enumTypes[f.Type]; f.Type.Kind() == reflect.String && f.Type != reflect.TypeFor[string]() && !enum {
+				panic(fmt.Sprintf("config: key %s: type %s is not a registered enum (registerEnum)", key, f.Type))
 			}
 			rng, err := parseRange(f.Tag.Get("range"))
 			if err != nil {
@@ -87,20 +84,21 @@ func Keys() []string {
 	return keys
 }
 
+// kindWords names each kind a key can hold: its type for users and what an error says it wants.
+var kindWords = map[reflect.Kind]struct{ typeName, wants string }{
+	reflect.String:  {"string", "a string"},
+	reflect.Int:     {"integer", "an integer"},
+	reflect.Int64:   {"integer", "an integer"},
+	reflect.Float64: {"number", "a number"},
+	reflect.Bool:    {"bool", "true or false"},
+}
+
 // typeName is the key's type as users read it: integer, number, string, bool or enum.
 func (f *keyField) typeName() string {
 	if _, ok := enumTypes[f.typ]; ok {
 		return "enum"
 	}
-	switch f.typ.Kind() {
-	case reflect.Int, reflect.Int64:
-		return "integer"
-	case reflect.Float64:
-		return "number"
-	case reflect.Bool:
-		return "bool"
-	}
-	return "string"
+	return kindWords[f.typ.Kind()].typeName
 }
 
 // wants says what a key's value must be, for errors: "an integer", "one of a, b", ...
@@ -108,15 +106,7 @@ func (f *keyField) wants() string {
 	if values, ok := enumTypes[f.typ]; ok {
 		return "one of " + strings.Join(values, ", ")
 	}
-	switch f.typ.Kind() {
-	case reflect.Int, reflect.Int64:
-		return "an integer"
-	case reflect.Float64:
-		return "a number"
-	case reflect.Bool:
-		return "true or false"
-	}
-	return "a string"
+	return kindWords[f.typ.Kind()].wants
 }
 
 // value returns the key's field in c.
