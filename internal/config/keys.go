@@ -54,6 +54,9 @@ var keyFields = sync.OnceValue(func() []keyField {
 				panic(fmt.Sprintf("config: key %s: type %s is not a registered enum (registerEnum)", key, f.Type))
 			}
 			rng, err := parseRange(f.Tag.Get("range"))
+			if err == nil && rng != (valueRange{}) && (f.Type.Kind() == reflect.String || f.Type.Kind() == reflect.Bool) {
+				err = fmt.Errorf("a range tag on a %s field", f.Type.Kind())
+			}
 			if err != nil {
 				panic(fmt.Sprintf("config: key %s: %v", key, err))
 			}
@@ -410,9 +413,12 @@ func isGroup(prefix string) bool {
 	return false
 }
 
-// unknownKey is the error for a key that does not exist: a group, a key below a key that holds a value,
-// or a likely misspelling of an existing key.
+// unknownKey is the error for a key that does not exist: the parent (which only --from sets), a group, a
+// key below a key that holds a value, or a likely misspelling of an existing key.
 func unknownKey(key string) error {
+	if key == "parent" || strings.HasPrefix(key, "parent.") {
+		return invalidf("config: unknown key %q: a run's parent is not a key (only spade init --from RUN@STEP sets it)", key)
+	}
 	for p := key; strings.Contains(p, "."); {
 		p = p[:strings.LastIndex(p, ".")]
 		if f, ok := keyByName()[p]; ok {

@@ -80,7 +80,7 @@ func TestYAMLStrictTypes(t *testing.T) {
 		{"- seed\n", "not a YAML mapping of keys"},
 		{"<<: {seed: 1}\n", "merge keys"},
 		{"seed: [1\n", "invalid YAML"},
-		{"parent:\n  run: r1\n", `unknown key "parent.run"`},
+		{"parent:\n  run: r1\n", `unknown key "parent.run": a run's parent is not a key (only spade init --from RUN@STEP sets it)`},
 	} {
 		c := Default()
 		err := c.MergeYAML([]byte(tc.doc))
