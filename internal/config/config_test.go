@@ -160,7 +160,8 @@ func TestValidate(t *testing.T) {
 	for _, tc := range []struct{ key, value, want string }{
 		{"setting", "arcade", `"setting"`},
 		{"regret.band_lo", "0.7", `"regret.band_lo"`},
-		{"metrics.band_hi", "1.5", `"metrics.band_lo" and "metrics.band_hi"`},
+		{"metrics.band_hi", "1.5", `key "metrics.band_hi" must be in [0, 1]; got 1.5`},
+		{"metrics.band_lo", "0.9", `key "metrics.band_lo" (0.9) must be at most metrics.band_hi (0.8)`},
 		{"rollout.group_size", "0", `"rollout.group_size"`},
 		{"grpo.trainer", "jax", `"grpo.trainer"`},
 	} {
@@ -285,7 +286,7 @@ func TestParseValidatesAndFillsNewKeys(t *testing.T) {
 	}
 }
 
-// The presets are the authors' launch scripts, row by row (README, "Presets"; FIDELITY.md).
+// The presets are the authors' launch scripts, row by row (README, "The method: presets and settings").
 func TestPresetsAreTheAuthorsScripts(t *testing.T) {
 	games, _ := Preset("qwen3-30b-a3b-games")
 	tools, _ := Preset("qwen3-8b-tools")

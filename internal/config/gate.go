@@ -1,0 +1,43 @@
+package config
+
+// Gate configures the acceptance checks (stages/gate): which checks decide whether a candidate program
+// becomes an env of the pool, and how often a failed slot is asked again.
+type Gate struct {
+	// MaxAttempts is the most attempts of a slot, the first included. A slot whose candidate fails the
+	// gate is regenerated (generate.regen) until one passes or this many failed (the authors'
+	// collect_trajectories(max_attempts=5)).
+	MaxAttempts int `json:"max_attempts" range:">=1"`
+	// ResetSeeds is the number of seeds the reset check plays to test determinism. Each seed resets two
+	// instances; the tools setting uses at least 5.
+	ResetSeeds int `json:"reset_seeds" range:">=1"`
+	// Checks is the check set that decides acceptance: official or strict. official is the authors' gate
+	// (load, reset and three steps without an exception; tools: plus the tool checks and the screen);
+	// strict adds determinism, smoke probes, the trivial and hint-leak probes.
+	Checks GateChecks `json:"checks"`
+}
+
+func init() { registerEnum(GateChecksValues()) }
+
+// GateChecks is gate.checks: which checks decide acceptance. The static check and the sandbox stay on
+// in both.
+type GateChecks string
+
+// The gate check sets.
+const (
+	// GateOfficial is the authors' gate: load, reset, then step("1"), step("2"), step("test") without an
+	// exception (tools: plus the tool checks and the screen).
+	GateOfficial GateChecks = "official"
+	// GateStrict adds determinism, smoke probes, the trivial and hint-leak probes.
+	GateStrict GateChecks = "strict"
+)
+
+// GateChecksValues lists every check set.
+func GateChecksValues() []GateChecks { return []GateChecks{GateOfficial, GateStrict} }
+
+// validate has no rule beyond the declared ranges.
+func (Gate) validate(*Config) error { return nil }
+
+// presetGate is the authors' gate: the official checks, 5 attempts per slot, 3 reset seeds.
+func presetGate(presetSpec) Gate {
+	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial}
+}

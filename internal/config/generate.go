@@ -1,0 +1,71 @@
+package config
+
+import "github.com/spadekit/spade/schemas"
+
+// Generate configures the Designer's calls (stages/generate) and the writer of the privileged hint.
+type Generate struct {
+	// HintMode is who writes the privileged hint: separate or inline. separate asks the same model in an
+	// untrained call after the gate accepts the env, reading the accepted program (the paper and the
+	// authors' --spade-hint-mode self); inline takes it from the Designer's own trained answer.
+	HintMode HintMode `json:"hint_mode"`
+	// HintTemperature is the sampling temperature of the separate hint call (the authors'
+	// --spade-hint-temperature, 0.3).
+	HintTemperature float64 `json:"hint_temperature" range:">=0"`
+	// HintMaxTokens caps the completion tokens of the separate hint call (the authors'
+	// --spade-hint-max-tokens: 4096 in games, 2048 in tools).
+	HintMaxTokens int `json:"hint_max_tokens" range:">=1"`
+	// HintPromptFile names a template file to use instead of the embedded hint prompt; empty uses it.
+	HintPromptFile string `json:"hint_prompt_file"`
+	// Regen is how a slot whose candidate failed the gate is asked again: resample or repair. resample
+	// draws a fresh sample of the original prompt with a fresh corpus document, no error feedback (the
+	// authors' scripts, whose env_repair_turns is 0); repair shows the failed program and the gate's error.
+	Regen Regen `json:"regen"`
+}
+
+func init() {
+	registerEnum(HintModeValues())
+	registerEnum(RegenValues())
+}
+
+// HintMode is generate.hint_mode: who writes the privileged hint.
+type HintMode string
+
+// The hint modes.
+const (
+	// HintSeparate asks the same model in a separate, untrained call after the gate accepts the env;
+	// the call reads the accepted program (the paper and the authors' code).
+	HintSeparate HintMode = "separate"
+	// HintInline takes the hint from the Designer's own (trained) answer.
+	HintInline HintMode = "inline"
+)
+
+// HintModeValues lists every hint mode.
+func HintModeValues() []HintMode { return []HintMode{HintSeparate, HintInline} }
+
+// Regen is generate.regen: how a slot whose candidate failed the gate is asked again.
+type Regen string
+
+// The regeneration modes.
+const (
+	// RegenResample draws a fresh sample of the original prompt (with a fresh corpus document), no error
+	// feedback (the authors' scripts).
+	RegenResample Regen = "resample"
+	// RegenRepair shows the Designer its failed program and the gate's error.
+	RegenRepair Regen = "repair"
+)
+
+// RegenValues lists every regeneration mode.
+func RegenValues() []Regen { return []Regen{RegenResample, RegenRepair} }
+
+// validate has no rule beyond the declared ranges.
+func (Generate) validate(*Config) error { return nil }
+
+// presetGenerate is the authors' hint writer and regeneration: a separate hint call at temperature 0.3
+// with 4,096 tokens (2,048 in tools), failed slots resampled.
+func presetGenerate(p presetSpec) Generate {
+	g := Generate{HintMode: HintSeparate, HintTemperature: 0.3, HintMaxTokens: 4096, Regen: RegenResample}
+	if p.setting == schemas.SettingTools {
+		g.HintMaxTokens = 2048
+	}
+	return g
+}

@@ -1,0 +1,318 @@
+package config
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/spadekit/spade/schemas"
+)
+
+// GRPO configures batch assembly (stages/grpo: advantages and the grpo_batches rows) and the trainer
+// that consumes them (grpo.trainer torch: stages/grpo/trainer), and how new weights reach the servers.
+type GRPO struct {
+	// ClipLow is the PPO ratio clip below 1. A token's ratio π_θ/π_old is clipped at 1 − clip_low (the
+	// authors' GRPO_ARGS, 0.2).
+	ClipLow float64 `json:"clip_low" range:"[0,1)"`
+	// ClipHigh is the PPO ratio clip above 1, clip-higher style. The ratio is clipped at 1 + clip_high
+	// (the authors' GRPO_ARGS, 0.28).
+	ClipHigh float64 `json:"clip_high" range:">=0"`
+	// KLBeta is the weight of the loss's KL penalty to the base model; 0 turns it off. At 0 a short mixed
+	// batch also scales its real advantages (the authors' GRPO_ARGS: 0 in games, 0.005 at 8B and in
+	// tools).
+	KLBeta float64 `json:"kl_beta" range:">=0"`
+	// LR is AdamW's learning rate (the authors' OPTIMIZER_ARGS, 1e-6).
+	LR float64 `json:"lr" range:">0"`
+	// GlobalBatch is the number of samples of one optimizer step. Batches are cut at it whatever the
+	// number of trainer GPUs (the authors' --global-batch-size, 192).
+	GlobalBatch int `json:"global_batch" range:">=1"`
+	// TISCap caps the truncated importance-sampling weight of grpo.tis. The weight is min(tis_cap,
+	// π_old/π_rollout) (the authors' spade_tis, 2).
+	TISCap float64 `json:"tis_cap" range:">0"`
+	// Trainer is which trainer consumes the batches after each step: none or torch. none assembles and
+	// commits them only (for an external trainer, or none); torch runs the PyTorch trainer of
+	// stages/grpo/trainer.
+	Trainer Trainer `json:"trainer"`
+	// Python is the interpreter the torch trainer runs with; empty takes $SPADE_PYTHON, else python3 on
+	// PATH. It needs torch and numpy.
+	Python string `json:"python"`
+	// TrainerGPUs is the number of GPUs the trainer uses, on one node. Above 1 it runs under
+	// torch.distributed.run, FSDP across the GPUs.
+	TrainerGPUs int `json:"trainer_gpus" range:">=1"`
+	// IncludeHinted trains the Agent on its hinted episodes too. They are standardized in their own group
+	// (their prompt differs); off, only unhinted plays are Agent samples.
+	IncludeHinted bool `json:"include_hinted"`
+	// Agg is how the trainer averages token losses: token-mean or seq-mean-token-mean. token-mean averages
+	// every token of the batch; seq-mean-token-mean each sequence's tokens first, then the sequences
+	// (slime's sum_of_sample_mean, the authors').
+	Agg Agg `json:"agg"`
+	// MaxGradNorm clips the gradient's global norm before each optimizer step; 0 turns clipping off.
+	MaxGradNorm float64 `json:"max_grad_norm" range:">=0"`
+	// ModelPath is the local directory of the model the torch trainer starts from. It is a Hugging Face
+	// checkpoint of the served model, required by grpo.trainer torch.
+	ModelPath string `json:"model_path"`
+	// Publish is how new weights reach the generation servers after each update. sglang loads each full
+	// checkpoint into every server of grpo.publish_urls through /update_weights_from_disk (the authors'
+	// slime serves through SGLang); vllm_reload reloads it in place through vLLM's dev-mode
+	// /collective_rpc; lora loads each adapter through vLLM's /v1/load_lora_adapter, called by its name;
+	// command runs grpo.publish_command; none leaves the servers' weights as they are.
+	Publish Publish `json:"publish"`
+	// PublishURL is the vLLM server that loads each new LoRA adapter under grpo.publish lora; empty means
+	// llm.agent.base_url.
+	PublishURL string `json:"publish_url"`
+	// PublishURLs lists, comma-separated, the servers that load each new full checkpoint. They are every
+	// replica under grpo.publish sglang or vllm_reload; empty means grpo.publish_url, else
+	// llm.agent.base_url. A replica that fails to load stops the step with its URL.
+	PublishURLs string `json:"publish_urls"`
+	// PublishCommand is the command run after each update under grpo.publish command. Its arguments may
+	// use {weights_dir}, {version}, {step} and {base_url}; it is run without a shell.
+	PublishCommand string `json:"publish_command"`
+	// CheckpointDir is the directory of the trainer's weight versions and optimizer state; empty means
+	// ./checkpoints/<run>. Under grpo.publish lora, sglang or vllm_reload the servers must read it.
+	CheckpointDir string `json:"checkpoint_dir"`
+	// LoRARank is the LoRA adapter rank; 0 trains every weight (full fine-tuning, the authors'). Under
+	// grpo.trainer torch, grpo.publish lora needs a rank >= 1 and sglang or vllm_reload (which load full
+	// checkpoints) a rank of 0; command and none take either.
+	LoRARank int `json:"lora_rank" range:">=0"`
+	// LoRAAlpha is the adapter's scaling numerator (scale = lora_alpha / lora_rank); unused at rank 0.
+	LoRAAlpha float64 `json:"lora_alpha" range:">0"`
+	// MicroBatchTokens bounds one forward/backward pass, in padded tokens (samples × longest sequence).
+	// Gradients accumulate over micro-batches up to the global batch.
+	MicroBatchTokens int `json:"micro_batch_tokens" range:">=1"`
+	// WeightDecay is AdamW's decoupled weight decay (the authors' OPTIMIZER_ARGS, 0.1).
+	WeightDecay float64 `json:"weight_decay" range:">=0"`
+	// AdamBeta1 is Adam's first-moment decay rate (the authors' OPTIMIZER_ARGS, 0.9).
+	AdamBeta1 float64 `json:"adam_beta1" range:"[0,1)"`
+	// AdamBeta2 is Adam's second-moment decay rate (the authors' OPTIMIZER_ARGS, 0.98).
+	AdamBeta2 float64 `json:"adam_beta2" range:"[0,1)"`
+	// TIS is the trainer's truncated importance sampling: token, sequence or off. token weights every
+	// token of every sample by min(grpo.tis_cap, π_old/π_rollout) (the authors' --use-tis); sequence only
+	// the Designer's samples, by a capped per-sample weight; off trains on the rollout log-probs as they
+	// are.
+	TIS TIS `json:"tis"`
+	// GradientCheckpointing recomputes activations in the backward pass, trading time for memory. It
+	// fits long sequences (Hugging Face models).
+	GradientCheckpointing bool `json:"gradient_checkpointing"`
+	// DesignerAdvScale multiplies the Designer's centred rewards: a number > 0, or auto. auto is min(50,
+	// Agent plays per step / Designer samples per pool × sample.refresh_every) (the authors'
+	// compute_env_reward_scale, 32 with the games presets).
+	DesignerAdvScale string `json:"designer_adv_scale"`
+	// SampleUnit is what one Agent sample is: episode or turn. episode is the whole play, the first
+	// prompt then every Agent completion with the tokens between them masked (the authors'); turn is one
+	// Agent call's prompt and completion.
+	SampleUnit SampleUnit `json:"sample_unit"`
+	// MixRoles trains both roles in one batch per step (the authors'); off, each role has its own. The
+	// batch holds the Designer samples first, then Agent samples, cut to grpo.global_batch; a short batch
+	// is padded with inert copies and, with grpo.kl_beta 0, its real advantages scaled by global_batch /
+	// n_real; one optimizer step per rollout step.
+	MixRoles bool `json:"mix_roles"`
+	// AdvStd is the standard deviation of the Agent's group advantage: population or sample. population
+	// divides by n with ε 1e-8 (the authors' np.std); sample by n − 1 with ε 1e-6.
+	AdvStd AdvStd `json:"adv_std"`
+	// FailedPlay is what a play that failed for infrastructure reasons does to its Agent group. env_error
+	// leaves only env_error plays out (timeout and agent_error plays count with their return); drop leaves
+	// every failed play out, as the authors' collector does before normalising; minus_one counts every
+	// failed play with return −1, without a sample of its own.
+	FailedPlay FailedPlay `json:"failed_play"`
+}
+
+func init() {
+	registerEnum(TrainerValues())
+	registerEnum(AggValues())
+	registerEnum(PublishValues())
+	registerEnum(TISValues())
+	registerEnum(SampleUnitValues())
+	registerEnum(AdvStdValues())
+	registerEnum(FailedPlayValues())
+}
+
+// Trainer is grpo.trainer: which trainer consumes the GRPO batches.
+type Trainer string
+
+// The trainers.
+const (
+	// TrainerNone assembles and commits the batches only (an external trainer, or none).
+	TrainerNone Trainer = "none"
+	// TrainerTorch runs the PyTorch trainer of stages/grpo/trainer after each step.
+	TrainerTorch Trainer = "torch"
+)
+
+// TrainerValues lists every trainer.
+func TrainerValues() []Trainer { return []Trainer{TrainerNone, TrainerTorch} }
+
+// Agg is grpo.agg: how the trainer averages token losses.
+type Agg string
+
+// The loss aggregations.
+const (
+	// AggTokenMean averages over every token of the batch.
+	AggTokenMean Agg = "token-mean"
+	// AggSeqMeanTokenMean averages each sequence's tokens, then the sequences.
+	AggSeqMeanTokenMean Agg = "seq-mean-token-mean"
+)
+
+// AggValues lists every aggregation.
+func AggValues() []Agg { return []Agg{AggTokenMean, AggSeqMeanTokenMean} }
+
+// Publish is grpo.publish: how new weights reach the generation server.
+type Publish string
+
+// The ways to publish weights.
+const (
+	// PublishLoRA loads each new adapter through vLLM's /v1/load_lora_adapter.
+	PublishLoRA Publish = "lora"
+	// PublishCommand runs grpo.publish_command.
+	PublishCommand Publish = "command"
+	// PublishNone publishes nothing (the calls keep the weights they had).
+	PublishNone Publish = "none"
+	// PublishSGLang loads each full checkpoint into every SGLang server of grpo.publish_urls through
+	// POST /update_weights_from_disk {"model_path"}.
+	PublishSGLang Publish = "sglang"
+	// PublishVLLMReload loads each full checkpoint into every vLLM server of grpo.publish_urls in place
+	// (the dev-mode /collective_rpc: update_config to the new path, then reload_weights; the server runs
+	// with VLLM_SERVER_DEV_MODE=1).
+	PublishVLLMReload Publish = "vllm_reload"
+)
+
+// PublishValues lists every way to publish.
+func PublishValues() []Publish {
+	return []Publish{PublishLoRA, PublishCommand, PublishNone, PublishSGLang, PublishVLLMReload}
+}
+
+// FullWeights reports whether a publish mode loads whole checkpoints into a server that keeps its
+// served model name (sglang, vllm_reload): calls then keep llm.<role>.model as their model and record
+// the published version as weights_version only.
+func (p Publish) FullWeights() bool { return p == PublishSGLang || p == PublishVLLMReload }
+
+// TIS is grpo.tis: how the trainer corrects for the inference engine's log-probs.
+type TIS string
+
+// The TIS modes.
+const (
+	// TISToken weights every token by min(grpo.tis_cap, π_old/π_rollout) (the authors' --use-tis).
+	TISToken TIS = "token"
+	// TISSequence weights the Designer's samples by a capped per-sample ratio to the proximal policy.
+	TISSequence TIS = "sequence"
+	// TISOff trains on the rollout log-probs as they are.
+	TISOff TIS = "off"
+)
+
+// TISValues lists every TIS mode.
+func TISValues() []TIS { return []TIS{TISToken, TISSequence, TISOff} }
+
+// SampleUnit is grpo.sample_unit: what one Agent training sample is.
+type SampleUnit string
+
+// The sample units.
+const (
+	// SampleEpisode is one sample per play: the first prompt, then every Agent completion (trained) with
+	// the tokens the chat template adds between them (masked) — the authors' samples.
+	SampleEpisode SampleUnit = "episode"
+	// SampleTurn is one sample per Agent turn: that call's prompt and completion.
+	SampleTurn SampleUnit = "turn"
+)
+
+// SampleUnitValues lists every sample unit.
+func SampleUnitValues() []SampleUnit { return []SampleUnit{SampleEpisode, SampleTurn} }
+
+// AdvStd is grpo.adv_std: the standard deviation of the Agent's group advantage.
+type AdvStd string
+
+// The standard deviations.
+const (
+	// AdvStdPopulation divides by n, with ε = 1e-8 (the authors' np.std).
+	AdvStdPopulation AdvStd = "population"
+	// AdvStdSample divides by n − 1, with ε = 1e-6.
+	AdvStdSample AdvStd = "sample"
+)
+
+// AdvStdValues lists every standard deviation.
+func AdvStdValues() []AdvStd { return []AdvStd{AdvStdPopulation, AdvStdSample} }
+
+// FailedPlay is grpo.failed_play: what a play that failed for infrastructure reasons contributes to its
+// env's Agent advantage group.
+type FailedPlay string
+
+// The ways to treat a failed play.
+const (
+	// FailedEnvError leaves env_error plays out of the group; timeout and agent_error plays count with
+	// their return.
+	FailedEnvError FailedPlay = "env_error"
+	// FailedDrop leaves every failed play (env_error, timeout, agent_error) out of the group and the
+	// batch: what the authors' self-play runs do, since their collector drops FAILED plays (after one
+	// retry) before the rewards are normalised.
+	FailedDrop FailedPlay = "drop"
+	// FailedMinusOne counts every failed play in its group with return −1 (the authors'
+	// normalize_rewards_per_game branch); the failed play itself gives no sample.
+	FailedMinusOne FailedPlay = "minus_one"
+)
+
+// FailedPlayValues lists every way to treat a failed play.
+func FailedPlayValues() []FailedPlay { return []FailedPlay{FailedEnvError, FailedDrop, FailedMinusOne} }
+
+// validate checks what the torch trainer needs to publish (a command for command, a LoRA rank for lora
+// and none for full checkpoints) and grpo.designer_adv_scale.
+func (g GRPO) validate(c *Config) error {
+	if g.Trainer == TrainerTorch {
+		switch {
+		case g.Publish == PublishCommand && strings.TrimSpace(g.PublishCommand) == "":
+			return invalidf("config: key \"grpo.publish_command\" is empty but grpo.publish is command")
+		case g.Publish.FullWeights() && g.LoRARank != 0:
+			return invalidf("config: key \"grpo.lora_rank\" must be 0 when grpo.publish is %s (it loads full checkpoints; use lora for adapters)", g.Publish)
+		case g.Publish == PublishLoRA && g.LoRARank < 1:
+			return invalidf("config: key \"grpo.lora_rank\" must be >= 1 when grpo.publish is lora (or publish full weights with sglang, vllm_reload or command)")
+		}
+	}
+	_, _, err := c.DesignerAdvScale()
+	return err
+}
+
+// DesignerAdvScale parses grpo.designer_adv_scale: auto (returns auto = true) or a number > 0.
+func (c *Config) DesignerAdvScale() (scale float64, auto bool, err error) {
+	v := strings.TrimSpace(c.GRPO.DesignerAdvScale)
+	if v == "auto" {
+		return 0, true, nil
+	}
+	x, perr := strconv.ParseFloat(v, 64)
+	if perr != nil || !(x > 0) || math.IsInf(x, 0) {
+		return 0, false, invalidf("config: key \"grpo.designer_adv_scale\" must be auto or a number > 0, got %q", c.GRPO.DesignerAdvScale)
+	}
+	return x, false, nil
+}
+
+// PublishURLs returns the generation servers a full-weights publish must reach: grpo.publish_urls
+// (comma-separated), else grpo.publish_url, else llm.agent.base_url.
+func (c *Config) PublishURLs() []string {
+	var urls []string
+	for _, u := range strings.Split(c.GRPO.PublishURLs, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	if len(urls) > 0 {
+		return urls
+	}
+	if c.GRPO.PublishURL != "" {
+		return []string{c.GRPO.PublishURL}
+	}
+	if c.LLM.Agent.BaseURL != "" {
+		return []string{c.LLM.Agent.BaseURL}
+	}
+	return nil
+}
+
+// presetGRPO is the authors' update (GRPO_ARGS, OPTIMIZER_ARGS, slime): clip 0.2/0.28, KL 0 (0.005 at 8B
+// and in tools), AdamW at 1e-6 with decay 0.1 and betas 0.9/0.98, one mixed batch of 192 per step,
+// token TIS capped at 2, episode samples averaged per sequence, population std, failed plays dropped,
+// full fine-tuning published to SGLang; the trainer itself is off (grpo.trainer none).
+func presetGRPO(p presetSpec) GRPO {
+	g := GRPO{ClipLow: 0.20, ClipHigh: 0.28, KLBeta: 0.0, LR: 1e-6, GlobalBatch: 192, TISCap: 2.0,
+		Trainer: TrainerNone, TrainerGPUs: 1, Agg: AggSeqMeanTokenMean, MaxGradNorm: 1.0, Publish: PublishSGLang,
+		LoRARank: 0, LoRAAlpha: 64, MicroBatchTokens: 16384, GradientCheckpointing: true, DesignerAdvScale: "auto",
+		WeightDecay: 0.1, AdamBeta1: 0.9, AdamBeta2: 0.98, TIS: TISToken, SampleUnit: SampleEpisode, MixRoles: true,
+		AdvStd: AdvStdPopulation, FailedPlay: FailedDrop}
+	if p.size == "qwen3-8b" || p.setting == schemas.SettingTools {
+		g.KLBeta = 0.005
+	}
+	return g
+}

@@ -1,0 +1,78 @@
+package config
+
+// LLM configures the generation backends (internal/llm): the model behind each role and the client that
+// calls them. The Designer and the Agent share the trained weights θ; the hint writer is the Designer's
+// model sampled with generate.hint_temperature and generate.hint_max_tokens.
+type LLM struct {
+	// Designer is the model that writes the environment programs (stages/generate).
+	Designer Role `json:"designer"`
+	// Agent is the model that plays the environments (stages/rollout) and is evaluated (stages/eval).
+	Agent Role `json:"agent"`
+	// Screen is the tools setting's screen model of the gate (the tools_screen check); with neither a base
+	// URL nor a model the check is skipped, and an empty one of the two takes the Agent's.
+	Screen Role `json:"screen"`
+	// MaxInFlight bounds the model calls in flight at once, over every role. Keep the server's
+	// --max-num-seqs about as large.
+	MaxInFlight int `json:"max_in_flight" range:">=1"`
+	// TimeoutSeconds bounds one HTTP attempt of a call, in seconds. A slower attempt fails the call with a
+	// timeout, which is not retried.
+	TimeoutSeconds int `json:"timeout_seconds" range:">0"`
+	// MaxRetries is how many times a failed call is retried; 0 does not retry. A 429, a 5xx and a
+	// connection error are retried, with jittered exponential backoff.
+	MaxRetries int `json:"max_retries" range:">=0"`
+	// PromptFile names a template file to use instead of the embedded Designer prompt; empty uses it.
+	// stages/generate.PromptData lists what the template gets.
+	PromptFile string `json:"prompt_file"`
+}
+
+// Role configures the model behind one role (llm.designer, llm.agent or llm.screen).
+type Role struct {
+	// BaseURL is the role's OpenAI-compatible endpoint, such as http://host:8000/v1. replay:RUN answers
+	// every call from the llm_calls a recorded run holds; empty takes $OPENAI_BASE_URL when the client
+	// starts (the presets copy it at spade init).
+	BaseURL string `json:"base_url"`
+	// Model is the served model name the role calls. Trained weights published as a LoRA adapter are
+	// called by the adapter's name instead.
+	Model string `json:"model"`
+	// APIKeyEnv names the environment variable that holds the role's API key; empty sends none. The key
+	// is sent as a bearer token.
+	APIKeyEnv string `json:"api_key_env"`
+	// MaxTokens caps the completion tokens of one call of the role. The authors' launch scripts give the
+	// Designer 16384 (--spade-env-max-tokens; 20000 at 8B) and the Agent 8192 (--spade-actor-max-tokens);
+	// the screen's 2048 is spade's.
+	MaxTokens int `json:"max_tokens" range:">=1"`
+	// Temperature is the role's sampling temperature; 0 samples greedily. The authors' launch scripts
+	// sample the Designer and the Agent at 0.6 (--spade-env-temperature, --spade-actor-temperature); the
+	// screen is greedy.
+	Temperature float64 `json:"temperature" range:">=0"`
+	// TopP is the role's nucleus sampling mass; 1 keeps every token. Each token is drawn from the smallest
+	// set of likeliest tokens whose probabilities add up to it (the authors' 0.95 for the Designer and the
+	// Agent).
+	TopP float64 `json:"top_p" range:"(0,1]"`
+	// TopK keeps the role's k most likely tokens at each sampling step; 0 leaves it to the server. The
+	// authors sample the Designer and the Agent with 20.
+	TopK int `json:"top_k" range:">=0"`
+}
+
+// validate has no rule beyond the declared ranges.
+func (LLM) validate(*Config) error { return nil }
+
+// presetLLM is the sampling of the authors' launch scripts for the Designer and the Agent (temperature
+// 0.6, top-p 0.95, top-k 20; 16,384 Designer tokens, 20,000 at 8B; 8,192 Agent tokens), a greedy screen,
+// and the client limits: 256 calls in flight, 10 minutes per attempt, 6 retries.
+func presetLLM(p presetSpec) LLM {
+	designerTokens := 16384
+	if p.size == "qwen3-8b" {
+		designerTokens = 20000
+	}
+	return LLM{
+		Designer: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: designerTokens,
+			Temperature: 0.6, TopP: 0.95, TopK: 20},
+		Agent: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 8192,
+			Temperature: 0.6, TopP: 0.95, TopK: 20},
+		Screen:         Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0},
+		MaxInFlight:    256,
+		TimeoutSeconds: 600,
+		MaxRetries:     6,
+	}
+}

@@ -1,0 +1,206 @@
+package config
+
+import (
+	"strings"
+
+	"github.com/spadekit/spade/schemas"
+)
+
+// Rollout configures the Agent's episodes (stages/rollout, played by internal/play): how many plays each
+// env gets with and without the hint, how an episode runs and ends, and how its turns reach the server.
+type Rollout struct {
+	// GroupSize is the number of plays without the hint per env and step. They are the Agent's GRPO
+	// group (the authors' global batch 192 / 24 envs = 8).
+	GroupSize int `json:"group_size" range:">=1"`
+	// HintedGroupSize is the number of plays with the hint per env; 0 plays none. rollout.hinted_at
+	// pool_start plays them all at the pool's first step; every_step plays at most rollout.group_size of
+	// them at every step, each with an unhinted twin of the same index (the authors'
+	// --spade-hint-plays-per-game 16).
+	HintedGroupSize int `json:"hinted_group_size" range:">=0"`
+	// HintedAt is when the hinted plays run: pool_start or every_step. pool_start plays them at the
+	// pool's first step only (the authors' schedule); every_step at every step, beside the unhinted plays.
+	HintedAt HintedAt `json:"hinted_at"`
+	// MaxTurns is the most actions an episode takes. An episode still running then ends with ended_by
+	// max_turns (the authors' --spade-max-turns, 25).
+	MaxTurns int `json:"max_turns" range:">=1"`
+	// ContextTokens is the Agent's context budget in tokens. A turn's prompt may hold context_tokens −
+	// llm.agent.max_tokens tokens, and rollout.context says what happens beyond (the authors'
+	// --spade-max-context-length, 32768).
+	ContextTokens int `json:"context_tokens" range:">=1"`
+	// Context is what happens when the history outgrows rollout.context_tokens: truncate or drop_oldest.
+	// truncate ends the episode with ended_by max_turns (the authors keep the whole history and stop);
+	// drop_oldest drops the oldest turns from the prompt and goes on.
+	Context ContextPolicy `json:"context"`
+	// PairedSeeds gives the i-th hinted and unhinted plays of an env the same reset seed. The hint regret
+	// then compares like with like (not in the authors' code; off in the presets).
+	PairedSeeds bool `json:"paired_seeds"`
+	// Return is what an episode's return (episodes.return) is: terminal or sum. terminal is the last
+	// step's reward clipped to [−1, 1] when the episode terminated, else 0 (the authors' episode_reward);
+	// sum is the sum of the env's rewards.
+	Return ReturnKind `json:"return"`
+	// HintPlacement is where a hinted play shows the hint: observation or system. observation appends a
+	// blank line and "HINT: ..." to the first observation (the paper and the authors' code); system puts
+	// it in the Agent's system prompt.
+	HintPlacement HintPlacement `json:"hint_placement"`
+	// ActionFormat is how a games answer marks its move: boxed or tag. boxed reads the last \boxed{...}
+	// (the authors' games template), tag <action>...</action>; tools answers are tool calls either way.
+	ActionFormat ActionFormat `json:"action_format"`
+	// PromptFile names a template file to use instead of the embedded Agent prompt; empty uses it. Its
+	// body is the system prompt (none when empty), an optional {{define "first_user"}} the first user
+	// message; both get stages/rollout.PromptData (MaxTurns, Hint, Observation, ActionFormat).
+	PromptFile string `json:"prompt_file"`
+	// TokenIO is how the Agent's turns reach the server: chat or tokens. chat makes every turn a Chat
+	// Completions call with the message history, which the server's chat template renders (the authors'
+	// actor). tokens makes turn 0 a chat call and every later turn a /v1/completions call whose prompt is
+	// the running token sequence: the previous turn's prompt ids and completion ids as the server returned
+	// them, then the server's tokenization of rollout.token_io_template around the next observation.
+	// Under tokens a play is one token sequence by construction (no chat template re-renders the
+	// history), so the Agent's GRPO samples hold exactly what was sampled and the context check counts
+	// the real prompt length. tokens needs a server that returns token ids (vLLM, return_token_ids),
+	// rollout.context truncate and the games setting (tool calls are parsed by the chat endpoint). The
+	// tokenize calls are recorded in llm_calls beside the turns' calls, so a replayed run answers them
+	// too.
+	TokenIO TokenIO `json:"token_io"`
+	// TokenIOTemplate is the text between a completion and the next one under rollout.token_io tokens.
+	// {observation} in it stands for the next observation (or the parse feedback); the text holds the
+	// chat template's end of the assistant turn that the completion did not already sample, the user
+	// header, the observation, the end of the user turn and the generation prompt. It is tokenized by the
+	// server's /tokenize without special tokens added, and must hold {observation} under tokens. For a
+	// ChatML template (Qwen3), whose completions end with the sampled <|im_end|>:
+	// "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n". Unused under chat.
+	TokenIOTemplate string `json:"token_io_template"`
+}
+
+func init() {
+	registerEnum(HintedAtValues())
+	registerEnum(ContextPolicyValues())
+	registerEnum(ReturnKindValues())
+	registerEnum(HintPlacementValues())
+	registerEnum(ActionFormatValues())
+	registerEnum(TokenIOValues())
+}
+
+// HintedAt is rollout.hinted_at: at which steps of a pool the hinted plays run.
+type HintedAt string
+
+// The hinted-play schedules.
+const (
+	// HintedAtPoolStart plays rollout.hinted_group_size hinted episodes per env at the pool's first
+	// step only (the authors' scripts).
+	HintedAtPoolStart HintedAt = "pool_start"
+	// HintedAtEveryStep plays them at every step of the pool, at most rollout.group_size of them.
+	HintedAtEveryStep HintedAt = "every_step"
+)
+
+// HintedAtValues lists every schedule.
+func HintedAtValues() []HintedAt { return []HintedAt{HintedAtPoolStart, HintedAtEveryStep} }
+
+// ContextPolicy is rollout.context: what happens when an episode's history no longer fits
+// rollout.context_tokens.
+type ContextPolicy string
+
+// The context policies.
+const (
+	// ContextTruncate ends the episode (the authors keep the whole history and stop there).
+	ContextTruncate ContextPolicy = "truncate"
+	// ContextDropOldest drops the oldest turns from the prompt and goes on.
+	ContextDropOldest ContextPolicy = "drop_oldest"
+)
+
+// ContextPolicyValues lists every context policy.
+func ContextPolicyValues() []ContextPolicy {
+	return []ContextPolicy{ContextTruncate, ContextDropOldest}
+}
+
+// ReturnKind is rollout.return: what an episode's return (episodes.return) is.
+type ReturnKind string
+
+// The returns.
+const (
+	// ReturnTerminal is the last step's reward clipped to [−1, 1] when the episode terminated, else 0
+	// (the authors' episode_reward).
+	ReturnTerminal ReturnKind = "terminal"
+	// ReturnSum is the sum of the env's rewards over the episode.
+	ReturnSum ReturnKind = "sum"
+)
+
+// ReturnKindValues lists every return.
+func ReturnKindValues() []ReturnKind { return []ReturnKind{ReturnTerminal, ReturnSum} }
+
+// HintPlacement is rollout.hint_placement: where a hinted play's Agent reads the hint.
+type HintPlacement string
+
+// The hint placements.
+const (
+	// HintInObservation appends a blank line and "HINT: ..." to the first observation (the paper and
+	// the authors' code).
+	HintInObservation HintPlacement = "observation"
+	// HintInSystem puts the hint in the Agent's system prompt.
+	HintInSystem HintPlacement = "system"
+)
+
+// HintPlacementValues lists every placement.
+func HintPlacementValues() []HintPlacement { return []HintPlacement{HintInObservation, HintInSystem} }
+
+// ActionFormat is rollout.action_format: how the Agent marks its move in a games answer.
+type ActionFormat string
+
+// The action formats.
+const (
+	// ActionBoxed reads the last \boxed{...} of the answer (the authors' games template).
+	ActionBoxed ActionFormat = "boxed"
+	// ActionTag reads <action>...</action>.
+	ActionTag ActionFormat = "tag"
+)
+
+// ActionFormatValues lists every action format.
+func ActionFormatValues() []ActionFormat { return []ActionFormat{ActionBoxed, ActionTag} }
+
+// TokenIO is rollout.token_io: how the Agent's turns are sent to the server (see Rollout.TokenIO).
+type TokenIO string
+
+// The token I/O modes.
+const (
+	// TokenIOChat sends every turn to Chat Completions with the message history (the server's chat
+	// template renders it).
+	TokenIOChat TokenIO = "chat"
+	// TokenIOTokens sends turn 0 to Chat Completions and every later turn to /completions with the
+	// running token sequence as the prompt (rollout.token_io_template).
+	TokenIOTokens TokenIO = "tokens"
+)
+
+// TokenIOValues lists every token I/O mode.
+func TokenIOValues() []TokenIO { return []TokenIO{TokenIOChat, TokenIOTokens} }
+
+// TokenIOObservation is the placeholder of rollout.token_io_template that the observation replaces.
+const TokenIOObservation = "{observation}"
+
+// qwen3TokenIOTemplate is rollout.token_io_template for Qwen3's ChatML, the example errors give.
+const qwen3TokenIOTemplate = "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n"
+
+// validate checks what rollout.token_io tokens needs: a template that holds the observation, the context
+// policy that keeps the token sequence whole, and the games setting.
+func (r Rollout) validate(c *Config) error {
+	if r.TokenIO != TokenIOTokens {
+		return nil
+	}
+	switch {
+	case !strings.Contains(r.TokenIOTemplate, TokenIOObservation):
+		return invalidf("config: key \"rollout.token_io_template\" must contain %s when rollout.token_io is tokens (for Qwen3's ChatML: %q)",
+			TokenIOObservation, qwen3TokenIOTemplate)
+	case r.Context != ContextTruncate:
+		return invalidf("config: key \"rollout.context\" must be truncate when rollout.token_io is tokens (dropping old turns would break the token sequence)")
+	case c.Setting == schemas.SettingTools:
+		return invalidf("config: key \"rollout.token_io\" must be chat in the tools setting (tool calls are parsed by the chat endpoint)")
+	}
+	return nil
+}
+
+// presetRollout is the authors' episodes: 8 unhinted plays per env and step, 16 hinted ones at the pool's
+// first step, 25 turns in a 32,768-token context that ends the episode when spent, the terminal return,
+// the hint in the first observation, \boxed{} moves, unpaired seeds, chat calls.
+func presetRollout(presetSpec) Rollout {
+	return Rollout{GroupSize: 8, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
+		Context: ContextTruncate, PairedSeeds: false, Return: ReturnTerminal, HintPlacement: HintInObservation,
+		ActionFormat: ActionBoxed, TokenIO: TokenIOChat}
+}

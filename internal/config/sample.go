@@ -1,0 +1,128 @@
+package config
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/spadekit/spade/schemas"
+)
+
+// Sample configures the pool schedule and the corpus draw (stages/sample): which skills each pool
+// trains, how many envs a refresh step asks for, and the document each slot's Designer call reads.
+type Sample struct {
+	// EnvsPerStep is the number of envs each refresh step generates. The Designer writes one env per
+	// slot and the pool holds them until the next refresh (the authors' launch scripts'
+	// --spade-num-games-per-rollout, 24).
+	EnvsPerStep int `json:"envs_per_step" range:">=1"`
+	// SkillsPerWindow is how many skills each pool trains. They are taken from sample.skills in the order
+	// sample.skill_order gives, and the slots are spread over them in turn (the authors' SKILLS_PER_REGEN,
+	// 3).
+	SkillsPerWindow int `json:"skills_per_window" range:"[1,6]"`
+	// RefreshEvery is the pool length in steps. A new pool is generated at every multiple of it and played
+	// until the next (the authors' --spade-game-regeneration-interval: 4 in games, 8 in tools).
+	RefreshEvery int `json:"refresh_every" range:">=1"`
+	// Corpus names the imported corpus (`spade corpus import --name NAME FILE`) the slots' documents are
+	// drawn from.
+	Corpus string `json:"corpus"`
+	// ExcerptChars cuts a slot's document to this many characters (runes); 0 does not cut by characters.
+	// The cut falls at a paragraph or sentence break near the end when there is one.
+	ExcerptChars int `json:"excerpt_chars" range:">=0"`
+	// ExcerptWords cuts a slot's document to this many words before the character cut; 0 does not cut by
+	// words. The authors' launch scripts cut games documents at 6,000 and tools documents at 4,000 tokens
+	// (--spade-corpus-max-doc-tokens); spade cuts words.
+	ExcerptWords int `json:"excerpt_words" range:">=0"`
+	// DocDraw is how a slot's document is drawn: uniform or matched. uniform draws among the unused
+	// documents (the authors'); matched prefers documents whose domain suits the slot's skill.
+	DocDraw DocDraw `json:"doc_draw"`
+	// Skills is the comma-separated list of skills the pools rotate through; empty means every skill.
+	// Every skill is, in games, math_reasoning, logical_deduction, spatial_reasoning,
+	// pattern_recognition, optimization and causal_inference, in that order, and tool_use in tools; the
+	// two-skill ablation lists two.
+	Skills string `json:"skills"`
+	// SkillOrder is the order in which the pools take their skills from sample.skills: round_robin or
+	// seeded. round_robin follows the list (the authors' rotation); seeded rotates a seeded shuffle of it.
+	SkillOrder SkillOrder `json:"skill_order"`
+	// Pool names a static pool (`spade pool import`) to play instead of generating envs; empty generates.
+	// Every refresh step then takes its envs from the pool: fixed-environment GRPO, no Designer training.
+	Pool string `json:"pool"`
+}
+
+func init() {
+	registerEnum(DocDrawValues())
+	registerEnum(SkillOrderValues())
+}
+
+// DocDraw is sample.doc_draw: how a slot's corpus document is drawn.
+type DocDraw string
+
+// The document draws.
+const (
+	// DocUniform draws uniformly among unused documents (the authors').
+	DocUniform DocDraw = "uniform"
+	// DocMatched prefers documents whose domain suits the slot's skill.
+	DocMatched DocDraw = "matched"
+)
+
+// DocDrawValues lists every draw.
+func DocDrawValues() []DocDraw { return []DocDraw{DocUniform, DocMatched} }
+
+// SkillOrder is sample.skill_order: how the active skills of each pool are chosen.
+type SkillOrder string
+
+// The skill orders.
+const (
+	// SkillsRoundRobin takes sample.skills_per_window skills per pool, round-robin through
+	// sample.skills in its order (the authors').
+	SkillsRoundRobin SkillOrder = "round_robin"
+	// SkillsSeeded rotates a seeded shuffle of the skills.
+	SkillsSeeded SkillOrder = "seeded"
+)
+
+// SkillOrderValues lists every order.
+func SkillOrderValues() []SkillOrder { return []SkillOrder{SkillsRoundRobin, SkillsSeeded} }
+
+// validate checks sample.skills (SkillList).
+func (Sample) validate(c *Config) error {
+	_, err := c.SkillList()
+	return err
+}
+
+// SkillList returns sample.skills as a list (every skill, in schemas.Skills order, when empty; tool_use
+// alone in the tools setting), or an error naming the key for an unknown or repeated skill, or for
+// sample.skills_per_window above the number of skills listed.
+func (c *Config) SkillList() ([]string, error) {
+	if strings.TrimSpace(c.Sample.Skills) == "" {
+		if c.Setting == schemas.SettingTools {
+			return []string{schemas.SkillToolUse}, nil
+		}
+		return slices.Clone(schemas.Skills), nil
+	}
+	var out []string
+	for _, part := range strings.Split(c.Sample.Skills, ",") {
+		s := strings.TrimSpace(part)
+		if !slices.Contains(schemas.Skills, s) && s != schemas.SkillToolUse {
+			return nil, invalidf("config: key \"sample.skills\": unknown skill %q (skills: %s, %s)", s,
+				strings.Join(schemas.Skills, ", "), schemas.SkillToolUse)
+		}
+		if slices.Contains(out, s) {
+			return nil, invalidf("config: key \"sample.skills\": %q is listed twice", s)
+		}
+		out = append(out, s)
+	}
+	if c.Sample.SkillsPerWindow > len(out) {
+		return nil, invalidf("config: key \"sample.skills_per_window\" (%d) must be at most the number of skills sample.skills lists (%d)",
+			c.Sample.SkillsPerWindow, len(out))
+	}
+	return out, nil
+}
+
+// presetSample is the pool schedule of the authors' launch scripts: 24 envs per refresh, three skills a
+// pool; games regenerate every 4 steps and cut documents at 6,000, tools every 8 and at 4,000.
+func presetSample(p presetSpec) Sample {
+	s := Sample{EnvsPerStep: 24, SkillsPerWindow: 3, RefreshEvery: 4, Corpus: "default", ExcerptWords: 6000,
+		DocDraw: DocUniform, SkillOrder: SkillsRoundRobin}
+	if p.setting == schemas.SettingTools {
+		s.RefreshEvery, s.ExcerptWords = 8, 4000
+	}
+	return s
+}

@@ -1,0 +1,36 @@
+package config
+
+// Sandbox configures the execution of generated programs (internal/sandbox, through
+// stages/stage.SandboxOptions): the gate, rollout, evaluation and `spade env` run every env program in a
+// sandbox worker with these limits.
+type Sandbox struct {
+	// Python is the interpreter that runs the env programs; empty takes $SPADE_PYTHON, else the first
+	// python3 on PATH.
+	Python string `json:"python"`
+	// Workers is the most sandbox workers alive at once; 0 takes the sandbox's default of 8. Each worker
+	// hosts one program.
+	Workers int `json:"workers" range:">=0"`
+	// LoadTimeoutSeconds bounds a program's load, new instance and reset, in seconds. A program that
+	// overruns it ends its episode with ended_by timeout.
+	LoadTimeoutSeconds int `json:"load_timeout_seconds" range:">0"`
+	// StepTimeoutSeconds bounds one step call, in seconds. An overrun ends the episode with ended_by
+	// timeout and drops the env for the rest of its pool (the authors' orchestrator alarm, 30).
+	StepTimeoutSeconds int `json:"step_timeout_seconds" range:">0"`
+	// MemoryMB is the address-space limit (RLIMIT_AS) of each env process, in MiB.
+	MemoryMB int `json:"memory_mb" range:">=1"`
+	// MaxObservationBytes is the largest observation a step may return, in bytes. A larger one ends the
+	// episode with ended_by env_error.
+	MaxObservationBytes int `json:"max_observation_bytes" range:">=1"`
+	// UnsafeNoIsolation runs the programs unconfined on a host without isolation, with a loud warning.
+	// The generated code can then read your files and secrets; off, such a host refuses to run them.
+	UnsafeNoIsolation bool `json:"unsafe_no_isolation"`
+}
+
+// validate has no rule beyond the declared ranges.
+func (Sandbox) validate(*Config) error { return nil }
+
+// presetSandbox is the sandbox of every preset: 10 s to load and reset, the authors' 30 s step alarm,
+// 1 GiB of address space and 64 KiB observations, workers at the sandbox's default.
+func presetSandbox(presetSpec) Sandbox {
+	return Sandbox{Workers: 0, LoadTimeoutSeconds: 10, StepTimeoutSeconds: 30, MemoryMB: 1024, MaxObservationBytes: 65536}
+}
