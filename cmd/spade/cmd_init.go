@@ -84,10 +84,7 @@ func runInit(ctx context.Context, opts initOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := lk.CreateRun(ctx, run, cfg); err != nil {
-		if errors.Is(err, lake.ErrRunExists) {
-			return asUsage(err)
-		}
+	if err := createRun(ctx, lk, run, cfg); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.Out, "created run %s in %s (preset %s)\n", run, lk.URI(), cfg.Preset)
@@ -117,3 +114,12 @@ func (o *overrides) Set(value string) error {
 
 // String implements flag.Value.
 func (o *overrides) String() string { return strings.Join(o.list, " ") }
+
+// createRun writes run's configuration (lake.CreateRun); a run that exists already is a usage error.
+func createRun(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config) error {
+	err := lk.CreateRun(ctx, run, cfg)
+	if errors.Is(err, lake.ErrRunExists) {
+		return asUsage(err)
+	}
+	return err
+}

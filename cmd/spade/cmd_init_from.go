@@ -101,10 +101,7 @@ func runInitFrom(ctx context.Context, opts initOptions, run string) error {
 	if err != nil {
 		return err
 	}
-	if err := lk.CreateRun(ctx, run, cfg); err != nil {
-		if errors.Is(err, lake.ErrRunExists) {
-			return asUsage(err)
-		}
+	if err := createRun(ctx, lk, run, cfg); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.Out, "created run %s in %s from %s at step %d (%d partitions copied); continue with --steps %d-...\n",

@@ -10,11 +10,6 @@ import (
 	"github.com/spadekit/spade/internal/export"
 )
 
-// lakeExportOptions are the options of `spade lake export`.
-type lakeExportOptions struct {
-	globalOptions
-}
-
 func newLakeExportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
@@ -25,13 +20,13 @@ func newLakeExportCommand() *cli.Command {
 			"read_parquet('DEST/episodes/*.parquet'). DEST must not exist or be empty.\n\n" +
 			"Example: spade --run r1 lake export ./r1-export",
 		Action: func(c *cli.Context) error {
-			return runLakeExport(c.Context, lakeExportOptions{globalOptions: globalsFrom(c)}, c.Args().Slice())
+			return runLakeExport(c.Context, globalsFrom(c), c.Args().Slice())
 		},
 	}
 }
 
 // runLakeExport exports the single --run to the directory args[0] (export.Run).
-func runLakeExport(ctx context.Context, opts lakeExportOptions, args []string) error {
+func runLakeExport(ctx context.Context, opts globalOptions, args []string) error {
 	if len(args) != 1 {
 		return usageError("lake export takes one DEST directory, got %d arguments", len(args))
 	}

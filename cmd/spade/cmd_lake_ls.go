@@ -11,11 +11,6 @@ import (
 	"github.com/spadekit/spade/internal/lake"
 )
 
-// lakeLsOptions are the options of `spade lake ls`.
-type lakeLsOptions struct {
-	globalOptions
-}
-
 func newLakeLsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "ls",
@@ -26,14 +21,14 @@ func newLakeLsCommand() *cli.Command {
 			"vacuum` removes them. A lake path that does not exist is an error (exit 2).\n\n" +
 			"Example: spade --lake s3://bucket/spade lake ls",
 		Action: func(c *cli.Context) error {
-			return runLakeLs(c.Context, lakeLsOptions{globalOptions: globalsFrom(c)})
+			return runLakeLs(c.Context, globalsFrom(c))
 		},
 	}
 }
 
 // runLakeLs lists the committed partitions of the --run runs (or every run) and every corpus, then the
 // runs with orphaned objects.
-func runLakeLs(ctx context.Context, opts lakeLsOptions) error {
+func runLakeLs(ctx context.Context, opts globalOptions) error {
 	lk, runs, err := opts.openLakeRuns(ctx)
 	if err != nil {
 		return err

@@ -9,11 +9,6 @@ import (
 	"github.com/spadekit/spade/internal/lake"
 )
 
-// lakeUpgradeOptions are the options of `spade lake upgrade`.
-type lakeUpgradeOptions struct {
-	globalOptions
-}
-
 func newLakeUpgradeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "upgrade",
@@ -24,13 +19,13 @@ func newLakeUpgradeCommand() *cli.Command {
 			"and finishes when run again. A lake already current is left as it is.\n\n" +
 			"Example: spade --lake s3://bucket/spade lake upgrade",
 		Action: func(c *cli.Context) error {
-			return runLakeUpgrade(c.Context, lakeUpgradeOptions{globalOptions: globalsFrom(c)})
+			return runLakeUpgrade(c.Context, globalsFrom(c))
 		},
 	}
 }
 
 // runLakeUpgrade renames the lake's objects to the current layout (lake.Upgrade).
-func runLakeUpgrade(ctx context.Context, opts lakeUpgradeOptions) error {
+func runLakeUpgrade(ctx context.Context, opts globalOptions) error {
 	uri := opts.LakeURI
 	if err := lakeExists(uri); err != nil {
 		return err

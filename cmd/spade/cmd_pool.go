@@ -119,11 +119,6 @@ func newImportSandbox(ctx context.Context, g globalOptions, so sandboxOptions) (
 	return startSandbox(ctx, g, opts)
 }
 
-// poolDrawOptions are the options of `spade pool draw`.
-type poolDrawOptions struct {
-	stageOptions
-}
-
 func newPoolDrawCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "draw",
@@ -134,12 +129,12 @@ func newPoolDrawCommand() *cli.Command {
 			"Example: spade --run fixed1 pool draw --step 0",
 		Flags: stageFlags(),
 		Action: func(c *cli.Context) error {
-			return runPoolDraw(c.Context, poolDrawOptions{stageOptions: stageOptionsFrom(c)})
+			return runPoolDraw(c.Context, stageOptionsFrom(c))
 		},
 	}
 }
 
 // runPoolDraw runs the pool stage at opts.Step.
-func runPoolDraw(ctx context.Context, opts poolDrawOptions) error {
-	return runStage(ctx, opts.stageOptions, func(*stage.Env) (stage.Stage, error) { return pool.Stage{}, nil })
+func runPoolDraw(ctx context.Context, opts stageOptions) error {
+	return runStage(ctx, opts, func(*stage.Env) (stage.Stage, error) { return pool.Stage{}, nil })
 }

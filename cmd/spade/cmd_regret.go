@@ -9,11 +9,6 @@ import (
 	"github.com/spadekit/spade/stages/stage"
 )
 
-// regretOptions are the options of `spade regret`.
-type regretOptions struct {
-	stageOptions
-}
-
 func newRegretCommand() *cli.Command {
 	return &cli.Command{
 		Name:  string(stage.Regret),
@@ -24,12 +19,12 @@ func newRegretCommand() *cli.Command {
 			"Example: spade --run r1 regret --step 3",
 		Flags: stageFlags(),
 		Action: func(c *cli.Context) error {
-			return runRegret(c.Context, regretOptions{stageOptions: stageOptionsFrom(c)})
+			return runRegret(c.Context, stageOptionsFrom(c))
 		},
 	}
 }
 
 // runRegret runs the regret stage at opts.Step.
-func runRegret(ctx context.Context, opts regretOptions) error {
-	return runStage(ctx, opts.stageOptions, func(*stage.Env) (stage.Stage, error) { return regret.Stage{}, nil })
+func runRegret(ctx context.Context, opts stageOptions) error {
+	return runStage(ctx, opts, func(*stage.Env) (stage.Stage, error) { return regret.Stage{}, nil })
 }

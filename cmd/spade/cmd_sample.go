@@ -9,11 +9,6 @@ import (
 	"github.com/spadekit/spade/stages/stage"
 )
 
-// sampleOptions are the options of `spade sample`.
-type sampleOptions struct {
-	stageOptions
-}
-
 func newSampleCommand() *cli.Command {
 	return &cli.Command{
 		Name:  string(stage.Sample),
@@ -27,12 +22,12 @@ func newSampleCommand() *cli.Command {
 			"Example: spade --run r1 sample --step 0",
 		Flags: stageFlags(),
 		Action: func(c *cli.Context) error {
-			return runSample(c.Context, sampleOptions{stageOptions: stageOptionsFrom(c)})
+			return runSample(c.Context, stageOptionsFrom(c))
 		},
 	}
 }
 
 // runSample runs the sample stage at opts.Step.
-func runSample(ctx context.Context, opts sampleOptions) error {
-	return runStage(ctx, opts.stageOptions, func(*stage.Env) (stage.Stage, error) { return sample.Stage{}, nil })
+func runSample(ctx context.Context, opts stageOptions) error {
+	return runStage(ctx, opts, func(*stage.Env) (stage.Stage, error) { return sample.Stage{}, nil })
 }
