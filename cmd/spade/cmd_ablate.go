@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -10,8 +11,24 @@ import (
 	"github.com/spadekit/spade/stages/regret"
 )
 
-func init() {
-	register(&cli.Command{
+// ablateOptions are the options of `spade ablate`.
+type ablateOptions struct {
+	globalOptions
+	// Format is --format: table, csv or json.
+	Format string
+	// Batch is --batch, envs per calibrated batch (0: the smallest run's env count); Draws is --draws,
+	// batches per run; Seed is --seed, the subsampling seed.
+	Batch, Draws int
+	Seed         uint64
+	// Rescore is --rescore: rescore one run under every Designer reward variant; Picks is --picks: list
+	// every pool's top env per variant.
+	Rescore, Picks bool
+	// Embedder is the embedder of the diversity columns (embedderFlags).
+	Embedder analytics.EmbedderSpec
+}
+
+func newAblateCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "ablate",
 		Usage: "compare runs side by side (calibrated Vendi/n, learnable band, acceptance, audits, regret), or rescore one",
 		Description: "With several --run flags, one row per run: Vendi/n and mean pairwise cosine distance, each the mean\n" +
@@ -30,50 +47,56 @@ func init() {
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "subsampling seed"},
 			&cli.BoolFlag{Name: "rescore", Usage: "rescore one run under every Designer reward variant"},
 			&cli.BoolFlag{Name: "picks", Usage: "with --rescore: list every pool's top env per variant"},
-		}, embedderFlags...),
+		}, embedderFlags()...),
 		Action: func(c *cli.Context) error {
-			format := c.String("format")
-			if format != "table" && format != "csv" && format != "json" {
-				return usageError("--format must be table, csv or json, got %q", format)
-			}
-			if c.Bool("rescore") {
-				return rescore(c, format)
-			}
-			runs := c.StringSlice("run")
-			if len(runs) < 1 {
-				return usageError("name the runs to compare: --run A --run B ...")
-			}
-			lk, err := openLake(c)
-			if err != nil {
-				return err
-			}
-			for _, r := range runs {
-				if _, err := lk.RunConfig(c.Context, r); err != nil {
-					return asUsage(err)
-				}
-			}
-			spec := embedderSpec(c)
-			if _, err := spec.Embedder(); err != nil {
-				return asUsage(err)
-			}
-			ph := startPhases("ablate", 1+len(runs)) // the embeddings, then one phase per run
-			t, err := analytics.Compare(c.Context, lk, runs, analytics.CompareOptions{Embedder: spec, Batch: c.Int("batch"),
-				Draws: c.Int("draws"), Seed: c.Uint64("seed"), Progress: ph.next})
-			ph.done()
-			if err != nil {
-				return err
-			}
-			if err := analytics.AddEvalColumns(c.Context, lk, t, runs); err != nil {
-				return err
-			}
-			return t.Render(c.App.Writer, format)
+			return runAblate(c.Context, ablateOptions{globalOptions: globalsFrom(c), Format: c.String("format"),
+				Batch: c.Int("batch"), Draws: c.Int("draws"), Seed: c.Uint64("seed"), Rescore: c.Bool("rescore"),
+				Picks: c.Bool("picks"), Embedder: embedderSpec(c)})
 		},
-	})
+	}
 }
 
-// rescore runs analytics.Rescore with the regret stage's formulas.
-func rescore(c *cli.Context, format string) error {
-	lk, run, cfg, err := openRun(c)
+// runAblate prints the comparison of the --run runs, or with opts.Rescore the rescoring of one run.
+func runAblate(ctx context.Context, opts ablateOptions) error {
+	format := opts.Format
+	if format != "table" && format != "csv" && format != "json" {
+		return usageError("--format must be table, csv or json, got %q", format)
+	}
+	if opts.Rescore {
+		return runRescore(ctx, opts)
+	}
+	runs := opts.Runs
+	if len(runs) < 1 {
+		return usageError("name the runs to compare: --run A --run B ...")
+	}
+	lk, err := opts.openLake(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if _, err := lk.RunConfig(ctx, r); err != nil {
+			return asUsage(err)
+		}
+	}
+	if _, err := opts.Embedder.Embedder(); err != nil {
+		return asUsage(err)
+	}
+	ph := opts.startPhases("ablate", 1+len(runs)) // the embeddings, then one phase per run
+	t, err := analytics.Compare(ctx, lk, runs, analytics.CompareOptions{Embedder: opts.Embedder, Batch: opts.Batch,
+		Draws: opts.Draws, Seed: opts.Seed, Progress: ph.next})
+	ph.done()
+	if err != nil {
+		return err
+	}
+	if err := analytics.AddEvalColumns(ctx, lk, t, runs); err != nil {
+		return err
+	}
+	return t.Render(opts.Out, format)
+}
+
+// runRescore runs analytics.Rescore with the regret stage's formulas on the single --run.
+func runRescore(ctx context.Context, opts ablateOptions) error {
+	lk, run, cfg, err := opts.openRun(ctx)
 	if err != nil {
 		return err
 	}
@@ -82,21 +105,21 @@ func rescore(c *cli.Context, format string) error {
 		return asUsage(err)
 	}
 	scorer := newRegretScorer(p)
-	ph := startPhases("ablate", 1)
+	ph := opts.startPhases("ablate", 1)
 	ph.next("rescoring every pool with each reward variant")
-	picks, err := analytics.Rescore(c.Context, lk, run, scorer)
+	picks, err := analytics.Rescore(ctx, lk, run, scorer)
 	ph.done()
 	if err != nil {
 		return err
 	}
-	if c.Bool("picks") {
-		return analytics.PicksTable(picks).Render(c.App.Writer, format)
+	if opts.Picks {
+		return analytics.PicksTable(picks).Render(opts.Out, opts.Format)
 	}
-	if format == "table" {
-		fmt.Fprintf(c.App.Writer, "run %s: each variant's top-ranked env per pool (deployed: %s; band [%g, %g])\n",
+	if opts.Format == "table" {
+		fmt.Fprintf(opts.Out, "run %s: each variant's top-ranked env per pool (deployed: %s; band [%g, %g])\n",
 			run, scorer.Variants()[0], cfg.Metrics.BandLo, cfg.Metrics.BandHi)
 	}
-	return analytics.RescoreSummary(picks, scorer.Variants(), cfg.Metrics.BandLo, cfg.Metrics.BandHi).Render(c.App.Writer, format)
+	return analytics.RescoreSummary(picks, scorer.Variants(), cfg.Metrics.BandLo, cfg.Metrics.BandHi).Render(opts.Out, opts.Format)
 }
 
 // regretScorer implements analytics.PoolScorer with stages/regret: per-step EMA state for ema_lp, and

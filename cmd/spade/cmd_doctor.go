@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,8 +12,17 @@ import (
 	"github.com/spadekit/spade/internal/sandbox"
 )
 
-func init() {
-	register(&cli.Command{
+// doctorOptions are the options of `spade doctor`.
+type doctorOptions struct {
+	globalOptions
+	// Python is --python, the interpreter to probe ("" for python3 on PATH).
+	Python string
+	// Strict is --strict: fail unless bwrap works.
+	Strict bool
+}
+
+func newDoctorCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "doctor",
 		Usage: "report the Python interpreter and the sandbox isolation this host provides",
 		Description: "Resolves the interpreter ($SPADE_PYTHON, else python3 on PATH, through version-manager shims),\n" +
@@ -28,63 +38,69 @@ func init() {
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 unless bwrap, the strongest layer, works"},
 		},
 		Action: func(c *cli.Context) error {
-			out := c.App.Writer
-			probes, py, err := sandbox.ProbeIsolation(c.Context, c.String("python"))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "python:    %s -> %s (Python %s)\n", py.Requested, py.Executable, py.Version)
-			fmt.Fprintln(out, "isolation:")
-			var inForce *sandbox.Probe
-			for i, p := range probes {
-				verdict := "no"
-				if p.OK {
-					verdict = "ok"
-					if inForce == nil {
-						inForce = &probes[i]
-					}
-				}
-				fmt.Fprintf(out, "  %-11s %-3s %6.1f ms  %s\n", p.Isolation, verdict, float64(p.Took.Microseconds())/1000, p.Detail)
-				if !p.OK {
-					fmt.Fprintf(out, "  %-11s     fix: %s\n", "", layerAdvice(p, py))
-				}
-			}
-			if inForce == nil {
-				fmt.Fprintln(out, "in force:  NONE: generated code is refused unless --unsafe-no-isolation is passed")
-				if outsideUsr(py) {
-					return fmt.Errorf("doctor: no isolation layer works with %s: try SPADE_PYTHON=%s (see the fix lines above)", py.Executable, systemPython)
-				}
-				return errors.New("doctor: no isolation layer works here: install bubblewrap (apt-get install -y bubblewrap) or allow unprivileged user namespaces (see the fix lines above)")
-			}
-			fmt.Fprintf(out, "in force:  %s (the first that works, in the order above)\n", inForce.Isolation)
-			var strictErr error
-			if inForce.Isolation != sandbox.IsolationBwrap && c.Bool("strict") {
-				strictErr = fmt.Errorf("doctor --strict: the best layer here is %s, not bwrap (see the fix line under bwrap)", inForce.Isolation)
-			}
-			fmt.Fprintf(out, "preloaded: %s\n", strings.Join(inForce.Modules, " "))
-			pool, err := sandbox.NewPool(c.Context, sandbox.Options{PythonExe: py, Isolation: inForce.Isolation, Workers: 1})
-			if err != nil {
-				return err
-			}
-			defer pool.Close()
-			var optional, missing []string
-			for _, module := range []string{"numpy", "sympy"} {
-				prog, err := pool.Load(c.Context, "import "+module+"\nclass Probe:\n    def reset(self, seed):\n        return ''\n    def step(self, action):\n        return '', 0.0, True, {}\n")
-				if err != nil {
-					optional = append(optional, module+" missing")
-					missing = append(missing, module)
-					continue
-				}
-				prog.Close()
-				optional = append(optional, module+" ok")
-			}
-			fmt.Fprintf(out, "optional:  %s (importable by environment programs)\n", strings.Join(optional, ", "))
-			if len(missing) > 0 {
-				fmt.Fprintf(out, "           fix: %s\n", moduleAdvice(missing, py))
-			}
-			return strictErr
+			return runDoctor(c.Context, doctorOptions{globalOptions: globalsFrom(c), Python: c.String("python"), Strict: c.Bool("strict")})
 		},
-	})
+	}
+}
+
+// runDoctor probes the interpreter and every isolation layer and prints what works and how to fix what
+// does not.
+func runDoctor(ctx context.Context, opts doctorOptions) error {
+	out := opts.Out
+	probes, py, err := sandbox.ProbeIsolation(ctx, opts.Python)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "python:    %s -> %s (Python %s)\n", py.Requested, py.Executable, py.Version)
+	fmt.Fprintln(out, "isolation:")
+	var inForce *sandbox.Probe
+	for i, p := range probes {
+		verdict := "no"
+		if p.OK {
+			verdict = "ok"
+			if inForce == nil {
+				inForce = &probes[i]
+			}
+		}
+		fmt.Fprintf(out, "  %-11s %-3s %6.1f ms  %s\n", p.Isolation, verdict, float64(p.Took.Microseconds())/1000, p.Detail)
+		if !p.OK {
+			fmt.Fprintf(out, "  %-11s     fix: %s\n", "", layerAdvice(p, py))
+		}
+	}
+	if inForce == nil {
+		fmt.Fprintln(out, "in force:  NONE: generated code is refused unless --unsafe-no-isolation is passed")
+		if outsideUsr(py) {
+			return fmt.Errorf("doctor: no isolation layer works with %s: try SPADE_PYTHON=%s (see the fix lines above)", py.Executable, systemPython)
+		}
+		return errors.New("doctor: no isolation layer works here: install bubblewrap (apt-get install -y bubblewrap) or allow unprivileged user namespaces (see the fix lines above)")
+	}
+	fmt.Fprintf(out, "in force:  %s (the first that works, in the order above)\n", inForce.Isolation)
+	var strictErr error
+	if inForce.Isolation != sandbox.IsolationBwrap && opts.Strict {
+		strictErr = fmt.Errorf("doctor --strict: the best layer here is %s, not bwrap (see the fix line under bwrap)", inForce.Isolation)
+	}
+	fmt.Fprintf(out, "preloaded: %s\n", strings.Join(inForce.Modules, " "))
+	pool, err := sandbox.NewPool(ctx, sandbox.Options{PythonExe: py, Isolation: inForce.Isolation, Workers: 1})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	var optional, missing []string
+	for _, module := range []string{"numpy", "sympy"} {
+		prog, err := pool.Load(ctx, "import "+module+"\nclass Probe:\n    def reset(self, seed):\n        return ''\n    def step(self, action):\n        return '', 0.0, True, {}\n")
+		if err != nil {
+			optional = append(optional, module+" missing")
+			missing = append(missing, module)
+			continue
+		}
+		prog.Close()
+		optional = append(optional, module+" ok")
+	}
+	fmt.Fprintf(out, "optional:  %s (importable by environment programs)\n", strings.Join(optional, ", "))
+	if len(missing) > 0 {
+		fmt.Fprintf(out, "           fix: %s\n", moduleAdvice(missing, py))
+	}
+	return strictErr
 }
 
 // systemPython is the interpreter CI and the README use: Debian's, whose packages (python3-numpy, ...)

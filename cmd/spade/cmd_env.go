@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -14,48 +15,103 @@ import (
 	"github.com/spadekit/spade/stages/gate"
 )
 
-func init() {
-	register(&cli.Command{
-		Name:  "env",
-		Usage: "check an environment program, or play a stored env in the terminal",
-		Subcommands: []*cli.Command{
-			{
-				Name:      "check",
-				Usage:     "run every gate check on a local environment program and print each verdict",
-				ArgsUsage: "FILE.py",
-				Description: "Runs the gate's checks in order on FILE.py in the sandbox and prints each check with its verdict\n" +
-					"and time. Exit 0 when the program is accepted, 1 when it is rejected. The hint defaults to the\n" +
-					"sibling FILE.hint when it exists; the setting to a '# setting: tools' header line, else games.\n\n" +
-					"Example: spade env check testdata/envs/logic_mastermind.py\n" +
-					"         spade env check my_env.py --hint 'try the corners first' --setting games",
-				Flags: append(sandboxFlags(),
-					&cli.StringFlag{Name: "hint", Usage: "the privileged hint (default: FILE.hint beside the program)"},
-					&cli.StringFlag{Name: "setting", Usage: "games or tools (default: the program's '# setting:' line, else games)"},
-					&cli.BoolFlag{Name: "no-static", Usage: "skip the static check (the sandbox alone contains the program)"},
-				),
-				Action: envCheck,
-			},
-			{
-				Name:      "play",
-				Usage:     "play a stored env in the terminal",
-				ArgsUsage: "ENV_ID",
-				Description: "Loads ENV_ID from the run's envs table and plays it: the observation is shown, you type an\n" +
-					"action (a tool call as JSON in the tools setting), and the reward and done flag are shown.\n" +
-					"Lines starting with ':' are commands, never sent to the env: :help, :reset (a new episode with the\n" +
-					"next seed), :hint, :obs (the last observation again), :quit; '::x' sends the action ':x'. After the\n" +
-					"episode ends only :reset and :quit (and :help, :hint, :obs) are accepted. On a terminal the line\n" +
-					"can be edited (arrows, Home/End, Ctrl-A/E/W/U) with this session's history (up/down, Ctrl-R);\n" +
-					"Ctrl-C leaves at once (exit 130), Ctrl-D like :quit.\n\n" +
-					"Example: spade --run r1 env play 5f2c9a01e3 --hint",
-				Flags: append(sandboxFlags(),
-					&cli.BoolFlag{Name: "hint", Usage: "show the privileged hint before playing"},
-					&cli.Int64Flag{Name: "seed", Usage: "seed of the first episode"},
-					&cli.Int64Flag{Name: "step", Value: -1, Usage: "pool step to look in (default: every step)"},
-				),
-				Action: envPlay,
-			},
+func newEnvCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "env",
+		Usage:       "check an environment program, or play a stored env in the terminal",
+		Subcommands: []*cli.Command{newEnvCheckCommand(), newEnvPlayCommand()},
+	}
+}
+
+// envCheckOptions are the options of `spade env check`.
+type envCheckOptions struct {
+	globalOptions
+	sandboxOptions
+	// Hint is --hint; HintSet says it was given (else FILE.hint beside the program is read).
+	Hint    string
+	HintSet bool
+	// Setting is --setting ("" for the program's '# setting:' line, else games).
+	Setting schemas.Setting
+	// NoStatic is --no-static: skip the static check.
+	NoStatic bool
+}
+
+func newEnvCheckCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "run every gate check on a local environment program and print each verdict",
+		ArgsUsage: "FILE.py",
+		Description: "Runs the gate's checks in order on FILE.py in the sandbox and prints each check with its verdict\n" +
+			"and time. Exit 0 when the program is accepted, 1 when it is rejected. The hint defaults to the\n" +
+			"sibling FILE.hint when it exists; the setting to a '# setting: tools' header line, else games.\n\n" +
+			"Example: spade env check testdata/envs/logic_mastermind.py\n" +
+			"         spade env check my_env.py --hint 'try the corners first' --setting games",
+		Flags: append(sandboxFlags(),
+			&cli.StringFlag{Name: "hint", Usage: "the privileged hint (default: FILE.hint beside the program)"},
+			&cli.StringFlag{Name: "setting", Usage: "games or tools (default: the program's '# setting:' line, else games)"},
+			&cli.BoolFlag{Name: "no-static", Usage: "skip the static check (the sandbox alone contains the program)"},
+		),
+		Action: func(c *cli.Context) error {
+			args, err := positionalArgs(c)
+			if err != nil {
+				return err
+			}
+			return runEnvCheck(c.Context, envCheckOptions{globalOptions: globalsFrom(c), sandboxOptions: sandboxOptionsFrom(c),
+				Hint: c.String("hint"), HintSet: c.IsSet("hint"), Setting: schemas.Setting(c.String("setting")),
+				NoStatic: c.Bool("no-static")}, args)
 		},
-	})
+	}
+}
+
+// envPlayOptions are the options of `spade env play`.
+type envPlayOptions struct {
+	globalOptions
+	sandboxOptions
+	// ShowHint is --hint: print the privileged hint before playing.
+	ShowHint bool
+	// Seed is --seed, the seed of the first episode.
+	Seed int64
+	// Step is --step, the pool step to look in (-1: every step).
+	Step int64
+}
+
+func newEnvPlayCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "play",
+		Usage:     "play a stored env in the terminal",
+		ArgsUsage: "ENV_ID",
+		Description: "Loads ENV_ID from the run's envs table and plays it: the observation is shown, you type an\n" +
+			"action (a tool call as JSON in the tools setting), and the reward and done flag are shown.\n" +
+			"Lines starting with ':' are commands, never sent to the env: :help, :reset (a new episode with the\n" +
+			"next seed), :hint, :obs (the last observation again), :quit; '::x' sends the action ':x'. After the\n" +
+			"episode ends only :reset and :quit (and :help, :hint, :obs) are accepted. On a terminal the line\n" +
+			"can be edited (arrows, Home/End, Ctrl-A/E/W/U) with this session's history (up/down, Ctrl-R);\n" +
+			"Ctrl-C leaves at once (exit 130), Ctrl-D like :quit.\n\n" +
+			"Example: spade --run r1 env play 5f2c9a01e3 --hint",
+		Flags: append(sandboxFlags(),
+			&cli.BoolFlag{Name: "hint", Usage: "show the privileged hint before playing"},
+			&cli.Int64Flag{Name: "seed", Usage: "seed of the first episode"},
+			&cli.Int64Flag{Name: "step", Value: -1, Usage: "pool step to look in (default: every step)"},
+		),
+		Action: func(c *cli.Context) error {
+			args, err := positionalArgs(c)
+			if err != nil {
+				return err
+			}
+			return runEnvPlay(c.Context, envPlayOptions{globalOptions: globalsFrom(c), sandboxOptions: sandboxOptionsFrom(c),
+				ShowHint: c.Bool("hint"), Seed: c.Int64("seed"), Step: c.Int64("step")}, args)
+		},
+	}
+}
+
+// sandboxOptions are the options of the commands that run generated code themselves (sandboxFlags).
+type sandboxOptions struct {
+	// Python is --python, the sandbox's interpreter ("" for python3 on PATH).
+	Python string
+	// Isolation is --isolation: auto, bwrap or namespaces.
+	Isolation sandbox.Isolation
+	// UnsafeNoIsolation is --unsafe-no-isolation: run generated code unconfined when no sandbox works.
+	UnsafeNoIsolation bool
 }
 
 // sandboxFlags are the flags of commands that run generated code themselves.
@@ -67,21 +123,31 @@ func sandboxFlags() []cli.Flag {
 	}
 }
 
-// newPoolFromFlags starts a sandbox pool from sandboxFlags; a refusal for want of isolation
-// says what to do.
-func newPoolFromFlags(c *cli.Context) (*sandbox.Pool, error) {
-	iso := sandbox.Isolation(c.String("isolation"))
-	switch iso {
+// sandboxOptionsFrom parses sandboxFlags.
+func sandboxOptionsFrom(c *cli.Context) sandboxOptions {
+	return sandboxOptions{Python: c.String("python"), Isolation: sandbox.Isolation(c.String("isolation")),
+		UnsafeNoIsolation: c.Bool("unsafe-no-isolation")}
+}
+
+// newSandbox starts the two-worker sandbox pool of env check and env play from so.
+func newSandbox(ctx context.Context, g globalOptions, so sandboxOptions) (*sandbox.Pool, error) {
+	return startSandbox(ctx, g, sandbox.Options{Python: so.Python, Isolation: so.Isolation, AllowUnsafe: so.UnsafeNoIsolation, Workers: 2})
+}
+
+// startSandbox starts a sandbox pool: an --isolation other than auto, bwrap or namespaces is a usage
+// error, and running unconfined (--unsafe-no-isolation where nothing works) is warned about on stderr.
+func startSandbox(ctx context.Context, g globalOptions, opts sandbox.Options) (*sandbox.Pool, error) {
+	switch opts.Isolation {
 	case sandbox.IsolationAuto, sandbox.IsolationBwrap, sandbox.IsolationNamespaces:
 	default:
-		return nil, usageError("--isolation must be auto, bwrap or namespaces, got %q", iso)
+		return nil, usageError("--isolation must be auto, bwrap or namespaces, got %q", opts.Isolation)
 	}
-	pool, err := sandbox.NewPool(c.Context, sandbox.Options{Python: c.String("python"), Isolation: iso, AllowUnsafe: c.Bool("unsafe-no-isolation"), Workers: 2})
+	pool, err := sandbox.NewPool(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	if pool.Isolation() == sandbox.IsolationNone {
-		fmt.Fprintln(c.App.ErrWriter, "WARNING: no isolation works here; running generated code UNCONFINED (--unsafe-no-isolation)")
+		fmt.Fprintln(g.ErrOut, "WARNING: no isolation works here; running generated code UNCONFINED (--unsafe-no-isolation)")
 	}
 	return pool, nil
 }
@@ -129,11 +195,9 @@ func positionalArgs(c *cli.Context) ([]string, error) {
 	return positional, nil
 }
 
-func envCheck(c *cli.Context) error {
-	args, err := positionalArgs(c)
-	if err != nil {
-		return err
-	}
+// runEnvCheck runs the gate's checks on the program args[0] and prints each verdict; a rejected program
+// is an error (exit 1).
+func runEnvCheck(ctx context.Context, opts envCheckOptions, args []string) error {
 	if len(args) != 1 {
 		return usageError("env check takes one FILE.py, got %d arguments", len(args))
 	}
@@ -142,13 +206,13 @@ func envCheck(c *cli.Context) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	hint := c.String("hint")
-	if !c.IsSet("hint") {
+	hint := opts.Hint
+	if !opts.HintSet {
 		if data, err := os.ReadFile(strings.TrimSuffix(path, ".py") + ".hint"); err == nil {
 			hint = strings.TrimSpace(string(data))
 		}
 	}
-	setting := schemas.Setting(c.String("setting"))
+	setting := opts.Setting
 	if setting == "" {
 		setting = schemas.SettingGames
 		if strings.Contains(string(code), "\n# setting: tools") || strings.HasPrefix(string(code), "# setting: tools") {
@@ -158,15 +222,15 @@ func envCheck(c *cli.Context) error {
 	if !setting.Valid() {
 		return usageError("--setting must be one of %s, got %q", schemas.JoinValues(schemas.SettingValues(), ", "), setting)
 	}
-	pool, err := newPoolFromFlags(c)
+	pool, err := newSandbox(ctx, opts.globalOptions, opts.sandboxOptions)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	out := c.App.Writer
+	out := opts.Out
 	fmt.Fprintf(out, "%s (%s setting; isolation %s; python %s)\n", path, setting, pool.Isolation(), pool.Python().Executable)
 	start := time.Now()
-	v := gate.Check(c.Context, pool, string(code), gate.CheckOptions{Setting: setting, Hint: hint, NoStatic: c.Bool("no-static")})
+	v := gate.Check(ctx, pool, string(code), gate.CheckOptions{Setting: setting, Hint: hint, NoStatic: opts.NoStatic})
 	if v.Err != nil {
 		return v.Err
 	}
@@ -192,29 +256,27 @@ func envCheck(c *cli.Context) error {
 	return nil
 }
 
-func envPlay(c *cli.Context) error {
-	args, err := positionalArgs(c)
-	if err != nil {
-		return err
-	}
+// runEnvPlay plays the stored env args[0] of the run in the terminal until :quit, the end of input or
+// an interrupt.
+func runEnvPlay(ctx context.Context, opts envPlayOptions, args []string) error {
 	if len(args) != 1 {
 		return usageError("env play takes one ENV_ID, got %d arguments", len(args))
 	}
 	envID := args[0]
-	lk, run, _, err := openRun(c)
+	lk, run, _, err := opts.openRun(ctx)
 	if err != nil {
 		return err
 	}
-	steps, err := lk.Steps(c.Context, run, schemas.EnvsSpec.Name)
+	steps, err := lk.Steps(ctx, run, schemas.EnvsSpec.Name)
 	if err != nil {
 		return err
 	}
 	var found *schemas.EnvRow
 	for _, step := range steps {
-		if s := c.Int64("step"); s >= 0 && s != step {
+		if opts.Step >= 0 && opts.Step != step {
 			continue
 		}
-		rows, err := lake.ReadRows[schemas.EnvRow](c.Context, lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: step})
+		rows, err := lake.ReadRows[schemas.EnvRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: step})
 		if err != nil {
 			return err
 		}
@@ -227,22 +289,22 @@ func envPlay(c *cli.Context) error {
 	if found == nil {
 		return usageError("no env %q in the envs table of run %s (list them: spade --run %s query \"select env_id, skill from envs\")", envID, run, run)
 	}
-	pool, err := newPoolFromFlags(c)
+	pool, err := newSandbox(ctx, opts.globalOptions, opts.sandboxOptions)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	prog, err := pool.Load(c.Context, found.Code)
+	prog, err := pool.Load(ctx, found.Code)
 	if err != nil {
 		return err
 	}
 	defer prog.Close()
-	out := c.App.Writer
+	out := opts.Out
 	fmt.Fprintf(out, "env %s (%s, %s, class %s); type an action, or :help for the commands\n", found.EnvID, found.Skill, found.Setting, prog.Class)
-	if c.Bool("hint") {
+	if opts.ShowHint {
 		fmt.Fprintf(out, "hint: %s\n", found.Hint)
 	}
-	in := newLineReader(c.Context, c.App.Reader, out)
+	in := newLineReader(ctx, opts.In, out)
 	defer in.Close()
-	return (&player{prog: prog, setting: found.Setting, hint: found.Hint, seed: c.Int64("seed"), in: in, out: out}).play(c.Context)
+	return (&player{prog: prog, setting: found.Setting, hint: found.Hint, seed: opts.Seed, in: in, out: out}).play(ctx)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,8 +12,29 @@ import (
 	"github.com/spadekit/spade/internal/lake"
 )
 
-func init() {
-	register(&cli.Command{
+// initOptions are the options of `spade init`.
+type initOptions struct {
+	globalOptions
+	// Preset is --preset; PresetSet says it was given (a child run refuses it).
+	Preset    string
+	PresetSet bool
+	// overrideOptions are --config and --set.
+	overrideOptions
+	// From is --from RUN@STEP; FromSet says it was given (an empty one is refused, not ignored).
+	From    string
+	FromSet bool
+}
+
+// overrideOptions are what init applies on top of a preset or a parent's configuration.
+type overrideOptions struct {
+	// ConfigFile is --config, a JSON file of keys ("" for none).
+	ConfigFile string
+	// Sets are the --set key=value overrides, in order.
+	Sets []string
+}
+
+func newInitCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "init",
 		Usage: "create a run with its configuration (written once to run.json)",
 		Description: "Creates the run named by --run from a preset (Table 5 of the paper), then a JSON config file, then\n" +
@@ -35,34 +57,38 @@ func init() {
 			&cli.StringFlag{Name: "from", Usage: "RUN@STEP: a child run starting from RUN's configuration and its lake state up to STEP (see cmd_init_from.go)"},
 		},
 		Action: func(c *cli.Context) error {
-			run, err := runName(c)
-			if err != nil {
-				return err
-			}
-			if c.IsSet("from") {
-				return initFrom(c, run)
-			}
-			cfg, err := config.Preset(c.String("preset"))
-			if err != nil {
-				return asUsage(err)
-			}
-			if err := applyOverrides(c, cfg); err != nil {
-				return err
-			}
-			lk, err := openLake(c)
-			if err != nil {
-				return err
-			}
-			if err := lk.CreateRun(c.Context, run, cfg); err != nil {
-				if errors.Is(err, lake.ErrRunExists) {
-					return asUsage(err)
-				}
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "created run %s in %s (preset %s)\n", run, lk.URI(), cfg.Preset)
-			return nil
+			return runInit(c.Context, initOptions{globalOptions: globalsFrom(c), Preset: c.String("preset"),
+				PresetSet: c.IsSet("preset"), From: c.String("from"), FromSet: c.IsSet("from"),
+				overrideOptions: overrideOptions{ConfigFile: c.String("config"), Sets: c.Generic("set").(*overrides).list}})
 		},
-	})
+	}
+}
+
+// runInit creates the run named by --run from opts.Preset, or with opts.From as a child of another run.
+func runInit(ctx context.Context, opts initOptions) error {
+	run, err := opts.runName()
+	if err != nil {
+		return err
+	}
+	if opts.FromSet {
+		return runInitFrom(ctx, opts, run)
+	}
+	cfg, err := config.Preset(opts.Preset)
+	if err != nil {
+		return asUsage(err)
+	}
+	if err := applyOverrides(cfg, opts.overrideOptions); err != nil {
+		return err
+	}
+	lk, err := opts.openLake(ctx)
+	if err != nil {
+		return err
+	}
+	if err := createRun(ctx, lk, run, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "created run %s in %s (preset %s)\n", run, lk.URI(), cfg.Preset)
+	return nil
 }
 
 // enumKeys lists each enum-valued key with its values: "setting (games|tools), ...".
@@ -88,3 +114,12 @@ func (o *overrides) Set(value string) error {
 
 // String implements flag.Value.
 func (o *overrides) String() string { return strings.Join(o.list, " ") }
+
+// createRun writes run's configuration (lake.CreateRun); a run that exists already is a usage error.
+func createRun(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config) error {
+	err := lk.CreateRun(ctx, run, cfg)
+	if errors.Is(err, lake.ErrRunExists) {
+		return asUsage(err)
+	}
+	return err
+}

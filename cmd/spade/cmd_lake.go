@@ -1,83 +1,31 @@
 package main
 
 import (
-	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/spadekit/spade/internal/lake"
 )
 
-func init() {
-	register(&cli.Command{
+// newLakeCommand is `spade lake`: each subcommand lives in its own cmd_lake_<name>.go.
+func newLakeCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "lake",
 		Usage: "inspect the lake",
-		Subcommands: []*cli.Command{{
-			Name:  "ls",
-			Usage: "list runs, tables and committed partitions with rows and bytes",
-			Description: "Only committed partitions (with a manifest) are listed; a run with none shows one line of dashes.\n" +
-				"With --run, only those runs (and every corpus). Under the table, each run with orphaned objects (a\n" +
-				"killed or losing writer's parts, older than an hour) gets a line saying how many and that `spade lake\n" +
-				"vacuum` removes them. A lake path that does not exist is an error (exit 2).\n\n" +
-				"Example: spade --lake s3://bucket/spade lake ls",
-			Action: func(c *cli.Context) error {
-				lk, runs, err := openLakeRuns(c)
-				if err != nil {
-					return err
-				}
-				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "RUN\tTABLE\tSTEP\tFILES\tROWS\tBYTES\tFRAGMENT")
-				for _, run := range runs {
-					parts, err := lk.Partitions(c.Context, run, "")
-					if err != nil {
-						return err
-					}
-					if len(parts) == 0 {
-						fmt.Fprintf(w, "%s\t-\t-\t0\t0\t0\n", run) // a run with nothing committed yet
-					}
-					for _, p := range parts {
-						fragment := p.Key.Fragment // one writer's part of the step (llm_calls of generate, gate, rollout)
-						if fragment == "" {
-							fragment = "-"
-						}
-						fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", run, p.Key.Table, p.Key.Step, len(p.Manifest.Files), p.Manifest.Rows, p.Manifest.Bytes, fragment)
-					}
-				}
-				corpora, err := lk.Corpora(c.Context)
-				if err != nil {
-					return err
-				}
-				for _, name := range corpora {
-					key := corpusKey(name)
-					m, err := lk.Manifest(c.Context, key)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(w, "(corpus %s)\tcorpus\t0\t%d\t%d\t%d\n", name, len(m.Files), m.Rows, m.Bytes)
-				}
-				if err := w.Flush(); err != nil {
-					return err
-				}
-				// Orphans: sizes only (no hashing), so the listing stays cheap; `lake verify` hashes.
-				for _, run := range runs {
-					rep, err := lk.Verify(c.Context, run, lake.VerifyOptions{Grace: time.Hour, SkipHash: true})
-					if err != nil {
-						return err
-					}
-					orphans := 0
-					for _, p := range rep.Problems {
-						if p.Kind == lake.ProblemOrphan || p.Kind == lake.ProblemTemporary {
-							orphans++
-						}
-					}
-					if orphans > 0 {
-						fmt.Fprintf(c.App.Writer, "run %s: %d orphaned objects that no commit references (spade --run %s lake vacuum removes them)\n", run, orphans, run)
-					}
-				}
-				return nil
-			},
-		}},
-	})
+		Subcommands: []*cli.Command{
+			newLakeLsCommand(),
+			newLakeVerifyCommand(),
+			newLakeVacuumCommand(),
+			newLakeUpgradeCommand(),
+			newLakeExportCommand(),
+		},
+	}
+}
+
+// durationFlag is a duration flag with a default written as Go writes durations ("1h").
+func durationFlag(name, value, usage string) cli.Flag {
+	d, err := time.ParseDuration(value)
+	if err != nil {
+		panic(err)
+	}
+	return &cli.DurationFlag{Name: name, Value: d, Usage: usage}
 }

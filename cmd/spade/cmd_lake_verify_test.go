@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,15 +8,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
+	evalstage "github.com/spadekit/spade/stages/eval"
+	"github.com/spadekit/spade/stages/pool"
+	steprun "github.com/spadekit/spade/stages/run"
+	"github.com/spadekit/spade/stages/stage"
 )
 
-// TestLakeVerifyExportAndDamage synthesizes a small run, then: verify is clean; an export read by DuckDB
-// with read_parquet(glob, hive_partitioning = true) gives exactly spade query's rows for every table,
-// step a BIGINT; one corrupt byte makes spade query name the file, its table and step and the repair
-// command (exit 1) and verify report it; restoring it makes verify clean. A missing lake and an unknown
-// run are usage errors that say what exists.
+// TestLakeVerifyExportAndDamage synthesizes a small run, then: verify is clean; lake export writes
+// DEST/<table>/data.parquet for every table (what the files hold is internal/export's test) and refuses
+// a DEST that is not empty (exit 2); one corrupt byte makes spade query name the file, its table and step
+// and the repair command (exit 1) and verify report it; restoring it makes verify clean. A missing lake
+// and an unknown run are usage errors that say what exists.
 func TestLakeVerifyExportAndDamage(t *testing.T) {
 	env := localEnv(t)
 	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
@@ -28,24 +32,19 @@ func TestLakeVerifyExportAndDamage(t *testing.T) {
 	}
 
 	dest := filepath.Join(t.TempDir(), "export")
-	must(t, env, "--run", "r1", "lake", "export", dest)
-	db, err := duck.Open()
-	if err != nil {
-		t.Fatal(err)
+	out = must(t, env, "--run", "r1", "lake", "export", dest)
+	tables := schemas.RunTables()
+	if want := fmt.Sprintf("exported %d tables of run r1 to %s", len(tables), dest); !strings.Contains(out, want) {
+		t.Fatalf("lake export said %q, want %q", out, want)
 	}
-	defer db.Close()
-	for _, table := range schemas.RunTables() {
-		want := must(t, env, "--run", "r1", "query", "--format", "csv", fmt.Sprintf("select * from %s order by all", table))
-		glob := filepath.Join(dest, table, "*.parquet")
-		got := must(t, env, "--run", "r1", "query", "--format", "csv", fmt.Sprintf("select * from read_parquet('%s', hive_partitioning = true) order by all", glob))
-		if got != want {
-			t.Fatalf("%s: the export read with a glob differs from spade query", table)
+	for _, table := range tables {
+		if _, err := os.Stat(filepath.Join(dest, table, "data.parquet")); err != nil {
+			t.Fatalf("lake export: %v", err)
 		}
-		var typ string
-		err := db.QueryRowContext(context.Background(), fmt.Sprintf("select data_type from (describe select * from read_parquet('%s', hive_partitioning = true)) where column_name = 'step'", glob)).Scan(&typ)
-		if err == nil && typ != "BIGINT" {
-			t.Fatalf("%s: step is %s, want BIGINT", table, typ)
-		}
+	}
+	r := spade(t, env, "", "--run", "r1", "lake", "export", dest)
+	if r.code != 2 || !strings.Contains(r.stderr, "lake export: "+dest+" exists and is not empty") {
+		t.Fatalf("export into a non-empty DEST: exit %d: %s", r.code, r.stderr)
 	}
 
 	var victim string
@@ -65,7 +64,7 @@ func TestLakeVerifyExportAndDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := filepath.ToSlash(strings.TrimPrefix(victim, lakeDir+"/"))
-	r := spade(t, env, "", "--run", "r1", "query", "select * from episodes")
+	r = spade(t, env, "", "--run", "r1", "query", "select * from episodes")
 	if r.code != 1 || !strings.Contains(r.stderr, rel) || !strings.Contains(r.stderr, "rollout --step") {
 		t.Fatalf("query over a corrupt file: exit %d: %s", r.code, r.stderr)
 	}
@@ -124,5 +123,73 @@ func TestLakeGlobAfterVacuum(t *testing.T) {
 			continue // synth writes no rows there
 		}
 		checkLakeGlob(t, env, lakeDir, "r1", table)
+	}
+}
+
+// TestStageOfPartitionFromWrites: every table each stage writes maps to that stage (a table several
+// stages write, through the fragment the stage writes it to, or for envs by which stage is due), eval's
+// and pool's tables included, and each repair command names a command that exists.
+func TestStageOfPartitionFromWrites(t *testing.T) {
+	generated := config.Default() // sample.pool empty: the gate writes a refresh step's envs
+	fixed := config.Default()
+	fixed.Sample.Pool = "fixed" // the pool stage writes them
+	// fragments is the fragment each stage writes a table to that other stages write too.
+	fragments := map[stage.Name]string{
+		stage.Generate: schemas.FragmentGenerate,
+		stage.Rollout:  schemas.FragmentRollout,
+		evalstage.Name: schemas.EvalFragment("aime25", 3),
+	}
+	writers := map[string]int{}
+	for _, s := range steprun.Stages() {
+		for _, table := range s.Writes() {
+			writers[table]++
+		}
+	}
+	for _, s := range steprun.Stages() {
+		cfg := generated
+		if s.Name() == pool.Name {
+			cfg = fixed
+		}
+		for _, table := range s.Writes() {
+			key := lake.PartitionKey{Run: "r", Table: table, Step: 0}
+			if writers[table] > 1 && table != schemas.EnvsSpec.Name {
+				frag, ok := fragments[s.Name()]
+				if !ok {
+					t.Fatalf("%s writes %s, which other stages write too: add the fragment it writes it to", s.Name(), table)
+				}
+				key.Fragment = frag
+			}
+			if got := stageOfPartition(key, cfg); got != string(s.Name()) {
+				t.Errorf("%s (fragment %q): stage %s, want %s", table, key.Fragment, got, s.Name())
+			}
+		}
+	}
+	cases := []struct {
+		key  lake.PartitionKey
+		cfg  *config.Config
+		want string
+	}{
+		{lake.PartitionKey{Table: schemas.EvalResultsSpec.Name, Step: 40, Fragment: schemas.EvalFragment("gpqa", 0)}, generated, "eval"},
+		{lake.PartitionKey{Table: schemas.LLMCallsSpec.Name, Step: 40, Fragment: schemas.EvalFragment("gpqa", 0)}, generated, "eval"},
+		{lake.PartitionKey{Table: schemas.EnvsSpec.Name, Step: 4}, fixed, "pool"},
+		{lake.PartitionKey{Table: schemas.EnvsSpec.Name, Step: 4}, generated, "gate"},
+		{lake.PartitionKey{Table: schemas.LLMCallsSpec.Name, Step: 0, Fragment: schemas.FragmentScreen}, generated, "gate"},
+		{lake.PartitionKey{Table: schemas.LLMCallsSpec.Name, Step: 0, Fragment: schemas.FragmentHint}, generated, "gate"},
+		{lake.PartitionKey{Table: schemas.CandidatesSpec.Name, Step: 0, Fragment: schemas.RegenerateFragment(2, 3)}, generated, "gate"},
+		{lake.PartitionKey{Table: schemas.CandidatesSpec.Name, Step: 0}, generated, "generate"},
+		{lake.PartitionKey{Table: "no_such_table", Step: 0}, generated, "<the stage that writes no_such_table>"},
+	}
+	for _, c := range cases {
+		if got := stageOfPartition(c.key, c.cfg); got != c.want {
+			t.Errorf("%s step %d fragment %q: stage %s, want %s", c.key.Table, c.key.Step, c.key.Fragment, got, c.want)
+		}
+	}
+	p := lake.Problem{Kind: lake.ProblemMissing, Partition: lake.PartitionKey{Run: "r", Table: schemas.EnvsSpec.Name, Step: 4}}
+	if got, want := repairCommand("/l", "r", fixed, p), "spade --lake /l --run r pool draw --step 4 --force"; got != want {
+		t.Errorf("repair of pool's envs: %q, want %q", got, want)
+	}
+	p.Partition = lake.PartitionKey{Run: "r", Table: schemas.EvalResultsSpec.Name, Step: 40, Fragment: schemas.EvalFragment("gpqa", 0)}
+	if got, want := repairCommand("/l", "r", generated, p), "spade --lake /l --run r eval --step 40 --force"; got != want {
+		t.Errorf("repair of eval's results: %q, want %q", got, want)
 	}
 }

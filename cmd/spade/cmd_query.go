@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,19 @@ import (
 	"github.com/spadekit/spade/internal/lake"
 )
 
-func init() {
-	register(&cli.Command{
+// queryOptions are the options of `spade query`.
+type queryOptions struct {
+	globalOptions
+	// File is -f/--file, a file to read the SQL from ("" for the arguments or stdin).
+	File string
+	// Format is --format: table, csv, json or parquet.
+	Format string
+	// OutFile is --out, the file to write the result to ("" for stdout; required for parquet).
+	OutFile string
+}
+
+func newQueryCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "query",
 		Usage:     "run DuckDB SQL over the tables of one or more runs",
 		ArgsUsage: "[SQL]",
@@ -29,60 +41,68 @@ func init() {
 			&cli.StringFlag{Name: "out", Usage: "write the result to FILE (required for parquet)"},
 		},
 		Action: func(c *cli.Context) error {
-			query, err := querySQL(c)
-			if err != nil {
-				return err
-			}
-			format := c.String("format")
-			if !duck.ValidFormat(format) {
-				return usageError("--format must be table, csv, json or parquet, got %q", format)
-			}
-			lk, err := openLake(c)
-			if err != nil {
-				return err
-			}
-			runs, err := queryRuns(c, lk)
-			if err != nil {
-				return err
-			}
-			sess, err := duck.OpenRuns(c.Context, lk, runs...)
-			if err != nil {
-				if damage := lakeDamage(c, lk, runs); damage != nil {
-					return damage
-				}
-				return err
-			}
-			defer sess.Close()
-			out := c.App.Writer
-			if path := c.String("out"); path != "" && format != "parquet" {
-				f, err := os.Create(path)
-				if err != nil {
-					return asUsage(fmt.Errorf("--out: %w", err))
-				}
-				defer f.Close()
-				out = f
-			}
-			if err := duck.Render(c.Context, sess.DB, query, format, c.String("out"), out); err != nil {
-				if damage := lakeDamage(c, lk, runs); damage != nil {
-					return damage // a corrupt or missing file, not the user's SQL (exit 1)
-				}
-				return asUsage(err)
-			}
-			return nil
+			return runQuery(c.Context, queryOptions{globalOptions: globalsFrom(c), File: c.String("file"),
+				Format: c.String("format"), OutFile: c.String("out")}, c.Args().Slice())
 		},
-	})
+	}
 }
 
-func querySQL(c *cli.Context) (string, error) {
+// runQuery runs the SQL (args joined, or opts.File, or stdin) over the --run runs, or every run.
+func runQuery(ctx context.Context, opts queryOptions, args []string) error {
+	query, err := querySQL(opts, args)
+	if err != nil {
+		return err
+	}
+	format := opts.Format
+	if !duck.ValidFormat(format) {
+		return usageError("--format must be table, csv, json or parquet, got %q", format)
+	}
+	lk, err := opts.openLake(ctx)
+	if err != nil {
+		return err
+	}
+	runs, err := queryRuns(ctx, lk, opts.Runs)
+	if err != nil {
+		return err
+	}
+	sess, err := duck.OpenRuns(ctx, lk, runs...)
+	if err != nil {
+		if damage := lakeDamage(ctx, opts.globalOptions, lk, runs); damage != nil {
+			return damage
+		}
+		return err
+	}
+	defer sess.Close()
+	out := opts.Out
+	if path := opts.OutFile; path != "" && format != "parquet" {
+		f, err := os.Create(path)
+		if err != nil {
+			return asUsage(fmt.Errorf("--out: %w", err))
+		}
+		defer f.Close()
+		out = f
+	}
+	if err := duck.Render(ctx, sess.DB, query, format, opts.OutFile, out); err != nil {
+		if damage := lakeDamage(ctx, opts.globalOptions, lk, runs); damage != nil {
+			return damage // a corrupt or missing file, not the user's SQL (exit 1)
+		}
+		return asUsage(err)
+	}
+	return nil
+}
+
+// querySQL returns the query: from opts.File, else the arguments joined by spaces, else stdin when it
+// is not a terminal.
+func querySQL(opts queryOptions, args []string) (string, error) {
 	switch {
-	case c.String("file") != "":
-		b, err := os.ReadFile(c.String("file"))
+	case opts.File != "":
+		b, err := os.ReadFile(opts.File)
 		if err != nil {
 			return "", asUsage(fmt.Errorf("-f: %w", err))
 		}
 		return string(b), nil
-	case c.Args().Len() > 0:
-		return strings.Join(c.Args().Slice(), " "), nil
+	case len(args) > 0:
+		return strings.Join(args, " "), nil
 	}
 	if st, _ := os.Stdin.Stat(); st != nil && st.Mode()&os.ModeCharDevice == 0 {
 		b, err := io.ReadAll(os.Stdin)
@@ -96,11 +116,10 @@ func querySQL(c *cli.Context) (string, error) {
 	return "", usageError("no SQL given: pass it as an argument, with -f FILE, or on stdin")
 }
 
-// queryRuns returns the --run names, or every run of the lake when none is given.
-func queryRuns(c *cli.Context, lk *lake.Lake) ([]string, error) {
-	runs := runFlags(c)
+// queryRuns returns runs, each checked to exist, or every run of the lake when runs is empty.
+func queryRuns(ctx context.Context, lk *lake.Lake, runs []string) ([]string, error) {
 	for _, r := range runs {
-		if _, err := lk.RunConfig(c.Context, r); errors.Is(err, lake.ErrNoRun) {
+		if _, err := lk.RunConfig(ctx, r); errors.Is(err, lake.ErrNoRun) {
 			return nil, asUsage(err)
 		} else if err != nil {
 			return nil, err // the storage failed: not the user's mistake
@@ -109,5 +128,5 @@ func queryRuns(c *cli.Context, lk *lake.Lake) ([]string, error) {
 	if len(runs) > 0 {
 		return runs, nil
 	}
-	return lk.Runs(c.Context)
+	return lk.Runs(ctx)
 }

@@ -1,16 +1,28 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spadekit/spade/internal/analytics"
 	"github.com/spadekit/spade/internal/report"
 )
 
-func init() {
-	register(&cli.Command{
+// reportOptions are the options of `spade report`.
+type reportOptions struct {
+	globalOptions
+	// OutFile is --out, the HTML file to write.
+	OutFile string
+	// Embedder and NoEmbed are the embedder flags.
+	Embedder analytics.EmbedderSpec
+	NoEmbed  bool
+}
+
+func newReportCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "report",
 		Usage: "write a run's analytics as one self-contained HTML file (inline SVG charts, no network)",
 		Description: "Charts: learnable-band share by window (Figure 6), hint regret over steps (Figure 12 right), gate\n" +
@@ -20,31 +32,37 @@ func init() {
 			"Example: spade --run r1 report --out report.html",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "report.html", Usage: "the HTML file to write"},
-		}, embedderFlags...),
+		}, embedderFlags()...),
 		Action: func(c *cli.Context) error {
-			_, run, _, err := openRun(c)
-			if err != nil {
-				return err
-			}
-			ph := startPhases("report", 2)
-			ph.next("opening the run, computing missing embeddings")
-			s, err := openAnalytics(c, run)
-			if err != nil {
-				ph.done()
-				return err
-			}
-			defer s.Close()
-			ph.next("running the models and drawing the charts")
-			page, err := report.Build(c.Context, s)
-			ph.done()
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(c.String("out"), page, 0o644); err != nil {
-				return asUsage(fmt.Errorf("--out: %w", err))
-			}
-			fmt.Fprintf(c.App.Writer, "wrote %s (%d bytes)\n", c.String("out"), len(page))
-			return nil
+			return runReport(c.Context, reportOptions{globalOptions: globalsFrom(c), OutFile: c.String("out"),
+				Embedder: embedderSpec(c), NoEmbed: c.Bool("no-embed")})
 		},
-	})
+	}
+}
+
+// runReport writes the run's report to opts.OutFile.
+func runReport(ctx context.Context, opts reportOptions) error {
+	_, run, _, err := opts.openRun(ctx)
+	if err != nil {
+		return err
+	}
+	ph := opts.startPhases("report", 2)
+	ph.next("opening the run, computing missing embeddings")
+	s, err := openAnalytics(ctx, opts.globalOptions, opts.Embedder, opts.NoEmbed, run)
+	if err != nil {
+		ph.done()
+		return err
+	}
+	defer s.Close()
+	ph.next("running the models and drawing the charts")
+	page, err := report.Build(ctx, s)
+	ph.done()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(opts.OutFile, page, 0o644); err != nil {
+		return asUsage(fmt.Errorf("--out: %w", err))
+	}
+	fmt.Fprintf(opts.Out, "wrote %s (%d bytes)\n", opts.OutFile, len(page))
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"strings"
@@ -12,8 +13,19 @@ import (
 	"github.com/spadekit/spade/stages/stage"
 )
 
-func init() {
-	register(&cli.Command{
+// runOptions are the options of `spade run`.
+type runOptions struct {
+	globalOptions
+	// Steps is --steps, in steprun.StepsGrammar.
+	Steps string
+	// Only is --only, comma-separated stage names ("" for every stage).
+	Only string
+	// TrainerDir is --trainer-dir: where the trainer's per-step files are kept ("" keeps none).
+	TrainerDir string
+}
+
+func newRunCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "run",
 		Usage: "run whole steps: each step's stages in order, resuming from the last committed partition",
 		Description: "For each step of --steps: sample, generate and gate at pool refresh steps (sample.refresh_every),\n" +
@@ -31,27 +43,33 @@ func init() {
 			&cli.StringFlag{Name: "trainer-dir", Usage: "keep the trainer's per-step files under DIR"},
 		},
 		Action: func(c *cli.Context) error {
-			steps, err := steprun.ParseSteps(c.String("steps"))
-			if err != nil {
-				return asUsage(err)
-			}
-			lk, run, cfg, err := openRun(c)
-			if err != nil {
-				return err
-			}
-			stages := steprun.Stages()
-			var only []string
-			if s := c.String("only"); s != "" {
-				only = strings.Split(s, ",")
-			}
-			if stages, err = steprun.Select(stages, only); err != nil {
-				return asUsage(err)
-			}
-			env := &stage.Env{Lake: lk, Run: run, Config: cfg, Shard: shard.All, Log: slog.Default(), Progress: reporter,
-				TrainerLog: os.Stderr, TrainerDir: c.String("trainer-dir")}
-			defer env.Close()
-			_, err = steprun.Run(c.Context, env, steps, steprun.Options{Stages: stages, Out: c.App.Writer, Log: slog.Default()})
-			return err
+			return runRun(c.Context, runOptions{globalOptions: globalsFrom(c), Steps: c.String("steps"),
+				Only: c.String("only"), TrainerDir: c.String("trainer-dir")})
 		},
-	})
+	}
+}
+
+// runRun runs every step of opts.Steps, each step's due stages in order.
+func runRun(ctx context.Context, opts runOptions) error {
+	steps, err := steprun.ParseSteps(opts.Steps)
+	if err != nil {
+		return asUsage(err)
+	}
+	lk, run, cfg, err := opts.openRun(ctx)
+	if err != nil {
+		return err
+	}
+	stages := steprun.Stages()
+	var only []string
+	if opts.Only != "" {
+		only = strings.Split(opts.Only, ",")
+	}
+	if stages, err = steprun.Select(stages, only); err != nil {
+		return asUsage(err)
+	}
+	env := &stage.Env{Lake: lk, Run: run, Config: cfg, Shard: shard.All, Log: slog.Default(), Progress: opts.Progress,
+		TrainerLog: os.Stderr, TrainerDir: opts.TrainerDir}
+	defer env.Close()
+	_, err = steprun.Run(ctx, env, steps, steprun.Options{Stages: stages, Out: opts.Out, Log: slog.Default()})
+	return err
 }

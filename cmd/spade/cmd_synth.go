@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -8,8 +9,21 @@ import (
 	"github.com/spadekit/spade/internal/synth"
 )
 
-func init() {
-	register(&cli.Command{
+// synthOptions are the options of `spade synth`.
+type synthOptions struct {
+	globalOptions
+	// Size is --size: small or paper.
+	Size string
+	// Variant is --variant: full, no_corpus or no_memory.
+	Variant string
+	// Steps is --steps, overriding the size's number of steps when > 0.
+	Steps int
+	// Seed is --seed, the random seed.
+	Seed uint64
+}
+
+func newSynthCommand() *cli.Command {
+	return &cli.Command{
 		Name:   "synth",
 		Hidden: true,
 		Usage:  "write a synthetic run (for tests, benchmarks and demos of the analytics)",
@@ -24,34 +38,40 @@ func init() {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed"},
 		},
 		Action: func(c *cli.Context) error {
-			run, err := runName(c)
-			if err != nil {
-				return err
-			}
-			var o synth.Options
-			switch c.String("size") {
-			case "small":
-				o = synth.Small()
-			case "paper":
-				o = synth.Paper()
-			default:
-				return usageError("--size must be small or paper, got %q", c.String("size"))
-			}
-			if n := c.Int("steps"); n > 0 {
-				o.Steps = n
-			}
-			o.Seed = c.Uint64("seed")
-			o.Variant = synth.Variant(c.String("variant"))
-			o.Progress = reporter
-			lk, err := openLake(c)
-			if err != nil {
-				return err
-			}
-			if err := synth.Write(c.Context, lk, run, o); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "wrote synthetic run %s (%d steps, variant %s)\n", run, o.Steps, o.Variant)
-			return nil
+			return runSynth(c.Context, synthOptions{globalOptions: globalsFrom(c), Size: c.String("size"),
+				Variant: c.String("variant"), Steps: c.Int("steps"), Seed: c.Uint64("seed")})
 		},
-	})
+	}
+}
+
+// runSynth writes the synthetic run named by --run.
+func runSynth(ctx context.Context, opts synthOptions) error {
+	run, err := opts.runName()
+	if err != nil {
+		return err
+	}
+	var o synth.Options
+	switch opts.Size {
+	case "small":
+		o = synth.Small()
+	case "paper":
+		o = synth.Paper()
+	default:
+		return usageError("--size must be small or paper, got %q", opts.Size)
+	}
+	if opts.Steps > 0 {
+		o.Steps = opts.Steps
+	}
+	o.Seed = opts.Seed
+	o.Variant = synth.Variant(opts.Variant)
+	o.Progress = opts.Progress
+	lk, err := opts.openLake(ctx)
+	if err != nil {
+		return err
+	}
+	if err := synth.Write(ctx, lk, run, o); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "wrote synthetic run %s (%d steps, variant %s)\n", run, o.Steps, o.Variant)
+	return nil
 }

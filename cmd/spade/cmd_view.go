@@ -15,8 +15,17 @@ import (
 	"github.com/spadekit/spade/stages/stage"
 )
 
-func init() {
-	register(&cli.Command{
+// viewOptions are the options of `spade view`.
+type viewOptions struct {
+	globalOptions
+	// Addr is --addr, the host:port to listen on.
+	Addr string
+	// Token is --token, the secret every request must carry ("" for none, loopback only).
+	Token string
+}
+
+func newViewCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "view",
 		Usage: "browse the lake in a web app: runs, timelines, pools, envs, plays side by side, a SQL console",
 		Description: "Serves a single-user web app from the binary (no network beyond the address it listens on). Every\n" +
@@ -30,34 +39,38 @@ func init() {
 			&cli.StringFlag{Name: "token", EnvVars: []string{"SPADE_VIEW_TOKEN"}, Usage: "a secret every request must carry (required for a non-loopback --addr)"},
 		},
 		Action: func(c *cli.Context) error {
-			addr, token := c.String("addr"), c.String("token")
-			if err := view.CheckAddr(addr, token); err != nil {
-				return usageError("%v", err)
-			}
-			lk, err := openLake(c)
-			if err != nil {
-				return err
-			}
-			srv := view.New(lk, view.Options{Token: token, Stages: stageMarkers(steprun.Stages())})
-			defer srv.Close()
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return asUsage(fmt.Errorf("--addr: %w", err))
-			}
-			fmt.Fprintf(c.App.Writer, "spade view: http://%s/ (lake %s; Ctrl-C stops)\n", ln.Addr(), lk.URI())
-			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-			go func() {
-				<-c.Context.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				hs.Shutdown(ctx)
-			}()
-			if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return c.Context.Err()
+			return runView(c.Context, viewOptions{globalOptions: globalsFrom(c), Addr: c.String("addr"), Token: c.String("token")})
 		},
-	})
+	}
+}
+
+// runView serves the web app on opts.Addr until ctx ends.
+func runView(ctx context.Context, opts viewOptions) error {
+	if err := view.CheckAddr(opts.Addr, opts.Token); err != nil {
+		return usageError("%v", err)
+	}
+	lk, err := opts.openLake(ctx)
+	if err != nil {
+		return err
+	}
+	srv := view.New(lk, view.Options{Token: opts.Token, Stages: stageMarkers(steprun.Stages())})
+	defer srv.Close()
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return asUsage(fmt.Errorf("--addr: %w", err))
+	}
+	fmt.Fprintf(opts.Out, "spade view: http://%s/ (lake %s; Ctrl-C stops)\n", ln.Addr(), lk.URI())
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(shutdown)
+	}()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return ctx.Err()
 }
 
 // stageMarkers lists the stages with their marker tables for the timeline; stages that share a marker

@@ -1,5 +1,7 @@
 // Command spade runs SPADE (Self-Play in Adaptive Synthetic Executable Environments) as batch stages over
-// a data lake. Each subcommand lives in its own cmd_<name>.go file and registers itself in init().
+// a data lake. Each command lives in its own cmd_<name>.go file: newXCommand builds its *cli.Command (usage,
+// description, flags) and its Action only parses the flags into an xOptions and calls runX, which does
+// the work. newApp lists every top-level command, and a command with subcommands lists its own.
 package main
 
 import (
@@ -10,14 +12,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"sort"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spadekit/spade/internal/config"
-	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/progress"
 )
 
@@ -28,36 +26,6 @@ const (
 	exitUsage       = 2
 	exitInterrupted = 130
 )
-
-var commands []*cli.Command
-
-// reporter is this process's progress reporter (stage.Env.Progress), made by the app's Before from
-// --log-format and whether stderr is a terminal.
-var reporter *progress.Reporter
-
-// phases counts the named phases of a long command on the progress reporter; next starts the next one
-// (shown beside the bar), done ends the task.
-type phases struct {
-	task *progress.Task
-	n    int
-}
-
-func startPhases(name string, total int) *phases {
-	return &phases{task: reporter.Start(name, int64(total), "phases")}
-}
-
-func (p *phases) next(what string) {
-	if p.n > 0 {
-		p.task.Add(1)
-	}
-	p.n++
-	p.task.Note("%s", what)
-}
-
-func (p *phases) done() { p.task.Done() }
-
-// register adds a subcommand; called from each cmd_<name>.go's init.
-func register(c *cli.Command) { commands = append(commands, c) }
 
 // usageErr marks an error as the user's input being wrong (exit code 2); usage is the command's usage
 // line, printed under the error (filled in by the command's wrapped action when empty).
@@ -82,11 +50,32 @@ func asUsage(err error) error {
 	return usageErr{err: err}
 }
 
+// newApp builds the CLI: every top-level command, in the order help lists them (by name).
 func newApp() *cli.App {
-	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
-	if !hasCommand(commands, "help") {
-		commands = append(commands, helpCommand(), completionCommand())
-		sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	commands := []*cli.Command{
+		newAblateCommand(),
+		newBenchCommand(),
+		newCompletionCommand(),
+		newCorpusCommand(),
+		newDoctorCommand(),
+		newEnvCommand(),
+		newEvalCommand(),
+		newGateCommand(),
+		newGenerateCommand(),
+		newGRPOCommand(),
+		newHelpCommand(),
+		newInitCommand(),
+		newLakeCommand(),
+		newMetricsCommand(),
+		newPoolCommand(),
+		newQueryCommand(),
+		newRegretCommand(),
+		newReportCommand(),
+		newRolloutCommand(),
+		newRunCommand(),
+		newSampleCommand(),
+		newSynthCommand(),
+		newViewCommand(),
 	}
 	prepareCommands(commands, nil)
 	cli.VersionPrinter = func(c *cli.Context) { printVersion(c.App.Writer) }
@@ -96,6 +85,7 @@ func newApp() *cli.App {
 		Version: "(spade --version)",
 		// Shell completion: spade completion bash|zsh prints the script (README, "Using it").
 		EnableBashCompletion: true,
+		Metadata:             map[string]any{},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return cli.ShowAppHelp(c)
@@ -109,6 +99,7 @@ func newApp() *cli.App {
 		},
 		Before: func(c *cli.Context) error {
 			term := progress.IsTerminal(os.Stderr)
+			var reporter *progress.Reporter
 			var h slog.Handler
 			switch c.String("log-format") {
 			case "auto":
@@ -134,6 +125,7 @@ func newApp() *cli.App {
 			if reporter == nil {
 				reporter = progress.New(nil, slog.Default(), 0)
 			}
+			c.App.Metadata[reporterKey] = reporter
 			return nil
 		},
 		Commands:        commands,
@@ -175,65 +167,4 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "spade: %v\n", err)
 	return exitFailure
-}
-
-// hasCommand reports whether cmds has a command called name.
-func hasCommand(cmds []*cli.Command, name string) bool {
-	for _, c := range cmds {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// openLake opens the lake named by --lake.
-func openLake(c *cli.Context) (*lake.Lake, error) {
-	return lake.Open(c.Context, c.String("lake"))
-}
-
-// runFlags returns the --run names given; an empty SPADE_RUN counts as none.
-func runFlags(c *cli.Context) []string {
-	var runs []string
-	for _, r := range c.StringSlice("run") {
-		if r = strings.TrimSpace(r); r != "" {
-			runs = append(runs, r)
-		}
-	}
-	return runs
-}
-
-// runName returns the single --run, or a usage error.
-func runName(c *cli.Context) (string, error) {
-	runs := runFlags(c)
-	switch len(runs) {
-	case 0:
-		return "", usageError("no run named: pass --run NAME or set SPADE_RUN")
-	case 1:
-		if err := lake.ValidName(runs[0]); err != nil {
-			return "", asUsage(fmt.Errorf("--run: %w", err))
-		}
-		return runs[0], nil
-	}
-	return "", usageError("this command takes one --run, got %d", len(runs))
-}
-
-// openRun opens the lake and reads the run's configuration.
-func openRun(c *cli.Context) (*lake.Lake, string, *config.Config, error) {
-	run, err := runName(c)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	lk, err := openLake(c)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	cfg, err := lk.RunConfig(c.Context, run)
-	if errors.Is(err, lake.ErrNoRun) {
-		return nil, "", nil, asUsage(err)
-	}
-	if err != nil {
-		return nil, "", nil, err
-	}
-	return lk, run, cfg, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,50 +13,52 @@ import (
 	"github.com/spadekit/spade/stages/stage"
 )
 
-// stageCommand is what one stage command adds to the shared builder: its description and extra flags,
-// and how it makes its stage from the parsed flags (stageFor may adjust env, e.g. --weights).
-type stageCommand struct {
-	name        stage.Name
-	usage       string
-	description string
-	flags       []cli.Flag
-	stageFor    func(c *cli.Context, env *stage.Env) (stage.Stage, error)
+// stageOptions are the options every stage command shares (stageFlags).
+type stageOptions struct {
+	globalOptions
+	// Step is --step, the training step to run the stage at.
+	Step int64
+	// Shard is --shard of --shards: which of the step's processes this is.
+	Shard shard.Spec
+	// Force is --force: replace committed partitions.
+	Force bool
 }
 
-// register builds the stage's command: --step, --shard/--shards (envs split by internal/shard's hash of
-// env_id; the refresh stages sample, generate and gate split slots, since a slot's env_id changes with
-// each attempt), --force and the stage's own flags; its action builds the Env once and runs the stage
-// through stage.Execute, printing one closing line.
-func (sc stageCommand) register() { register(sc.command()) }
-
-// command builds the stage's command without registering it (a stage command under a command group,
-// such as `spade pool draw`, is registered by its group).
-func (sc stageCommand) command() *cli.Command {
-	flags := append([]cli.Flag{
+// stageFlags are a stage command's flags: --step, --shard/--shards (envs split by internal/shard's hash
+// of env_id; the refresh stages sample, generate and gate split slots, since a slot's env_id changes
+// with each attempt), --force, then the stage's own flags.
+func stageFlags(own ...cli.Flag) []cli.Flag {
+	return append([]cli.Flag{
 		&cli.Int64Flag{Name: "step", Required: true, Usage: "the training step"},
 		&cli.IntFlag{Name: "shard", Value: 0, EnvVars: []string{"SPADE_SHARD"}, Usage: "this process's shard, 0..shards-1 (envs split by a hash of env_id; sample, generate and gate split slots: slot mod shards)"},
 		&cli.IntFlag{Name: "shards", Value: 1, EnvVars: []string{"SPADE_SHARDS"}, Usage: "number of processes running this step of the stage; the partition commits when all are in"},
 		&cli.BoolFlag{Name: "force", Usage: "replace committed partitions (unsharded only)"},
-	}, sc.flags...)
-	return &cli.Command{Name: string(sc.name), Usage: sc.usage, Description: sc.description, Flags: flags, Action: sc.action}
+	}, own...)
 }
 
-// action runs the stage at --step for this process's shard.
-func (sc stageCommand) action(c *cli.Context) error {
-	step := c.Int64("step")
-	lk, run, cfg, err := openRun(c)
+// stageOptionsFrom parses stageFlags' shared flags.
+func stageOptionsFrom(c *cli.Context) stageOptions {
+	return stageOptions{globalOptions: globalsFrom(c), Step: c.Int64("step"), Force: c.Bool("force"),
+		Shard: shard.Spec{Index: c.Int("shard"), Count: c.Int("shards")}}
+}
+
+// runStage runs one stage at opts.Step for this process's shard: it opens the run, builds the Env once,
+// lets makeStage set the stage's own fields of the Env (--weights, ...) and make the stage, runs it
+// through stage.Execute and prints one closing line. A bad request (step, shard, a stage not due) is a
+// usage error.
+func runStage(ctx context.Context, opts stageOptions, makeStage func(env *stage.Env) (stage.Stage, error)) error {
+	lk, run, cfg, err := opts.openRun(ctx)
 	if err != nil {
 		return err
 	}
-	env := &stage.Env{Lake: lk, Run: run, Config: cfg, Force: c.Bool("force"),
-		Shard: shard.Spec{Index: c.Int("shard"), Count: c.Int("shards")},
-		Log:   slog.Default(), Progress: reporter, TrainerLog: os.Stderr}
+	env := &stage.Env{Lake: lk, Run: run, Config: cfg, Force: opts.Force, Shard: opts.Shard,
+		Log: slog.Default(), Progress: opts.Progress, TrainerLog: os.Stderr}
 	defer env.Close()
-	s, err := sc.stageFor(c, env)
+	s, err := makeStage(env)
 	if err != nil {
 		return err
 	}
-	out, err := stage.Execute(c.Context, env, s, step)
+	out, err := stage.Execute(ctx, env, s, opts.Step)
 	if errors.Is(err, stage.ErrInvalid) || errors.Is(err, stage.ErrNotDue) {
 		return asUsage(err)
 	}
@@ -63,9 +66,9 @@ func (sc stageCommand) action(c *cli.Context) error {
 		return err
 	}
 	if out.Skipped {
-		fmt.Fprintf(c.App.Writer, "%s: step %d already committed (use --force to redo it)\n", sc.name, step)
+		fmt.Fprintf(opts.Out, "%s: step %d already committed (use --force to redo it)\n", s.Name(), opts.Step)
 		return nil
 	}
-	fmt.Fprintf(c.App.Writer, "%s: step %d: %s\n", sc.name, step, out.Summary)
+	fmt.Fprintf(opts.Out, "%s: step %d: %s\n", s.Name(), opts.Step, out.Summary)
 	return nil
 }

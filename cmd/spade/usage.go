@@ -202,8 +202,9 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// helpCommand is `spade help [COMMAND [SUBCOMMAND]]`: the app's help, or one command's.
-func helpCommand() *cli.Command {
+// newHelpCommand is `spade help [COMMAND [SUBCOMMAND]]`: the app's help, or one command's. Its work
+// is urfave/cli's help itself, so its Action stays on the CLI context.
+func newHelpCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "help",
 		Usage:     "show the commands, or one command's help (also: spade COMMAND --help)",
@@ -280,9 +281,9 @@ func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "go:      %s\n", goVersion)
 }
 
-// completionCommand prints a shell completion script that asks spade itself for the candidates
+// newCompletionCommand prints a shell completion script that asks spade itself for the candidates
 // (urfave/cli's --generate-bash-completion).
-func completionCommand() *cli.Command {
+func newCompletionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print a shell completion script: bash or zsh",
@@ -291,17 +292,26 @@ func completionCommand() *cli.Command {
 			"              or:  echo 'source <(spade completion bash)' >> ~/.bashrc\n" +
 			"Install for zsh:   echo 'source <(spade completion zsh)' >> ~/.zshrc",
 		Action: func(c *cli.Context) error {
-			switch c.Args().First() {
-			case "bash":
-				fmt.Fprint(c.App.Writer, bashCompletion)
-			case "zsh":
-				fmt.Fprint(c.App.Writer, "autoload -U +X bashcompinit && bashcompinit\n"+bashCompletion)
-			default:
-				return usageError("completion: want bash or zsh, got %q", c.Args().First())
-			}
-			return nil
+			return runCompletion(globalsFrom(c), c.Args().Slice())
 		},
 	}
+}
+
+// runCompletion prints the completion script for the shell args[0] names: bash or zsh.
+func runCompletion(opts globalOptions, args []string) error {
+	shell := ""
+	if len(args) > 0 {
+		shell = args[0]
+	}
+	switch shell {
+	case "bash":
+		fmt.Fprint(opts.Out, bashCompletion)
+	case "zsh":
+		fmt.Fprint(opts.Out, "autoload -U +X bashcompinit && bashcompinit\n"+bashCompletion)
+	default:
+		return usageError("completion: want bash or zsh, got %q", shell)
+	}
+	return nil
 }
 
 // bashCompletion asks the spade being completed for the words that may follow the words typed so far.
