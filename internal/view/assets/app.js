@@ -286,8 +286,22 @@ async function comparePage(params) {
     charts.append(chart(title + ' by window', chosen.map(r => ({ name: r.run, points: points(r.dashboard, 'window_start', col) })),
       { xLabel: 'window start', sqls: chosen.map(r => [r.run, r.dashboard.sql]), runs: runs, name: col }));
   }
-  m.append(charts, h('div', { class: 'cols' }, chosen.map(r => h('div', {}, h('h2', {}, h('a', { href: runHref(r.run) }, r.run), sqlLink(r.dashboard.sql, [r.run])),
+  m.append(configDiffSection(runs), charts, h('div', { class: 'cols' }, chosen.map(r => h('div', {}, h('h2', {}, h('a', { href: runHref(r.run) }, r.run), sqlLink(r.dashboard.sql, [r.run])),
     table(r.dashboard, { runs: [r.run] })))));
+}
+
+// configDiffSection is the compare page's table of the configuration keys on which the runs differ
+// (GET /api/config/diff), filled in when the answer comes.
+function configDiffSection(runs) {
+  const sec = h('section', { 'data-section': 'config-diff' }, h('h2', {}, 'Configuration differences'));
+  if (runs.length < 2) { sec.append(h('p', { class: 'muted' }, 'pick two or more runs to compare their configurations')); return sec; }
+  api('/api/config/diff?' + qs({ run: runs })).then(d => {
+    if (d.changes.length === 0) { sec.append(h('p', { class: 'muted' }, 'the runs have the same configuration')); return; }
+    sec.append(h('table', { class: 'config-diff' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'key'), d.runs.map(r => h('th', {}, r)))),
+      h('tbody', {}, d.changes.map(c => h('tr', {}, h('td', {}, h('code', {}, c.key)), c.values.map(v => h('td', {}, v)))))));
+  }).catch(err => sec.append(h('p', { class: 'error' }, String(err.message || err))));
+  return sec;
 }
 
 async function timelinePage(run) {
