@@ -127,7 +127,7 @@ func TestInitRejectsInvalidEnums(t *testing.T) {
 		t.Fatalf("init --set of the outcome keys gave %+v, %v", cfg, err)
 	}
 	help := must(t, env, "init", "--help")
-	for _, want := range []string{"regret.variant (regret_anchor|regret|anchor|ema_lp)", "outcome.value (return|success)",
+	for _, want := range []string{"regret.variant  one of regret_anchor | regret | anchor | ema_lp", "outcome.value  one of return | success",
 		"outcome.exclude_ended_by", "env_error,timeout"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("init --help does not mention %q:\n%s", want, help)

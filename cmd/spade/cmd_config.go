@@ -30,9 +30,11 @@ func newConfigCommand() *cli.Command {
 	}
 }
 
-// configKeysOptions are `spade config keys`'s flags.
+// configKeysOptions are the options of `spade config keys`.
 type configKeysOptions struct {
-	format string // text or markdown
+	globalOptions
+	// Format is --format: text or markdown.
+	Format string
 }
 
 func newConfigKeysCommand() *cli.Command {
@@ -40,8 +42,8 @@ func newConfigKeysCommand() *cli.Command {
 		Name:      "keys",
 		Usage:     "list every configuration key with its type, allowed values, preset values and doc",
 		ArgsUsage: "[PREFIX]",
-		Description: "PREFIX keeps the keys that start with it (rollout. or llm.agent.); a PREFIX that names one key\n" +
-			"prints its whole doc.\n\nExample: spade config keys grpo.tis",
+		Description: "PREFIX keeps the keys that start with it (rollout. or llm.agent.); a PREFIX that is a whole key\n" +
+			"prints that key alone with its whole doc.\n\nExample: spade config keys grpo.tis",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or markdown (the reference table of docs/configuration.md)"},
 		},
@@ -49,29 +51,33 @@ func newConfigKeysCommand() *cli.Command {
 			if c.NArg() > 1 {
 				return usageError("config keys takes at most one PREFIX, got %d arguments", c.NArg())
 			}
-			return runConfigKeys(c.Context, configKeysOptions{format: c.String("format")}, c.Args().First(), c.App.Writer)
+			return runConfigKeys(c.Context, configKeysOptions{globalOptions: globalsFrom(c), Format: c.String("format")}, c.Args().First())
 		},
 	}
 }
 
 // runConfigKeys prints the keys starting with prefix (every key for "").
-func runConfigKeys(_ context.Context, opts configKeysOptions, prefix string, out io.Writer) error {
+func runConfigKeys(_ context.Context, opts configKeysOptions, prefix string) error {
 	var keys []config.KeyInfo
-	for _, k := range config.Describe() {
-		if strings.HasPrefix(k.Key, prefix) {
-			keys = append(keys, k)
+	if k, ok := config.KeyDoc(prefix); ok {
+		keys = []config.KeyInfo{k} // a whole key: that key alone, with its whole doc
+	} else {
+		for _, k := range config.Describe() {
+			if strings.HasPrefix(k.Key, prefix) {
+				keys = append(keys, k)
+			}
 		}
 	}
 	if len(keys) == 0 {
 		return usageError("no key starts with %q: spade config keys lists every key", prefix)
 	}
-	switch opts.format {
+	switch opts.Format {
 	case "text":
-		writeKeysText(out, keys, len(keys) == 1 && keys[0].Key == prefix)
+		writeKeysText(opts.Out, keys, len(keys) == 1 && keys[0].Key == prefix)
 	case "markdown":
-		writeKeysMarkdown(out, keys)
+		writeKeysMarkdown(opts.Out, keys)
 	default:
-		return usageError("--format must be text or markdown, got %q", opts.format)
+		return usageError("--format must be text or markdown, got %q", opts.Format)
 	}
 	return nil
 }
@@ -88,17 +94,23 @@ func keyAllowed(k config.KeyInfo) string {
 	return k.Type
 }
 
+// presetConfigs returns every preset's configuration, in config.PresetNames order.
+func presetConfigs() []*config.Config {
+	names := config.PresetNames()
+	cfgs := make([]*config.Config, len(names))
+	for i, name := range names {
+		cfgs[i], _ = config.Preset(name) // a name PresetNames lists always builds
+	}
+	return cfgs
+}
+
 // presetValues is a key's value in each preset: one value when every preset agrees, else
 // "NAME=VALUE" for each preset, with an empty string shown as "".
-func presetValues(key string) string {
+func presetValues(presets []*config.Config, key string) string {
 	names := config.PresetNames()
 	values := make([]string, len(names))
 	same := true
-	for i, name := range names {
-		cfg, err := config.Preset(name)
-		if err != nil {
-			continue
-		}
+	for i, cfg := range presets {
 		v, _ := cfg.Get(key)
 		if v == "" {
 			v = `""`
@@ -116,21 +128,21 @@ func presetValues(key string) string {
 	return strings.Join(parts, ", ")
 }
 
-// firstSentence cuts a doc to its first sentence: up to the first ". " or the end.
-func firstSentence(doc string) string {
-	if i := strings.Index(doc, ". "); i >= 0 {
-		return doc[:i+1]
-	}
-	return doc
+// keysText is every key as `spade config keys` prints it (the key list of `spade init --help`).
+func keysText() string {
+	var b strings.Builder
+	writeKeysText(&b, config.Describe(), false)
+	return b.String()
 }
 
 func writeKeysText(out io.Writer, keys []config.KeyInfo, whole bool) {
+	presets := presetConfigs()
 	for _, k := range keys {
-		doc := firstSentence(k.Doc)
+		doc := k.Summary()
 		if whole {
 			doc = k.Doc
 		}
-		fmt.Fprintf(out, "%s  %s\n    preset: %s\n    %s\n", k.Key, keyAllowed(k), presetValues(k.Key), doc)
+		fmt.Fprintf(out, "%s  %s\n    preset: %s\n    %s\n", k.Key, keyAllowed(k), presetValues(presets, k.Key), doc)
 	}
 }
 
@@ -138,17 +150,19 @@ func writeKeysMarkdown(out io.Writer, keys []config.KeyInfo) {
 	fmt.Fprintln(out, "| key | allowed | presets | meaning |")
 	fmt.Fprintln(out, "|---|---|---|---|")
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	presets := presetConfigs()
 	for _, k := range keys {
-		fmt.Fprintf(out, "| `%s` | %s | %s | %s |\n", k.Key, cell(keyAllowed(k)), cell(presetValues(k.Key)), cell(k.Doc))
+		fmt.Fprintf(out, "| `%s` | %s | %s | %s |\n", k.Key, cell(keyAllowed(k)), cell(presetValues(presets, k.Key)), cell(k.Doc))
 	}
 }
 
-// configShowOptions are `spade config show`'s flags: a run of the lake, or a preset.
+// configShowOptions are the options of `spade config show`: a run of the lake, or a preset.
 type configShowOptions struct {
-	lake   string
-	run    string
-	preset string
-	format string // yaml or json
+	globalOptions
+	// Preset is --preset: show this preset instead of a run ("" for a run).
+	Preset string
+	// Format is --format: yaml or json.
+	Format string
 }
 
 func newConfigShowCommand() *cli.Command {
@@ -164,62 +178,51 @@ func newConfigShowCommand() *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "yaml", Usage: "yaml or json"},
 		},
 		Action: func(c *cli.Context) error {
-			opts := configShowOptions{lake: c.String("lake"), preset: c.String("preset"), format: c.String("format")}
 			if c.Args().Present() {
 				return usageError("config show takes no arguments (use --run or --preset), got %q", c.Args().First())
 			}
-			if opts.preset == "" {
-				run, err := localOrGlobalRun(c)
-				if err != nil {
-					return err
-				}
-				opts.run = run
+			opts := configShowOptions{globalOptions: globalsFrom(c.Lineage()[1]), Preset: c.String("preset"), Format: c.String("format")}
+			// The command's own --run, when given, names the run instead of the global one.
+			if run := strings.TrimSpace(c.String("run")); run != "" {
+				opts.Runs = []string{run}
 			}
-			return runConfigShow(c.Context, opts, c.App.Writer)
+			return runConfigShow(c.Context, opts)
 		},
 	}
 }
 
-// localOrGlobalRun returns the subcommand's own --run when given, else the single global --run.
-func localOrGlobalRun(c *cli.Context) (string, error) {
-	if run := strings.TrimSpace(c.String("run")); c.IsSet("run") && run != "" {
-		if err := lake.ValidName(run); err != nil {
-			return "", asUsage(fmt.Errorf("--run: %w", err))
-		}
-		return run, nil
-	}
-	// The parent (`spade config`) defines no --run of its own, so its lookup reaches the global flag.
-	return runName(c.Lineage()[1])
-}
-
 // runConfigShow prints the configuration opts names.
-func runConfigShow(ctx context.Context, opts configShowOptions, out io.Writer) error {
-	if opts.format != "yaml" && opts.format != "json" {
-		return usageError("--format must be yaml or json, got %q", opts.format)
+func runConfigShow(ctx context.Context, opts configShowOptions) error {
+	if opts.Format != "yaml" && opts.Format != "json" {
+		return usageError("--format must be yaml or json, got %q", opts.Format)
 	}
 	var cfg *config.Config
-	if opts.preset != "" {
+	if opts.Preset != "" {
 		var err error
-		if cfg, err = config.Preset(opts.preset); err != nil {
+		if cfg, err = config.Preset(opts.Preset); err != nil {
 			return asUsage(err)
 		}
 	} else {
-		var err error
-		if cfg, err = readRunConfig(ctx, opts.lake, opts.run); err != nil {
+		run, err := opts.runName()
+		if err != nil {
+			return err
+		}
+		if cfg, err = readRunConfig(ctx, opts.globalOptions, run); err != nil {
 			return err
 		}
 	}
-	if opts.format == "json" {
-		_, err := out.Write(cfg.JSON())
-		return err
+	body := cfg.YAML()
+	if opts.Format == "json" {
+		body = cfg.JSON()
 	}
-	_, err := out.Write(cfg.YAML())
+	_, err := opts.Out.Write(body)
 	return err
 }
 
-// readRunConfig opens the lake at uri and reads run's configuration; a missing run is a usage error.
-func readRunConfig(ctx context.Context, uri, run string) (*config.Config, error) {
-	lk, err := lake.Open(ctx, uri)
+// readRunConfig reads run's configuration from the existing lake of g; a missing lake or run is a usage
+// error.
+func readRunConfig(ctx context.Context, g globalOptions, run string) (*config.Config, error) {
+	lk, err := g.openExistingLake(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -230,10 +233,11 @@ func readRunConfig(ctx context.Context, uri, run string) (*config.Config, error)
 	return cfg, err
 }
 
-// configDiffOptions are `spade config diff`'s flags.
+// configDiffOptions are the options of `spade config diff`.
 type configDiffOptions struct {
-	lake   string
-	format string // text or json
+	globalOptions
+	// Format is --format: text or json.
+	Format string
 }
 
 func newConfigDiffCommand() *cli.Command {
@@ -250,32 +254,33 @@ func newConfigDiffCommand() *cli.Command {
 			if c.NArg() != 2 {
 				return usageError("config diff takes two runs, RUN_A RUN_B; got %d arguments", c.NArg())
 			}
-			opts := configDiffOptions{lake: c.String("lake"), format: c.String("format")}
-			return runConfigDiff(c.Context, opts, c.Args().Get(0), c.Args().Get(1), c.App.Writer)
+			opts := configDiffOptions{globalOptions: globalsFrom(c), Format: c.String("format")}
+			return runConfigDiff(c.Context, opts, c.Args().Get(0), c.Args().Get(1))
 		},
 	}
 }
 
 // runConfigDiff prints the keys on which runA's and runB's configurations differ.
-func runConfigDiff(ctx context.Context, opts configDiffOptions, runA, runB string, out io.Writer) error {
-	if opts.format != "text" && opts.format != "json" {
-		return usageError("--format must be text or json, got %q", opts.format)
+func runConfigDiff(ctx context.Context, opts configDiffOptions, runA, runB string) error {
+	if opts.Format != "text" && opts.Format != "json" {
+		return usageError("--format must be text or json, got %q", opts.Format)
 	}
+	out := opts.Out
 	for _, run := range []string{runA, runB} {
 		if err := lake.ValidName(run); err != nil {
 			return asUsage(fmt.Errorf("run %q: %w", run, err))
 		}
 	}
-	a, err := readRunConfig(ctx, opts.lake, runA)
+	a, err := readRunConfig(ctx, opts.globalOptions, runA)
 	if err != nil {
 		return err
 	}
-	b, err := readRunConfig(ctx, opts.lake, runB)
+	b, err := readRunConfig(ctx, opts.globalOptions, runB)
 	if err != nil {
 		return err
 	}
 	changes := config.Diff(a, b)
-	if opts.format == "json" {
+	if opts.Format == "json" {
 		type change struct {
 			Key string `json:"key"`
 			A   string `json:"a"`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,41 @@ func TestConfigShowDiffAndYAMLInit(t *testing.T) {
 		r := spade(t, env, "", tc.args...)
 		if msg, ok := usageMessage(r.stderr); r.code != 2 || !ok || !strings.Contains(msg, tc.want) {
 			t.Errorf("spade %s: exit %d, stderr %q; want exit 2 and one line naming %s", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the generated key table of docs/configuration.md")
+
+// TestConfigurationDocListsEveryKey: docs/configuration.md's key table is what `spade config keys
+// --format markdown` prints, so the reference a user reads is the one the code declares.
+func TestConfigurationDocListsEveryKey(t *testing.T) {
+	const begin, end = "<!-- keys:begin -->\n", "<!-- keys:end -->"
+	path := repoFile("docs/configuration.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, rest, ok := strings.Cut(string(doc), begin)
+	_, tail, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("%s: no %q ... %q block", path, begin, end)
+	}
+	var table strings.Builder
+	writeKeysMarkdown(&table, config.Describe())
+	if *updateDocs {
+		if err := os.WriteFile(path, []byte(head+begin+table.String()+end+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, _, _ := strings.Cut(rest, end)
+	if got != table.String() {
+		t.Errorf("%s: the key table is stale; rewrite it with go test ./cmd/spade -run TestConfigurationDocListsEveryKey -update-docs", path)
+	}
+	for _, key := range config.Keys() {
+		if !strings.Contains(got, "| `"+key+"` |") {
+			t.Errorf("%s: the key table lacks %s", path, key)
 		}
 	}
 }

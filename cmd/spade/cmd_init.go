@@ -37,24 +37,24 @@ func newInitCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "init",
 		Usage: "create a run with its configuration (written once to run.json)",
-		Description: "Creates the run named by --run from a preset (Table 5 of the paper), then a JSON config file, then\n" +
-			"--set overrides, in that order. An existing run is never changed: a changed setting is a new run.\n\n" +
-			"Presets: " + strings.Join(config.PresetNames(), ", ") + "\n" +
-			"Keys: " + strings.Join(config.Keys(), ", ") + "\n" +
-			"Keys with a closed set of values: " + enumKeys() + "\n" +
-			"outcome.exclude_ended_by is a comma-separated list of episodes' ended_by values (default " +
-			config.DefaultExcludeEndedBy + "): those episodes are left out of every solve rate and mean outcome.\n\n" +
+		Description: "Creates the run named by --run from a preset (the authors' launch scripts' values), then a config\n" +
+			"file (YAML or JSON: nested maps, dotted keys or both, as `spade config show` writes it), then the --set\n" +
+			"overrides, in that order, and validates the result. An existing run is never changed: a changed setting\n" +
+			"is a new run.\n\n" +
 			"With --from RUN@STEP the run is a child of RUN: it starts from RUN's configuration (then --config and\n" +
 			"--set) and RUN's committed partitions at steps <= STEP are copied into it (pool, memory, EMA state,\n" +
 			"weights version, used documents, every table), so `spade run --steps STEP+1-...` continues from\n" +
 			"there; run.json records the parent and the step.\n\n" +
 			"Example: spade --run r1 init --preset qwen3-8b-games --set rollout.group_size=8\n" +
-			"         spade --run r1b init --from r1@199 --set regret.band_lo=0.2 --set regret.band_hi=0.4",
+			"         spade --run r1b init --from r1@199 --set regret.band_lo=0.2 --set regret.band_hi=0.4\n" +
+			"         spade --run r2 init --config r2.yaml\n\n" +
+			"Presets: " + strings.Join(config.PresetNames(), ", ") + "\n\n" +
+			"Keys (the same list as `spade config keys`):\n" + keysText(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "preset", Value: "qwen3-30b-a3b-games", Usage: "preset name"},
-			&cli.StringFlag{Name: "config", Usage: "JSON file of keys (nested objects or dotted keys)"},
+			&cli.StringFlag{Name: "config", Usage: "YAML (.yaml, .yml) or JSON (.json) file of keys: nested maps, dotted keys or both"},
 			&cli.GenericFlag{Name: "set", Value: &overrides{}, Usage: "key=value override (repeatable; a value may hold commas)"},
-			&cli.StringFlag{Name: "from", Usage: "RUN@STEP: a child run starting from RUN's configuration and its lake state up to STEP (see cmd_init_from.go)"},
+			&cli.StringFlag{Name: "from", Usage: "RUN@STEP: a child run starting from RUN's configuration and its lake state up to STEP "},
 		},
 		Action: func(c *cli.Context) error {
 			return runInit(c.Context, initOptions{globalOptions: globalsFrom(c), Preset: c.String("preset"),
@@ -89,17 +89,6 @@ func runInit(ctx context.Context, opts initOptions) error {
 	}
 	fmt.Fprintf(opts.Out, "created run %s in %s (preset %s)\n", run, lk.URI(), cfg.Preset)
 	return nil
-}
-
-// enumKeys lists each enum-valued key with its values: "setting (games|tools), ...".
-func enumKeys() string {
-	var parts []string
-	for _, key := range config.Keys() {
-		if values := config.EnumValues(key); values != nil {
-			parts = append(parts, key+" ("+strings.Join(values, "|")+")")
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // overrides collects the --set flags one per occurrence: unlike a string slice flag it does not split a

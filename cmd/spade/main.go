@@ -56,6 +56,7 @@ func newApp() *cli.App {
 		newAblateCommand(),
 		newBenchCommand(),
 		newCompletionCommand(),
+		newConfigCommand(),
 		newCorpusCommand(),
 		newDoctorCommand(),
 		newEnvCommand(),
