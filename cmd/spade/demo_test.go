@@ -38,12 +38,24 @@ func runDemoIn(t *testing.T, lakeDir string, env ...string) string {
 // TestDemoReplaysTheSampleRun: the demo replays testdata/sample-run through every stage (real sandbox)
 // and prints the summary.
 func TestDemoReplaysTheSampleRun(t *testing.T) {
-	out := runDemo(t)
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+	out := runDemoIn(t, lakeDir)
 	for _, want := range []string{"run sample, steps 0-3", "steps run: 4, already complete: 0", "accepted envs per skill",
 		"regenerated", "solve_rate_hint", "mean_regret", "band_share", "memory after the last pool end", "designer"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+
+	// Two runs of the demo lake: a child of the replayed run with one setting changed differs from it in
+	// that key and in its parent, and nothing else.
+	env := []string{"SPADE_LAKE=" + lakeDir, "SPADE_CACHE=" + t.TempDir(), "SPADE_RUN="}
+	must(t, env, "--run", "demo2", "init", "--from", "demo@1", "--set", "regret.band_lo=0.3")
+	diff := must(t, env, "config", "diff", "demo", "demo2")
+	lines := strings.Split(strings.TrimSpace(diff), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "parent ") || !strings.HasSuffix(lines[1], " demo@1") ||
+		strings.Join(strings.Fields(lines[2]), " ") != "regret.band_lo 0.4 0.3" {
+		t.Errorf("config diff demo demo2:\n%s\nwant parent (\"\" vs demo@1) and regret.band_lo 0.4 -> 0.3", diff)
 	}
 }
 
