@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/spadekit/spade/internal/gobuild"
-
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/synth"
+	"github.com/spadekit/spade/internal/testenv"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -31,13 +31,7 @@ func requireTools(t *testing.T) (nbconvert, python string) {
 	if err == nil {
 		err = exec.Command(python, "-c", "import pandas, matplotlib, sklearn, nbformat, ipykernel").Run()
 	}
-	if err != nil {
-		msg := "notebooks need jupyter-nbconvert, python3-matplotlib, python3-sklearn, python3-pandas, python3-ipykernel: "
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + err.Error())
-		}
-		t.Skip(msg + err.Error())
-	}
+	testenv.Require(t, err == nil, "notebooks need jupyter-nbconvert, python3-matplotlib, python3-sklearn, python3-pandas, python3-ipykernel: %v", err)
 	return nb, python
 }
 

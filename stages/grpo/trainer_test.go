@@ -20,6 +20,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/shard"
+	"github.com/spadekit/spade/internal/testenv"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -167,7 +168,7 @@ func trainerPython(t testing.TB) string {
 
 // pythonWith finds an interpreter that imports modules: $SPADE_PYTHON, else python3, else
 // /usr/bin/python3 (Debian's, which CI installs python3-torch into). Without one the test skips, except
-// in CI (CI=true), where the trainer is a real part that must run.
+// under CI (testenv.CI), where the trainer is a real part that must run.
 func pythonWith(t testing.TB, modules ...string) string {
 	t.Helper()
 	candidates := []string{"python3", "/usr/bin/python3"}
@@ -183,11 +184,7 @@ func pythonWith(t testing.TB, modules ...string) string {
 			return p
 		}
 	}
-	msg := fmt.Sprintf("no Python that can %q among %v (apt-get install python3-torch python3-numpy, or set SPADE_PYTHON)", imports, candidates)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.SkipUnlessCI(t, "no Python that can %q among %v (apt-get install python3-torch python3-numpy, or set SPADE_PYTHON)", imports, candidates)
 	return ""
 }
 
