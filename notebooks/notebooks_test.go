@@ -14,6 +14,7 @@ import (
 
 	"github.com/spadekit/spade/internal/gobuild"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
 	"github.com/spadekit/spade/internal/testenv"
 	"github.com/spadekit/spade/schemas"
@@ -111,10 +112,7 @@ func TestNotebooksExecute(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildSpade(t, dir)
 	lakeDir := filepath.Join(dir, "lake")
-	lk, err := lake.Open(ctx, lakeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.Open(t, lakeDir)
 	for _, v := range []synth.Variant{synth.Full, synth.NoCorpus} {
 		o := synth.Small()
 		o.Steps, o.Variant = 16, v
@@ -147,9 +145,7 @@ func writeEvalResults(t *testing.T, lk *lake.Lake, run string) {
 				}
 			}
 			key := lake.PartitionKey{Run: run, Table: schemas.EvalResultsSpec.Name, Step: step, Fragment: "eval-" + b.name + "-c000000"}
-			if _, err := lake.WriteRows(context.Background(), lk, key, rows, lake.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			laketest.Write(t, lk, key, rows)
 		}
 	}
 }

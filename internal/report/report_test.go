@@ -19,6 +19,7 @@ import (
 	"github.com/spadekit/spade/internal/analytics"
 	"github.com/spadekit/spade/internal/gobuild"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
 	"github.com/spadekit/spade/schemas"
 )
@@ -54,10 +55,7 @@ func synthSession(t *testing.T, skipEmbed bool) *analytics.Session {
 func synthSessionSteps(t *testing.T, steps int, skipEmbed bool) *analytics.Session {
 	t.Helper()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	o := synth.Small()
 	o.Steps = steps
 	if err := synth.Write(ctx, lk, "r", o); err != nil {
@@ -336,10 +334,7 @@ func TestReportOnALongRun(t *testing.T) {
 func evalSession(t *testing.T) *analytics.Session {
 	t.Helper()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	o := synth.Small()
 	o.Steps = 16
 	if err := synth.Write(ctx, lk, "r", o); err != nil {
@@ -365,9 +360,7 @@ func evalSession(t *testing.T) *analytics.Session {
 				}
 			}
 			key := lake.PartitionKey{Run: "r", Table: schemas.EvalResultsSpec.Name, Step: step, Fragment: "eval-" + b.name + "-c000000"}
-			if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			laketest.Write(t, lk, key, rows)
 		}
 	}
 	s, err := analytics.Open(ctx, lk, "r", "")

@@ -1,12 +1,11 @@
 package view
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
-	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 )
 
 // BenchmarkViewPaperRun times the server's side of the two pages that must stay responsive on a long run
@@ -19,10 +18,7 @@ func BenchmarkViewPaperRun(b *testing.B) {
 	const steps = 400
 	dir := perfLake(b, steps)
 	open := func(b *testing.B) (*Server, http.Handler) {
-		lk, err := lake.Open(context.Background(), dir)
-		if err != nil {
-			b.Fatal(err)
-		}
+		lk := laketest.Open(b, dir)
 		srv := New(lk, Options{Stages: testStages})
 		return srv, srv.Handler()
 	}

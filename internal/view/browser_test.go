@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
 )
 
@@ -268,10 +269,7 @@ func TestBrowserPageTimes(t *testing.T) {
 		{"pool, again", fmt.Sprintf("/runs/s/steps/%d", mid), "pool", false},
 	} {
 		if visit.cold {
-			lk, err := lake.Open(context.Background(), dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lk := laketest.Open(t, dir)
 			ts = startServer(t, lk, Options{})
 		}
 		begin := time.Now()
@@ -301,10 +299,7 @@ func perfLake(t testing.TB, steps int) string {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	lk, err := lake.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.Open(t, dir)
 	o := synth.Paper()
 	o.Steps = steps
 	if _, err := lk.RunConfig(ctx, "s"); err == nil {
