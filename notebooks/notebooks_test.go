@@ -82,6 +82,9 @@ func executeAll(t *testing.T, nbconvert, bin, lakeDir, runs string) {
 // scripts/demo.sh replays testdata/sample-run through every stage into a fresh lake (a short real run:
 // one window, a dozen envs, no embeddings stored yet).
 func TestNotebooksOnTheDemoLake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("executes every notebook; skipped with -short")
+	}
 	nbconvert, python := requireTools(t)
 	dir := t.TempDir()
 	bin := buildSpade(t, dir)
@@ -107,6 +110,9 @@ func TestNotebooksOnTheDemoLake(t *testing.T) {
 // TestNotebooksExecute executes the notebooks against a synthetic lake of two runs and two windows each
 // (several runs side by side, more than one window).
 func TestNotebooksExecute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("executes every notebook; skipped with -short")
+	}
 	nbconvert, _ := requireTools(t)
 	ctx := context.Background()
 	dir := t.TempDir()

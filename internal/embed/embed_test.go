@@ -61,6 +61,9 @@ func runPython(t *testing.T, py, script string, input any) []byte {
 
 // TestTFIDFMatchesScikitLearn compares sql/tfidf.sql with TfidfVectorizer's defaults on the same texts.
 func TestTFIDFMatchesScikitLearn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts scikit-learn for the reference; skipped with -short")
+	}
 	py := python(t)
 	docs := testDocs(40, 60, 1)
 	docs[3].Text = "Über-Class with_underscore x 12 ab AB ab" // case folding, 1-char tokens dropped, digits kept

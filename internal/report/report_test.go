@@ -252,6 +252,9 @@ func renderAndCheck(t testing.TB, browser string, page []byte) float64 {
 // testdata/sample-run through every stage into a fresh lake with a spade built like the test binary (a
 // short real run: 4 steps, one window, a dozen envs, no embeddings until the report computes them).
 func TestReportOnTheDemoLake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds spade and replays the demo; skipped with -short")
+	}
 	browser := chromium(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -307,6 +310,9 @@ func longSteps(t testing.TB) int {
 // windows of 8: many windows, lines without point markers, regret and cost over hundreds of steps)
 // passes the page's checks. BenchmarkReportLongRun times it.
 func TestReportOnALongRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and embeds a 400-step run; skipped with -short")
+	}
 	browser := chromium(t)
 	page, err := Build(context.Background(), synthSessionSteps(t, longSteps(t), false))
 	if err != nil {

@@ -297,6 +297,9 @@ func TestHostileUnconfinedReachTheirGoals(t *testing.T) {
 // the attack must not reach its goal, and an innocent program's transcripts (sequential and
 // concurrent episodes) must be exactly what they are when it runs alone in a fresh pool.
 func TestHostileMultiProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every hostile program on every layer; skipped with -short")
+	}
 	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces, IsolationLandlock} {
 		t.Run(string(iso), func(t *testing.T) {
 			innocent := newInnocent(t)

@@ -411,6 +411,9 @@ func recordPlays(t testing.TB, lk *lake.Lake, run string, step int64, returns []
 // advantage 0, so they measure without training; fresh runs measure the same plays under the initial
 // weights.
 func TestTorchTrainerLearnsFromEpisodeSamplesOfARecordedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains the tiny model over several runs; skipped with -short")
+	}
 	python := trainerPython(t)
 	root := t.TempDir()
 	ctx := context.Background()
