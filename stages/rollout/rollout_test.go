@@ -301,12 +301,8 @@ func TestRolloutChecksTheEndpointFirst(t *testing.T) {
 		cfg := *f.cfg
 		mutate(&cfg)
 		run := strings.ReplaceAll(name, " ", "-")
-		if err := f.lk.CreateRun(ctx, run, &cfg); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lake.WriteRows(ctx, f.lk, lake.PartitionKey{Run: run, Table: "envs", Step: 0}, []schemas.EnvRow{envRow(0, 0, guessEnv, "b", schemas.SkillMath, "games")}, lake.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		laketest.NewRun(t, f.lk, run, &cfg)
+		laketest.Write(t, f.lk, lake.PartitionKey{Run: run, Table: "envs", Step: 0}, []schemas.EnvRow{envRow(0, 0, guessEnv, "b", schemas.SkillMath, "games")})
 		before := f.srv.Count()
 		_, err := rollout.Run(ctx, f.env(t, run, shard.All, false), 0)
 		if err == nil || !strings.Contains(err.Error(), "agent") || f.srv.Count() != before {
