@@ -215,6 +215,9 @@ func compareLLMRuns(t testing.TB, a map[string]string, b map[string]string) {
 // The full LLM half of a step on a small config: sample → generate → gate → rollout (and regret, whose
 // memory the second window's prompts show), then a replay of the run that must write identical tables.
 func TestLoopRecordsAndReplaysByteIdentical(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records and replays a run (TestSampleRunReplays replays one); skipped with -short")
+	}
 	srv := llmScriptedServer(t)
 	lk := newLLMLoopLake(t, t.TempDir())
 	laketest.NewRun(t, lk, "orig", sampleRunConfig(t, sampleRunDir, srv.URL))
