@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/spadekit/spade/internal/gobuild"
-
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
+	"github.com/spadekit/spade/internal/testenv"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -31,13 +32,7 @@ func requireTools(t *testing.T) (nbconvert, python string) {
 	if err == nil {
 		err = exec.Command(python, "-c", "import pandas, matplotlib, sklearn, nbformat, ipykernel").Run()
 	}
-	if err != nil {
-		msg := "notebooks need jupyter-nbconvert, python3-matplotlib, python3-sklearn, python3-pandas, python3-ipykernel: "
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + err.Error())
-		}
-		t.Skip(msg + err.Error())
-	}
+	testenv.Require(t, err == nil, "notebooks need jupyter-nbconvert, python3-matplotlib, python3-sklearn, python3-pandas, python3-ipykernel: %v", err)
 	return nb, python
 }
 
@@ -87,6 +82,9 @@ func executeAll(t *testing.T, nbconvert, bin, lakeDir, runs string) {
 // scripts/demo.sh replays testdata/sample-run through every stage into a fresh lake (a short real run:
 // one window, a dozen envs, no embeddings stored yet).
 func TestNotebooksOnTheDemoLake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("executes every notebook; skipped with -short")
+	}
 	nbconvert, python := requireTools(t)
 	dir := t.TempDir()
 	bin := buildSpade(t, dir)
@@ -112,15 +110,15 @@ func TestNotebooksOnTheDemoLake(t *testing.T) {
 // TestNotebooksExecute executes the notebooks against a synthetic lake of two runs and two windows each
 // (several runs side by side, more than one window).
 func TestNotebooksExecute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("executes every notebook; skipped with -short")
+	}
 	nbconvert, _ := requireTools(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	bin := buildSpade(t, dir)
 	lakeDir := filepath.Join(dir, "lake")
-	lk, err := lake.Open(ctx, lakeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.Open(t, lakeDir)
 	for _, v := range []synth.Variant{synth.Full, synth.NoCorpus} {
 		o := synth.Small()
 		o.Steps, o.Variant = 16, v
@@ -153,9 +151,7 @@ func writeEvalResults(t *testing.T, lk *lake.Lake, run string) {
 				}
 			}
 			key := lake.PartitionKey{Run: run, Table: schemas.EvalResultsSpec.Name, Step: step, Fragment: "eval-" + b.name + "-c000000"}
-			if _, err := lake.WriteRows(context.Background(), lk, key, rows, lake.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			laketest.Write(t, lk, key, rows)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -119,15 +120,10 @@ func sampleRow(t *testing.T, spec schemas.Spec, i int) schemas.Row {
 func TestRoundTripThroughLakeAndDuckDB(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	lk, err := lake.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.Open(t, dir)
 	cfg := config.Default()
 	cfg.Sample.Corpus = "default"
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, lk, "r", cfg)
 	const n = 5
 	written := map[string][]schemas.Row{}
 	for _, name := range schemas.Names() {

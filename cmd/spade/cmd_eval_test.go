@@ -156,6 +156,9 @@ func evalRows(t *testing.T, dir, run string, step int64) (results, calls []strin
 // server and checks the rows and scores, that a replay writes identical rows, and that two shards write
 // what one process does.
 func TestEvalRecordsReplaysAndShards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records, replays and shards four benchmarks; skipped with -short")
+	}
 	srv := llmtest.Start(t, evalScript(0), "agent-model")
 	srv.KeepRequests(false)
 	env, dir := evalEnv(t)
@@ -222,6 +225,9 @@ func compareLines(t *testing.T, what string, want, got []string) {
 // TestEvalResumesAfterKill kills `spade eval` (SIGKILL) after some chunks are committed, resumes it and
 // checks the rows equal an uninterrupted evaluation's, with no duplicates.
 func TestEvalResumesAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and resumes an evaluation; skipped with -short")
+	}
 	srv := llmtest.Start(t, evalScript(40*time.Millisecond), "agent-model")
 	srv.KeepRequests(false)
 	env, dir := evalEnv(t)

@@ -186,6 +186,9 @@ func partKeys(t *testing.T, lk *lake.Lake, run string) map[string]bool {
 // reader sees one writer's rows in all three tables, agreeing row for row (all of the old rollout or all
 // of the new one); verify reports nothing but orphans, vacuum removes them, and verify is clean after.
 func TestStageCommandKilledAcrossTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a stage command many times, locally and on S3; skipped with -short")
+	}
 	_, bucket := s3test.Start(t)
 	for _, target := range []struct {
 		name, uri string
@@ -281,6 +284,9 @@ func TestStageCommandKilledAcrossTables(t *testing.T) {
 // every other exits 1 saying another writer committed the step first (no --force advice); a reader sees
 // the winner's rows in every table, agreeing row for row; verify finds no problem but orphans.
 func TestStageCommandRacingWriters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("races up to three stage commands, locally and on S3; skipped with -short")
+	}
 	_, bucket := s3test.Start(t)
 	urls := make([]string, 3)
 	for i := range urls {

@@ -13,6 +13,9 @@ import (
 // (exit 1, nothing written); `spade lake upgrade` renames every object; afterwards verify is clean and
 // every table holds the rows a fresh replay of the demo writes in layout 2; a second upgrade does nothing.
 func TestLakeUpgradeLayoutOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the demo to compare with the upgraded lake; skipped with -short")
+	}
 	old := filepath.Join(t.TempDir(), "old")
 	if err := os.CopyFS(old, os.DirFS(repoFile("testdata/lake-v1"))); err != nil {
 		t.Fatal(err)

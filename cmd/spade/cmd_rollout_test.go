@@ -15,6 +15,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/corpus"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/internal/sandbox"
@@ -80,10 +81,7 @@ func llmScriptedServer(t testing.TB) *llmtest.Server {
 func newLLMLoopLake(t testing.TB, dir string) *lake.Lake {
 	t.Helper()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.Open(t, dir)
 	if _, err := corpus.Import(ctx, lk, "default", []string{"../../testdata/corpus/corpus.jsonl"}); err != nil {
 		t.Fatal(err)
 	}
@@ -193,9 +191,7 @@ func stepRowTexts[T any](t testing.TB, lk *lake.Lake, run, table string, step in
 func replayLLMRun(t testing.TB, lk *lake.Lake, dir, from string) {
 	t.Helper()
 	cfg := sampleRunConfig(t, dir, llm.ReplayPrefix+from)
-	if err := lk.CreateRun(context.Background(), "replay", cfg); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, lk, "replay", cfg)
 	runLLMLoop(t, lk, "replay")
 }
 
@@ -219,12 +215,12 @@ func compareLLMRuns(t testing.TB, a map[string]string, b map[string]string) {
 // The full LLM half of a step on a small config: sample → generate → gate → rollout (and regret, whose
 // memory the second window's prompts show), then a replay of the run that must write identical tables.
 func TestLoopRecordsAndReplaysByteIdentical(t *testing.T) {
-	ctx := context.Background()
+	if testing.Short() {
+		t.Skip("records and replays a run (TestSampleRunReplays replays one); skipped with -short")
+	}
 	srv := llmScriptedServer(t)
 	lk := newLLMLoopLake(t, t.TempDir())
-	if err := lk.CreateRun(ctx, "orig", sampleRunConfig(t, sampleRunDir, srv.URL)); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, lk, "orig", sampleRunConfig(t, sampleRunDir, srv.URL))
 	runLLMLoop(t, lk, "orig")
 	checkLLMLoop(t, lk, "orig")
 	calls := srv.Count()
@@ -300,16 +296,11 @@ func TestSampleRunReplays(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		lk, err := lake.Open(ctx, sampleRunDir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		lk := laketest.Open(t, sampleRunDir)
 		if _, err := corpus.Import(ctx, lk, "default", []string{"../../testdata/corpus/corpus.jsonl"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := lk.CreateRun(ctx, sampleRunName, sampleRunConfig(t, sampleRunDir, srv.URL)); err != nil {
-			t.Fatal(err)
-		}
+		laketest.NewRun(t, lk, sampleRunName, sampleRunConfig(t, sampleRunDir, srv.URL))
 		runLLMLoop(t, lk, sampleRunName)
 		checkLLMLoop(t, lk, sampleRunName)
 		if err := os.RemoveAll(filepath.Join(sampleRunDir, "corpora")); err != nil {
@@ -318,10 +309,7 @@ func TestSampleRunReplays(t *testing.T) {
 	}
 	for _, dir := range []string{sampleRunDir, sampleRunV1Dir} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			recorded, err := lake.Open(ctx, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			recorded := laketest.Open(t, dir)
 			want := llmPartitionHashes(t, recorded, sampleRunName)
 			lk := newLLMLoopLake(t, t.TempDir())
 			abs, err := filepath.Abs(dir)

@@ -54,6 +54,9 @@ func loopScript(t *testing.T) llmtest.Script {
 // killing the replay with SIGKILL at random moments until it finishes (at least ten kills), and checks
 // that every table of the replayed run equals the recorded one (timing columns aside).
 func TestWholeLoopResumesAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a replayed 8-step run at least ten times; skipped with -short")
+	}
 	srv := startLoopServer(t)
 	t.Setenv("SPADE_CACHE", t.TempDir())
 	if os.Getenv("SPADE_PYTHON") == "" {

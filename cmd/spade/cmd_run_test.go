@@ -110,6 +110,9 @@ func render[T any](t *testing.T, lk *lake.Lake, k lake.PartitionKey, zero func(*
 // The input is a fixture of stored rollouts (envs, episodes, turns, llm_calls with tokens), so the loop
 // covers the regret and grpo stages (trainer none).
 func TestRunResumesAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a run at least ten times; skipped with -short")
+	}
 	ctx := context.Background()
 	opts := synth.SmallRollout()
 	opts.Steps = 20

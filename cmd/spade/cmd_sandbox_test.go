@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/testenv"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -101,10 +102,7 @@ func TestGateAndEnvPlay(t *testing.T) {
 // that the sandbox cannot reach is named with the SPADE_PYTHON to use instead.
 func TestDoctorExplainsFailures(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("needs Debian's /usr/bin/python3")
-		}
-		t.Skip("needs Debian's /usr/bin/python3")
+		testenv.SkipUnlessCI(t, "needs Debian's /usr/bin/python3: %v", err)
 	}
 	noBwrap := append(localEnv(t), "PATH="+t.TempDir(), "SPADE_PYTHON=/usr/bin/python3")
 	r := spade(t, noBwrap, "", "doctor")

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
 	"github.com/spadekit/spade/schemas"
 )
@@ -74,10 +74,7 @@ func TestBatchVendiCalibration(t *testing.T) {
 // calibrated Vendi/n is far below the full run's and its longest repeated-class streak longer (Table 8).
 func TestCompareSeparatesNoCorpus(t *testing.T) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	for _, v := range []synth.Variant{synth.Full, synth.NoCorpus} {
 		o := synth.Small()
 		o.Steps, o.Variant = 16, v

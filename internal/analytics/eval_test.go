@@ -9,6 +9,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -42,13 +43,8 @@ func TestPassAtKClosedForm(t *testing.T) {
 // item c 0 of 4 (scores 0/1), so avg@4 = 1/3, pass@1 = 1/3, pass@4 = 2/3, se = std(¼, ¾, 0)/√3.
 func TestEvalScoresModel(t *testing.T) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lk.CreateRun(ctx, "r", config.Default()); err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
+	laketest.NewRun(t, lk, "r", config.Default())
 	var rows []schemas.EvalResultRow
 	correct := map[string]int{"a": 1, "b": 3, "c": 0}
 	for item, c := range correct {
@@ -60,9 +56,7 @@ func TestEvalScoresModel(t *testing.T) {
 			rows = append(rows, schemas.EvalResultRow{Step: 5, Bench: "m", ItemID: item, Kind: schemas.BenchMath, Sample: int32(s), Score: score})
 		}
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.EvalResultsSpec.Name, Step: 5, Fragment: "eval-m-c000000"}, rows, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.Write(t, lk, lake.PartitionKey{Run: "r", Table: schemas.EvalResultsSpec.Name, Step: 5, Fragment: "eval-m-c000000"}, rows)
 	s, err := duck.OpenRuns(ctx, lk, "r")
 	if err != nil {
 		t.Fatal(err)

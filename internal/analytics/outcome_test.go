@@ -9,6 +9,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/outcome"
 	"github.com/spadekit/spade/schemas"
 )
@@ -97,23 +98,15 @@ func TestEnvOutcomesAgreeWithGo(t *testing.T) {
 // episodesLake commits episodes as run "r" of a fresh local lake, one partition per step.
 func episodesLake(t *testing.T, cfg *config.Config, episodes []schemas.EpisodeRow) *lake.Lake {
 	t.Helper()
-	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
+	laketest.NewRun(t, lk, "r", cfg)
 	byStep := map[int64][]schemas.EpisodeRow{}
 	for _, e := range episodes {
 		byStep[e.Step] = append(byStep[e.Step], e)
 	}
 	for step, rows := range byStep {
 		key := lake.PartitionKey{Run: "r", Table: schemas.EpisodesSpec.Name, Step: step}
-		if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		laketest.Write(t, lk, key, rows)
 	}
 	return lk
 }

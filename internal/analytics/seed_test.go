@@ -14,6 +14,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -25,10 +26,7 @@ var seedDir = filepath.Join("..", "..", "testdata", "analytics", "seed")
 func loadSeedRun(t testing.TB) *lake.Lake {
 	t.Helper()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	cfg := config.Default()
 	cfg.Sample.Corpus = ""
 	raw, err := os.ReadFile(filepath.Join(seedDir, "run.json"))
@@ -38,9 +36,7 @@ func loadSeedRun(t testing.TB) *lake.Lake {
 	if err := cfg.Merge(raw); err != nil {
 		t.Fatal(err)
 	}
-	if err := lk.CreateRun(ctx, "seed", cfg); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, lk, "seed", cfg)
 	writers := map[string]func() error{
 		"samples":      func() error { return writeSeed[schemas.SampleRow](ctx, lk, "samples") },
 		"candidates":   func() error { return writeSeed[schemas.CandidateRow](ctx, lk, "candidates") },

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -22,22 +23,13 @@ func sha(s string) string {
 // duplicates, and refuses an id that two sources give different code, a missing pool and a bad source.
 func TestImportEnvPool(t *testing.T) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	pool := []schemas.PoolRow{{EntryID: "p1", Code: "class A: pass", Hint: "secret", Setting: schemas.SettingGames, ClassName: "A", CodeSHA256: sha("class A: pass")}}
-	if _, err := lake.WriteRows(ctx, lk, lake.PoolKey("fixed"), pool, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := lk.CreateRun(ctx, "r", config.Default()); err != nil {
-		t.Fatal(err)
-	}
+	laketest.Write(t, lk, lake.PoolKey("fixed"), pool)
+	laketest.NewRun(t, lk, "r", config.Default())
 	envs := []schemas.EnvRow{{Step: 0, EnvID: "e1", Skill: "math_reasoning", Setting: schemas.SettingTools, ClassName: "B", Code: "class B: pass",
 		Hint: "secret", CodeSHA256: sha("class B: pass")}}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.EnvsSpec.Name, Step: 0}, envs, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.Write(t, lk, lake.PartitionKey{Run: "r", Table: schemas.EnvsSpec.Name, Step: 0}, envs)
 	res, err := ImportEnvPool(ctx, lk, "held", []string{"fixed"}, []string{"r@0"})
 	if err != nil || res.Imported != 2 || res.Total != 2 {
 		t.Fatalf("import: %+v, %v", res, err)

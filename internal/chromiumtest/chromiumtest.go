@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/spadekit/spade/internal/testenv"
 )
 
-// Path returns the browser's path. Missing, it fails the test in CI (CI=true), where every real part
+// Path returns the browser's path. Missing, it fails the test under CI (testenv.CI), where every real part
 // must run, and skips it elsewhere.
 func Path(t testing.TB) string {
 	t.Helper()
@@ -18,10 +20,7 @@ func Path(t testing.TB) string {
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI (apt-get install chromium): %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
+		testenv.SkipUnlessCI(t, "%s not installed (apt-get install chromium): %v", name, err)
 	}
 	return path
 }

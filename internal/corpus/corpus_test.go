@@ -13,16 +13,14 @@ import (
 	"github.com/spadekit/spade/internal/corpus"
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
 func TestImportDedupAndOptionalColumns(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	lk, err := lake.Open(ctx, filepath.Join(dir, "lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.Open(t, filepath.Join(dir, "lake"))
 	db, err := duck.Open()
 	if err != nil {
 		t.Fatal(err)

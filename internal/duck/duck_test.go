@@ -10,6 +10,7 @@ import (
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/lake/s3test"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -25,24 +26,14 @@ func turns(step int64, n int) []schemas.TurnRow {
 // seedS3Run creates run r1 on an S3 lake with `steps` turns partitions of n rows and a corpus.
 func seedS3Run(tb testing.TB, steps, n int) string {
 	_, bucket := s3test.Start(tb)
-	ctx := context.Background()
 	uri := "s3://" + bucket + "/lake"
-	lk, err := lake.Open(ctx, uri)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := lk.CreateRun(ctx, "r1", config.Default()); err != nil {
-		tb.Fatal(err)
-	}
+	lk := laketest.Open(tb, uri)
+	laketest.NewRun(tb, lk, "r1", config.Default())
 	for step := 0; step < steps; step++ {
-		if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r1", Table: "turns", Step: int64(step)}, turns(int64(step), n), lake.WriteOptions{}); err != nil {
-			tb.Fatal(err)
-		}
+		laketest.Write(tb, lk, lake.PartitionKey{Run: "r1", Table: "turns", Step: int64(step)}, turns(int64(step), n))
 	}
 	docs := []schemas.CorpusRow{{DocID: "d1", Text: "one"}, {DocID: "d2", Text: "two"}}
-	if _, err := lake.WriteRows(ctx, lk, lake.CorpusKey("default"), docs, lake.WriteOptions{}); err != nil {
-		tb.Fatal(err)
-	}
+	laketest.Write(tb, lk, lake.CorpusKey("default"), docs)
 	return uri
 }
 
@@ -50,10 +41,7 @@ func seedS3Run(tb testing.TB, steps, n int) string {
 // directory) and returns its answer and the bytes it downloaded.
 func query(tb testing.TB, uri, cacheDir string) (string, int64) {
 	ctx := context.Background()
-	store, err := lake.Open(ctx, uri)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	store := laketest.Open(tb, uri)
 	lk := lake.New(store.Store(), lake.NewCache(cacheDir))
 	sess, err := duck.OpenRuns(ctx, lk, "r1")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 )
 
 // viewHookRuns records the runs each OnViews call saw, and whether the table views existed by then.
@@ -26,16 +27,9 @@ func init() {
 
 func TestOnViewsRunsAfterTheViews(t *testing.T) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lk.CreateRun(ctx, "r1", config.Default()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r1", Table: "turns", Step: 0}, turns(0, 50), lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
+	laketest.NewRun(t, lk, "r1", config.Default())
+	laketest.Write(t, lk, lake.PartitionKey{Run: "r1", Table: "turns", Step: 0}, turns(0, 50))
 	viewHookRuns = nil
 	s, err := duck.OpenRuns(ctx, lk, "r1")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/testenv"
 )
 
 // benchDocs returns n program-like documents of about `words` tokens: Python keywords, 400 topics of 24
@@ -97,10 +98,7 @@ func BenchmarkTFIDFLSA(b *testing.B) {
 		return s, json.Unmarshal(answers.Bytes(), &s)
 	}
 	if _, err := timeSklearn(); err != nil { // warm up, and check scikit-learn works
-		if os.Getenv("CI") == "true" {
-			b.Fatalf("scikit-learn reference: %v", err)
-		}
-		b.Skipf("no scikit-learn reference: %v", err)
+		testenv.SkipUnlessCI(b, "no scikit-learn reference (python3-sklearn): %v", err)
 	}
 	var goTimes, skTimes []float64
 	b.ResetTimer()

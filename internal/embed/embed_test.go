@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/testenv"
 )
 
 // python returns Debian's interpreter (numpy, scikit-learn from apt), failing in CI when it is missing.
@@ -22,10 +23,7 @@ func python(t *testing.T) string {
 		py = "/usr/bin/python3"
 	}
 	if err := exec.Command(py, "-c", "import numpy, sklearn").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s with numpy and scikit-learn is required in CI (apt-get install python3-sklearn): %v", py, err)
-		}
-		t.Skipf("%s lacks numpy/scikit-learn: %v", py, err)
+		testenv.SkipUnlessCI(t, "%s lacks numpy/scikit-learn (apt-get install python3-sklearn): %v", py, err)
 	}
 	return py
 }
@@ -63,6 +61,9 @@ func runPython(t *testing.T, py, script string, input any) []byte {
 
 // TestTFIDFMatchesScikitLearn compares sql/tfidf.sql with TfidfVectorizer's defaults on the same texts.
 func TestTFIDFMatchesScikitLearn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts scikit-learn for the reference; skipped with -short")
+	}
 	py := python(t)
 	docs := testDocs(40, 60, 1)
 	docs[3].Text = "Über-Class with_underscore x 12 ab AB ab" // case folding, 1-char tokens dropped, digits kept

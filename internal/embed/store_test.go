@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/spadekit/spade/internal/duck"
-	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/synth"
 )
@@ -54,10 +54,7 @@ func fakeEmbeddings(t *testing.T, calls *atomic.Int64) *httptest.Server {
 // embeddings alone, and keeps the other embedder's rows when it rewrites a partition.
 func TestEmbedRunStoresAndReuses(t *testing.T) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	o := synth.Small()
 	o.Steps = 8
 	if err := synth.Write(ctx, lk, "r", o); err != nil {

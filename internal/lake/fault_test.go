@@ -39,9 +39,17 @@ func TestEncodingIsDeterministic(t *testing.T) {
 	}
 }
 
-func TestKilledWriterLocal(t *testing.T) { testKilledWriter(t, localLakes, 6) }
+func TestKilledWriterLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills writer processes mid-write many times; skipped with -short")
+	}
+	testKilledWriter(t, localLakes, 6)
+}
 
 func TestKilledWriterS3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills writer processes mid-write many times; skipped with -short")
+	}
 	_, bucket := s3test.Start(t)
 	testKilledWriter(t, s3Lakes(bucket, true), 4)
 }

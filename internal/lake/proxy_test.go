@@ -161,6 +161,9 @@ func dropConnection(w http.ResponseWriter, partial func(*bufio.ReadWriter)) {
 // requests and corrupts the first download of every part: the Retry wrapper and the verified cache must
 // make every write commit correctly and every read return the committed rows.
 func TestS3RetryThroughFaultyProxyConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the whole conformance suite again through a faulty proxy; skipped with -short")
+	}
 	endpoint, bucket := s3test.Start(t)
 	p := startFaultyProxy(t, endpoint, 0.10, true)
 	runConformance(t, s3Lakes(bucket, true))

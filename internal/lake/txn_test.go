@@ -16,9 +16,17 @@ import (
 	"github.com/spadekit/spade/schemas"
 )
 
-func TestKilledForcedStageLocal(t *testing.T) { testKilledForcedStage(t, localLakes, 8) }
+func TestKilledForcedStageLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills forced stage writers many times; skipped with -short")
+	}
+	testKilledForcedStage(t, localLakes, 8)
+}
 
 func TestKilledForcedStageS3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills forced stage writers many times; skipped with -short")
+	}
 	_, bucket := s3test.Start(t)
 	testKilledForcedStage(t, s3Lakes(bucket, true), 5)
 }

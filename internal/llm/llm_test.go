@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/schemas"
@@ -515,10 +516,7 @@ func TestTopKIsSentOnlyWhenSet(t *testing.T) {
 // reader of the step sees them all.
 func TestCommitCallsConcurrentWritersKeepEveryRow(t *testing.T) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {

@@ -19,15 +19,16 @@ import (
 	"github.com/spadekit/spade/internal/analytics"
 	"github.com/spadekit/spade/internal/gobuild"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
 	"github.com/spadekit/spade/schemas"
 )
 
 // chromium returns the headless browser (chromiumtest.Path).
-func chromium(t *testing.T) string { return chromiumtest.Path(t) }
+func chromium(t testing.TB) string { return chromiumtest.Path(t) }
 
 // headless runs Chromium on a local file with the flags CI uses and returns stdout and stderr.
-func headless(t *testing.T, browser, page string, extra ...string) (string, string) {
+func headless(t testing.TB, browser, page string, extra ...string) (string, string) {
 	t.Helper()
 	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + t.TempDir(),
@@ -51,13 +52,10 @@ func synthSession(t *testing.T, skipEmbed bool) *analytics.Session {
 }
 
 // synthSessionSteps is synthSession with a run of the given number of steps.
-func synthSessionSteps(t *testing.T, steps int, skipEmbed bool) *analytics.Session {
+func synthSessionSteps(t testing.TB, steps int, skipEmbed bool) *analytics.Session {
 	t.Helper()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	o := synth.Small()
 	o.Steps = steps
 	if err := synth.Write(ctx, lk, "r", o); err != nil {
@@ -100,7 +98,7 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	dom, logs := headless(t, browser, path, "--window-size=1400,1400", "--dump-dom")
-	t.Logf("synthetic run of 16 steps: rendered in %.0f ms (navigation start to charts-ok)", checkPage(t, dom))
+	checkPage(t, dom)
 	if m := consoleProblem.FindString(logs); m != "" {
 		t.Errorf("console error: %s", m)
 	}
@@ -167,7 +165,7 @@ func TestReportOnAShortRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dom, _ := headless(t, browser, path, "--window-size=1400,1400", "--dump-dom")
-	t.Logf("synthetic run of 4 steps: rendered in %.0f ms (navigation start to charts-ok)", checkPage(t, dom))
+	checkPage(t, dom)
 	// One window: every windowed chart writes its values beside its points.
 	for _, id := range []string{"learnable-band", "vendi"} {
 		chart := regexp.MustCompile(`(?s)<svg id="` + id + `".*?</svg>`).FindString(dom)
@@ -206,7 +204,7 @@ func pageStatus(dom string) (status, overlaps string) {
 // mark, no legend item overlaps a title, another legend item, a plot or a value label, no text runs past
 // its chart's edge, and the check's verdict is in attributes of a hidden element, never text a reader
 // sees. It returns the page's render time: milliseconds from navigation start to the verdict.
-func checkPage(t *testing.T, dom string) float64 {
+func checkPage(t testing.TB, dom string) float64 {
 	t.Helper()
 	a := pageAttrs(dom)
 	// Nine charts always; a tenth (eval-scores) when the run has eval_results.
@@ -237,7 +235,7 @@ func checkPage(t *testing.T, dom string) float64 {
 
 // renderAndCheck writes page, opens it in headless Chromium at 1400 px, asserts checkPage and the console,
 // and returns the page's render time in milliseconds.
-func renderAndCheck(t *testing.T, browser string, page []byte) float64 {
+func renderAndCheck(t testing.TB, browser string, page []byte) float64 {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "report.html")
 	if err := os.WriteFile(path, page, 0o644); err != nil {
@@ -254,6 +252,9 @@ func renderAndCheck(t *testing.T, browser string, page []byte) float64 {
 // testdata/sample-run through every stage into a fresh lake with a spade built like the test binary (a
 // short real run: 4 steps, one window, a dozen envs, no embeddings until the report computes them).
 func TestReportOnTheDemoLake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds spade and replays the demo; skipped with -short")
+	}
 	browser := chromium(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -268,22 +269,18 @@ func TestReportOnTheDemoLake(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "spade")
-	start := time.Now()
 	if err := gobuild.Build(gobuild.SpadePackage, bin); err != nil {
 		t.Fatal(err)
 	}
-	built := time.Since(start)
 	lakeDir := filepath.Join(dir, "lake")
 	env := append(os.Environ(), "SPADE="+bin, "SPADE_LAKE="+lakeDir, "SPADE_CACHE="+filepath.Join(dir, "cache"), "SPADE_PYTHON="+python)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	start = time.Now()
 	demo := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "demo.sh"), lakeDir, "demo")
 	demo.Dir, demo.Env = root, env
 	if out, err := demo.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/demo.sh: %v\n%s", err, out)
 	}
-	replayed := time.Since(start)
 	out := filepath.Join(dir, "report.html")
 	report := exec.CommandContext(ctx, bin, "--run", "demo", "report", "--out", out)
 	report.Dir, report.Env = dir, env
@@ -294,13 +291,11 @@ func TestReportOnTheDemoLake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := renderAndCheck(t, browser, page)
-	t.Logf("demo lake (4 steps, one window): go build %s, demo.sh %s, report %d bytes, rendered in %.0f ms (navigation start to charts-ok)",
-		built.Round(time.Second), replayed.Round(time.Second), len(page), ms)
+	renderAndCheck(t, browser, page)
 }
 
 // longSteps is the long synthetic run's length: the paper's 400 steps (SPADE_REPORT_LONG_STEPS overrides).
-func longSteps(t *testing.T) int {
+func longSteps(t testing.TB) int {
 	if v := os.Getenv("SPADE_REPORT_LONG_STEPS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -311,24 +306,36 @@ func longSteps(t *testing.T) int {
 	return 400
 }
 
-// TestReportOnALongRun renders the report of a paper-length synthetic run (400 steps of synth.Small's
-// pools, 50 windows of 8): many windows, lines without point markers, regret and cost over hundreds of
-// steps. The page's checks must pass; its render time is logged (a figure, not a threshold).
+// TestReportOnALongRun: the report of a paper-length synthetic run (400 steps of synth.Small's pools, 50
+// windows of 8: many windows, lines without point markers, regret and cost over hundreds of steps)
+// passes the page's checks. BenchmarkReportLongRun times it.
 func TestReportOnALongRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and embeds a 400-step run; skipped with -short")
+	}
 	browser := chromium(t)
-	steps := longSteps(t)
-	start := time.Now()
-	s := synthSessionSteps(t, steps, false)
-	written := time.Since(start)
-	start = time.Now()
-	page, err := Build(context.Background(), s)
+	page, err := Build(context.Background(), synthSessionSteps(t, longSteps(t), false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	built := time.Since(start)
-	ms := renderAndCheck(t, browser, page)
-	t.Logf("synthetic run of %d steps (%d envs per pool, window %d): written and embedded in %s, report built in %s (%d bytes), rendered in %.0f ms (navigation start to charts-ok)",
-		steps, s.Config.Sample.EnvsPerStep, s.Config.Metrics.Window, written.Round(100*time.Millisecond), built.Round(100*time.Millisecond), len(page), ms)
+	renderAndCheck(t, browser, page)
+}
+
+// BenchmarkReportLongRun times Build on the run of TestReportOnALongRun (written and embedded once,
+// outside the timer) and reports the page's size (bytes) and its render time in Chromium (render-ms:
+// navigation start to charts-ok, the page's own clock), after the same checks as the test.
+func BenchmarkReportLongRun(b *testing.B) {
+	browser := chromium(b)
+	s := synthSessionSteps(b, longSteps(b), false)
+	var page []byte
+	for b.Loop() {
+		var err error
+		if page, err = Build(context.Background(), s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(page)), "bytes")
+	b.ReportMetric(renderAndCheck(b, browser, page), "render-ms")
 }
 
 // evalSession is a synthetic run of 16 steps with eval_results for two benchmarks at steps 0, 8 and 15
@@ -336,10 +343,7 @@ func TestReportOnALongRun(t *testing.T) {
 func evalSession(t *testing.T) *analytics.Session {
 	t.Helper()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	o := synth.Small()
 	o.Steps = 16
 	if err := synth.Write(ctx, lk, "r", o); err != nil {
@@ -365,9 +369,7 @@ func evalSession(t *testing.T) *analytics.Session {
 				}
 			}
 			key := lake.PartitionKey{Run: "r", Table: schemas.EvalResultsSpec.Name, Step: step, Fragment: "eval-" + b.name + "-c000000"}
-			if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			laketest.Write(t, lk, key, rows)
 		}
 	}
 	s, err := analytics.Open(ctx, lk, "r", "")
@@ -425,5 +427,5 @@ func TestReportEvalScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("run with evaluations: rendered in %.0f ms", renderAndCheck(t, browser, page))
+	renderAndCheck(t, browser, page)
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/spadekit/spade/internal/testenv"
 )
 
 // testPython is the interpreter tests use: $SPADE_PYTHON, else Debian's /usr/bin/python3.
@@ -18,7 +20,8 @@ func testPython(t testing.TB) string {
 	return "python3"
 }
 
-// newTestPool starts a pool under iso; in CI (CI=true) a missing layer is a failure.
+// newTestPool starts a pool under iso. A namespaces or landlock layer the machine lacks skips the test,
+// except under CI (testenv.CI); any other error fails it.
 func newTestPool(t testing.TB, iso Isolation, mutate func(*Options)) *Pool {
 	t.Helper()
 	opts := Options{Python: testPython(t), Isolation: iso, Workers: 4, StepTimeout: 2 * time.Second, LoadTimeout: 3 * time.Second, ResetTimeout: 3 * time.Second, CPUSeconds: 5}
@@ -32,8 +35,8 @@ func newTestPool(t testing.TB, iso Isolation, mutate func(*Options)) *Pool {
 	defer cancel()
 	p, err := NewPool(ctx, opts)
 	if err != nil {
-		if os.Getenv("CI") == "" && (iso == IsolationNamespaces || iso == IsolationLandlock) {
-			t.Skipf("isolation %s unavailable here: %v", iso, err)
+		if iso == IsolationNamespaces || iso == IsolationLandlock {
+			testenv.SkipUnlessCI(t, "isolation %s unavailable here: %v", iso, err)
 		}
 		t.Fatalf("NewPool(%s): %v", iso, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spadekit/spade/internal/testenv"
 )
 
 // innocentSource is an ordinary env whose transcript must not depend on what ran before it in
@@ -266,12 +268,7 @@ func newInnocent(t testing.TB) string {
 // where nothing stops it (no isolation layer, the harness's hardening off, workers reused as
 // they were), so that their containment proves something.
 func TestHostileUnconfinedReachTheirGoals(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI runs as root; this test needs root to run the unconfined worker as uid 65534")
-		}
-		t.Skip("needs root: the unconfined worker must run as uid 65534, not as the test's user")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "needs root: the unconfined worker must run as uid 65534, not as the test's user")
 	cleanupHostMarks := func() {
 		os.Remove("/tmp/spade-coupling")
 		os.Remove("/dev/shm/spade-coupling")
@@ -300,6 +297,9 @@ func TestHostileUnconfinedReachTheirGoals(t *testing.T) {
 // the attack must not reach its goal, and an innocent program's transcripts (sequential and
 // concurrent episodes) must be exactly what they are when it runs alone in a fresh pool.
 func TestHostileMultiProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every hostile program on every layer; skipped with -short")
+	}
 	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces, IsolationLandlock} {
 		t.Run(string(iso), func(t *testing.T) {
 			innocent := newInnocent(t)

@@ -18,6 +18,9 @@ import (
 // every layer. Each hostile program is loaded, reset and stepped a few times; what fails is
 // ignored (the point is what it leaves behind).
 func TestInnocentTranscriptAfterAnyHostile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every hostile program on every layer; skipped with -short")
+	}
 	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "hostile", "*.py"))
 	if err != nil || len(paths) < 20 {
 		t.Fatalf("hostile programs: %v, %v", paths, err)

@@ -2,10 +2,13 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -234,40 +237,121 @@ func TestRefusesWithoutIsolation(t *testing.T) {
 	play(t, p)
 }
 
+// ledgerEnv keeps state at three levels: on the instance (seed, seen), on the class (instances, counted
+// in __init__) and in the module (LOG, appended to by every reset and step). Each observation reports all
+// three, so a test sees whether anything one instance did reached another.
+const ledgerEnv = `
+import json
+
+LOG = []
+
+class Ledger:
+    instances = 0
+    def __init__(self):
+        Ledger.instances += 1
+    def _obs(self):
+        return json.dumps({"seed": self.seed, "seen": self.seen, "log": LOG, "instances": Ledger.instances})
+    def reset(self, seed):
+        self.seed, self.seen = seed, []
+        LOG.append("reset %d" % seed)
+        return self._obs()
+    def step(self, action):
+        self.seen.append(action)
+        LOG.append(action)
+        return self._obs(), float(len(self.seen)), False, {}
+`
+
+// ledgerObs is one observation of ledgerEnv.
+type ledgerObs struct {
+	Seed      int64    `json:"seed"`
+	Seen      []string `json:"seen"`
+	Log       []string `json:"log"`
+	Instances int      `json:"instances"`
+}
+
+// TestConcurrentEnvsOneProgram: instances of one program are independent. Eight instances of a program
+// with instance, class and module state step concurrently, round by round (so their steps interleave),
+// and one is reset halfway; every observation must follow that instance's own resets and actions only:
+// its own seed and actions, a module log holding only its own history, and one instance of the class.
 func TestConcurrentEnvsOneProgram(t *testing.T) {
 	p := newTestPool(t, isoUnderTest(), nil)
 	ctx := context.Background()
-	prog, err := p.Load(ctx, counterEnv)
+	prog, err := p.Load(ctx, ledgerEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer prog.Close()
-	errs := make(chan error, 8)
-	for i := 0; i < 8; i++ {
-		go func(seed int64) {
-			env, err := prog.NewEnv(ctx)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer env.Close()
-			if _, err := env.Reset(ctx, seed); err != nil {
-				errs <- err
-				return
-			}
-			for j := 0; j < 20; j++ {
-				if _, err := env.Step(ctx, fmt.Sprint(j)); err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}(int64(i))
+	const instances, rounds, resetAt = 8, 6, 3
+	type instance struct {
+		env  *Env
+		seed int64
+		seen []string // the actions since the last reset
+		log  []string // what the instance's module log must hold
 	}
-	for i := 0; i < 8; i++ {
-		if err := <-errs; err != nil {
+	all := make([]*instance, instances)
+	// check decodes an observation and compares it with what the instance alone did.
+	check := func(in *instance, i int, what, raw string) error {
+		var o ledgerObs
+		if err := json.Unmarshal([]byte(raw), &o); err != nil {
+			return fmt.Errorf("instance %d %s: observation %q: %v", i, what, raw, err)
+		}
+		if o.Seed != in.seed || !slices.Equal(o.Seen, in.seen) || !slices.Equal(o.Log, in.log) || o.Instances != 1 {
+			return fmt.Errorf("instance %d %s: saw seed %d, actions %q, module log %q, %d instances of the class; "+
+				"its own history is seed %d, actions %q, log %q, 1 instance", i, what, o.Seed, o.Seen, o.Log, o.Instances, in.seed, in.seen, in.log)
+		}
+		return nil
+	}
+	reset := func(in *instance, i int, seed int64) error {
+		in.seed, in.seen = seed, nil
+		in.log = append(in.log, fmt.Sprintf("reset %d", seed))
+		obs, err := in.env.Reset(ctx, seed)
+		if err != nil {
+			return fmt.Errorf("instance %d reset(%d): %w", i, seed, err)
+		}
+		return check(in, i, fmt.Sprintf("reset(%d)", seed), obs)
+	}
+	// each runs f for every instance at once and waits for all of them.
+	each := func(f func(in *instance, i int) error) {
+		t.Helper()
+		errs := make([]error, instances)
+		var wg sync.WaitGroup
+		for i := range all {
+			wg.Go(func() { errs[i] = f(all[i], i) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			t.Fatal(err)
 		}
+	}
+	each(func(_ *instance, i int) error {
+		env, err := prog.NewEnv(ctx)
+		if err != nil {
+			return err
+		}
+		t.Cleanup(func() { env.Close() })
+		all[i] = &instance{env: env}
+		return reset(all[i], i, int64(100+i))
+	})
+	for round := range rounds {
+		if round == resetAt {
+			// One instance starts a new episode; the others must not notice.
+			if err := reset(all[0], 0, 7); err != nil {
+				t.Fatal(err)
+			}
+		}
+		each(func(in *instance, i int) error {
+			action := fmt.Sprintf("i%d-r%d", i, round)
+			in.seen = append(in.seen, action)
+			in.log = append(in.log, action)
+			r, err := in.env.Step(ctx, action)
+			if err != nil {
+				return fmt.Errorf("instance %d step %q: %w", i, action, err)
+			}
+			if r.Reward != float64(len(in.seen)) {
+				return fmt.Errorf("instance %d step %q: reward %v, want %d (its own step count)", i, action, r.Reward, len(in.seen))
+			}
+			return check(in, i, fmt.Sprintf("step %q", action), r.Observation)
+		})
 	}
 }
 

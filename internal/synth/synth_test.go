@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -12,10 +13,7 @@ import (
 // run's shape (one partition per step for the per-step tables, one env per accepted slot).
 func TestSmallRunValidates(t *testing.T) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	o := Small()
 	if err := Write(ctx, lk, "r", o); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/spadekit/spade/internal/testenv"
 )
 
 // numpyVendi is the NumPy/SciPy d×d route, timed in a subprocess on the same matrix: each "time k" line
@@ -85,10 +87,7 @@ func BenchmarkVendi(b *testing.B) {
 	}
 	var numpyTimes []float64
 	if err := ask("time 1", &numpyTimes); err != nil { // warm up, and check NumPy works
-		if os.Getenv("CI") == "true" {
-			b.Fatalf("numpy reference: %v", err)
-		}
-		b.Skipf("no NumPy reference: %v", err)
+		testenv.SkipUnlessCI(b, "no NumPy reference (python3-numpy, python3-scipy): %v", err)
 	}
 	numpyTimes = numpyTimes[:0]
 	var goTimes []float64

@@ -1,12 +1,11 @@
 package view
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
-	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 )
 
 // BenchmarkViewPaperRun times the server's side of the two pages that must stay responsive on a long run
@@ -14,15 +13,12 @@ import (
 // 400-step run (24 envs × 32 episodes per step: 307,000 episodes, 4.2 million LLM calls; written once,
 // about 10 s, or reused from SPADE_VIEW_PERF_LAKE as the browser test does). "cold" is the first request
 // to a new server over a newly opened lake (listing, session, queries); "warm" a repeated one.
-// TestBrowserPageTimes measures the same pages in the browser, the page's drawing included.
+// BenchmarkBrowserPages times the same pages in the browser, the page's drawing included.
 func BenchmarkViewPaperRun(b *testing.B) {
 	const steps = 400
 	dir := perfLake(b, steps)
 	open := func(b *testing.B) (*Server, http.Handler) {
-		lk, err := lake.Open(context.Background(), dir)
-		if err != nil {
-			b.Fatal(err)
-		}
+		lk := laketest.Open(b, dir)
 		srv := New(lk, Options{Stages: testStages})
 		return srv, srv.Handler()
 	}

@@ -20,11 +20,12 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
 )
 
 // chromium returns the headless browser (chromiumtest.Path).
-func chromium(t *testing.T) string { return chromiumtest.Path(t) }
+func chromium(t testing.TB) string { return chromiumtest.Path(t) }
 
 // browserSession is a headless Chromium driven over the DevTools protocol that records console errors,
 // uncaught exceptions and every request it makes.
@@ -45,7 +46,7 @@ func (b *browserSession) expectFailedLoad(url string) {
 	b.expected[url]++
 }
 
-func newBrowser(t *testing.T) *browserSession {
+func newBrowser(t testing.TB) *browserSession {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium(t)),
@@ -90,7 +91,7 @@ func newBrowser(t *testing.T) *browserSession {
 }
 
 // check fails the test on a console error or a request that left 127.0.0.1.
-func (b *browserSession) check(t *testing.T) {
+func (b *browserSession) check(t testing.TB) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -239,55 +240,77 @@ func checkSide(t *testing.T, b *browserSession, lk *lake.Lake, run, side, id str
 	}
 }
 
-// TestBrowserPageTimes measures (logs, never fails on) how long the timeline and a pool page take to
-// draw in the browser for a synthetic run of many steps with paper-sized pools: from the navigation to
-// the page's ready mark, the server's queries included, and of that the API call's own time (the rest is
-// the page's script). A "cold" visit is the first request to a new server over a newly opened lake (the
-// session, the lake's listing and the queries all cold). SPADE_VIEW_PERF_STEPS changes the step count
-// (default 100; for the paper's 400 see perfLake).
-func TestBrowserPageTimes(t *testing.T) {
-	b := newBrowser(t)
+// BenchmarkBrowserPages times how long the run list, the timeline and a pool page take to draw in
+// headless Chromium for a synthetic run of many steps with paper-sized pools: ns/op (and ready-ms) from
+// the navigation to the page's ready mark, the server's queries included; api-ms the page's API calls'
+// own time (the rest is the page's script). A "cold" visit is the first request to a new server over a
+// newly opened lake (the session, the lake's listing and the queries all cold); a "warm" one repeats a
+// visit to the same server. SPADE_VIEW_PERF_STEPS changes the step count (default 100; for the paper's
+// 400 see perfLake). BenchmarkViewPaperRun times the same pages' API calls without the browser.
+func BenchmarkBrowserPages(b *testing.B) {
+	browser := newBrowser(b)
 	steps := 100
 	if v := os.Getenv("SPADE_VIEW_PERF_STEPS"); v != "" {
 		fmt.Sscan(v, &steps)
 	}
-	dir := perfLake(t, steps)
-	shots := t.TempDir()
-	mid := steps / 2
-	var ts *httptest.Server
-	for _, visit := range []struct {
-		name, path, page string
-		cold             bool
-	}{
-		{"runs, cold", "/", "runs", true},
-		{"timeline after runs", "/runs/s", "timeline", false},
-		{"timeline, cold", "/runs/s", "timeline", true},
-		{"timeline, again", "/runs/s", "timeline", false},
-		{"pool, cold", fmt.Sprintf("/runs/s/steps/%d", mid), "pool", true},
-		{"pool, another step", fmt.Sprintf("/runs/s/steps/%d", mid+1), "pool", false},
-		{"pool, again", fmt.Sprintf("/runs/s/steps/%d", mid), "pool", false},
-	} {
-		if visit.cold {
-			lk, err := lake.Open(context.Background(), dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts = startServer(t, lk, Options{})
-		}
-		begin := time.Now()
-		if err := chromedp.Run(b.ctx, chromedp.Navigate(ts.URL+visit.path), wait(visit.page)); err != nil {
-			t.Fatal(err)
-		}
-		elapsed := time.Since(begin)
-		var drawn, apiTime float64
-		chromedp.Run(b.ctx, chromedp.Evaluate(`performance.now()`, &drawn),
-			chromedp.Evaluate(`performance.getEntriesByType('resource').filter(e => new URL(e.name).pathname.startsWith('/api/')).reduce((s, e) => s + e.duration, 0)`, &apiTime))
-		t.Logf("%-20s %4d ms to ready (page clock %4.0f ms since navigation; API calls %4.0f ms)", visit.name, elapsed.Milliseconds(), drawn, apiTime)
-		if err := chromedp.Run(b.ctx, shot(shots, strings.NewReplacer(" ", "_", ",", "").Replace(visit.name))); err != nil {
-			t.Fatal(err)
-		}
+	dir := perfLake(b, steps)
+	// open starts a server over a newly opened lake; the caller calls stop.
+	open := func(b *testing.B) (ts *httptest.Server, stop func()) {
+		srv := New(laketest.Open(b, dir), Options{Stages: testStages})
+		ts = httptest.NewServer(srv.Handler())
+		return ts, func() { ts.Close(); srv.Close() }
 	}
-	b.check(t)
+	// visit navigates to path, waits for page and returns the time to ready and the API calls' time.
+	visit := func(b *testing.B, ts *httptest.Server, path, page string) (ready time.Duration, apiMS float64) {
+		begin := time.Now()
+		if err := chromedp.Run(browser.ctx, chromedp.Navigate(ts.URL+path), wait(page)); err != nil {
+			b.Fatal(err)
+		}
+		ready = time.Since(begin)
+		if err := chromedp.Run(browser.ctx, chromedp.Evaluate(`performance.getEntriesByType('resource').filter(e => new URL(e.name).pathname.startsWith('/api/')).reduce((s, e) => s + e.duration, 0)`, &apiMS)); err != nil {
+			b.Fatal(err)
+		}
+		return ready, apiMS
+	}
+	for _, p := range []struct{ name, path, page string }{
+		{"runs", "/", "runs"},
+		{"timeline", "/runs/s", "timeline"},
+		{"pool", fmt.Sprintf("/runs/s/steps/%d", steps/2), "pool"},
+	} {
+		report := func(b *testing.B, ready time.Duration, apiMS float64) {
+			b.ReportMetric(float64(ready.Milliseconds())/float64(b.N), "ready-ms")
+			b.ReportMetric(apiMS/float64(b.N), "api-ms")
+		}
+		b.Run(p.name+"/cold", func(b *testing.B) {
+			var ready time.Duration
+			var api float64
+			for range b.N {
+				b.StopTimer()
+				ts, stop := open(b)
+				b.StartTimer()
+				r, a := visit(b, ts, p.path, p.page)
+				b.StopTimer()
+				stop()
+				b.StartTimer()
+				ready, api = ready+r, api+a
+			}
+			report(b, ready, api)
+		})
+		b.Run(p.name+"/warm", func(b *testing.B) {
+			ts, stop := open(b)
+			defer stop()
+			visit(b, ts, p.path, p.page)
+			b.ResetTimer()
+			var ready time.Duration
+			var api float64
+			for range b.N {
+				r, a := visit(b, ts, p.path, p.page)
+				ready, api = ready+r, api+a
+			}
+			report(b, ready, api)
+		})
+	}
+	browser.check(b)
 }
 
 // perfLake returns the directory of a lake with synth.Paper's run "s" of the given number of steps. Writing
@@ -301,10 +324,7 @@ func perfLake(t testing.TB, steps int) string {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	lk, err := lake.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.Open(t, dir)
 	o := synth.Paper()
 	o.Steps = steps
 	if _, err := lk.RunConfig(ctx, "s"); err == nil {
@@ -322,7 +342,7 @@ func perfLake(t testing.TB, steps int) string {
 // browserProfile returns a fresh Chromium user-data-dir, removed after the test. Chromium's helper
 // processes may still write into it for a moment after the browser is stopped, so the removal retries
 // briefly and a failure to remove it does not fail the test (t.TempDir's cleanup would).
-func browserProfile(t *testing.T) string {
+func browserProfile(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "spade-view-chromium-")
 	if err != nil {

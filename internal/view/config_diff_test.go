@@ -1,20 +1,19 @@
 package view
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/laketest"
 )
 
 // TestConfigDiffEndpoint creates two runs beside the demo run, one with three keys changed, and checks
 // that /api/config/diff lists exactly those keys with each run's value, and nothing for equal runs.
 func TestConfigDiffEndpoint(t *testing.T) {
 	lk, _ := synthLake(t, 1)
-	ctx := context.Background()
 	base, err := config.Preset("qwen3-8b-games")
 	if err != nil {
 		t.Fatal(err)
@@ -26,9 +25,7 @@ func TestConfigDiffEndpoint(t *testing.T) {
 		}
 	}
 	for name, cfg := range map[string]*config.Config{"a": base, "b": changed, "c": base} {
-		if err := lk.CreateRun(ctx, name, cfg); err != nil {
-			t.Fatal(err)
-		}
+		laketest.NewRun(t, lk, name, cfg)
 	}
 	ts := startServer(t, lk, Options{})
 
@@ -68,16 +65,13 @@ func TestConfigDiffEndpoint(t *testing.T) {
 func TestBrowserCompareShowsConfigDiff(t *testing.T) {
 	b := newBrowser(t)
 	lk, _ := synthLake(t, 1)
-	ctx := context.Background()
 	base, _ := config.Preset("qwen3-4b-games")
 	changed, _ := config.Preset("qwen3-4b-games")
 	if err := changed.Set("rollout.max_turns", "7"); err != nil {
 		t.Fatal(err)
 	}
 	for name, cfg := range map[string]*config.Config{"left": base, "right": changed} {
-		if err := lk.CreateRun(ctx, name, cfg); err != nil {
-			t.Fatal(err)
-		}
+		laketest.NewRun(t, lk, name, cfg)
 	}
 	ts := startServer(t, lk, Options{})
 	var row string

@@ -17,6 +17,7 @@ import (
 	"github.com/spadekit/spade/internal/corpus"
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
 )
 
@@ -34,10 +35,7 @@ func demoLake(t *testing.T) (*lake.Lake, string) {
 	if err := os.CopyFS(filepath.Join(dir, "runs"), os.DirFS(filepath.Join("..", "..", "testdata", "sample-run", "runs"))); err != nil {
 		t.Fatal(err)
 	}
-	lk, err := lake.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.Open(t, dir)
 	files := []string{filepath.Join("..", "..", "testdata", "corpus", "corpus.parquet"), filepath.Join("..", "..", "testdata", "corpus", "corpus.jsonl")}
 	if _, err := corpus.Import(ctx, lk, "default", files); err != nil {
 		t.Fatal(err)
@@ -49,10 +47,7 @@ func demoLake(t *testing.T) (*lake.Lake, string) {
 func synthLake(t testing.TB, steps int) (*lake.Lake, string) {
 	t.Helper()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	o := synth.Small()
 	o.Steps = steps
 	if err := synth.Write(ctx, lk, "s", o); err != nil {

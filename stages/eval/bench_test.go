@@ -11,6 +11,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/internal/sandbox"
@@ -21,21 +22,14 @@ import (
 // benchEnv makes a lake with one benchmark of items and a run whose Agent is an instant scripted server.
 func benchEnv(b *testing.B, items []schemas.BenchItemRow, script llmtest.Script) *stage.Env {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := lake.WriteRows(ctx, lk, lake.BenchKey(items[0].Bench), items, lake.WriteOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	lk := laketest.New(b)
+	laketest.Write(b, lk, lake.BenchKey(items[0].Bench), items)
 	srv := llmtest.Start(b, script, "agent-model")
 	srv.KeepRequests(false)
 	cfg, _ := config.Preset("qwen3-4b-games")
 	cfg.LLM.Agent.BaseURL, cfg.LLM.Agent.Model = srv.URL, "agent-model"
 	cfg.Eval.ChunkItems = 1000
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		b.Fatal(err)
-	}
+	laketest.NewRun(b, lk, "r", cfg)
 	env, err := stage.NewEnv(ctx, lk, "r", nil)
 	if err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
 )
@@ -34,11 +35,7 @@ func (f *fixedRegenerator) Regenerate(ctx context.Context, prev schemas.Candidat
 // newRun creates a lake with a games run and commits candidates at step 0.
 func newRun(t *testing.T, cands []schemas.CandidateRow) (*lake.Lake, string) {
 	t.Helper()
-	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	cfg, err := config.Preset("qwen3-4b-games")
 	if err != nil {
 		t.Fatal(err)
@@ -48,12 +45,8 @@ func newRun(t *testing.T, cands []schemas.CandidateRow) (*lake.Lake, string) {
 	if err := cfg.Set("sandbox.python", testPython()); err != nil {
 		t.Fatal(err)
 	}
-	if err := lk.CreateRun(ctx, "r1", cfg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r1", Table: schemas.CandidatesSpec.Name, Step: 0}, cands, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, lk, "r1", cfg)
+	laketest.Write(t, lk, lake.PartitionKey{Run: "r1", Table: schemas.CandidatesSpec.Name, Step: 0}, cands)
 	return lk, "r1"
 }
 

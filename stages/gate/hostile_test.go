@@ -94,6 +94,9 @@ func (tg *target) assertUntouched(t *testing.T, texts ...string) {
 // and off, under each isolation layer, and proves containment after each one; the same pool
 // must then still accept a sample env.
 func TestHostileContained(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every hostile program through the gate on every layer; skipped with -short")
+	}
 	hostile := readSamples(t, repoPath("testdata", "hostile"))
 	if len(hostile) < 20 {
 		t.Fatalf("%d hostile programs, want >= 20", len(hostile))

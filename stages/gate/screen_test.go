@@ -9,6 +9,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/internal/sandbox"
@@ -46,10 +47,7 @@ func TestToolsScreenThroughLLM(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			server := llmtest.Start(t, func(req *llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: c.answer} }, "screen-model")
 			ctx := context.Background()
-			lk, err := lake.Open(ctx, t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			lk := laketest.New(t)
 			cfg, err := config.Preset("qwen3-4b-tools")
 			if err != nil {
 				t.Fatal(err)
@@ -60,13 +58,9 @@ func TestToolsScreenThroughLLM(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := lk.CreateRun(ctx, "t1", cfg); err != nil {
-				t.Fatal(err)
-			}
+			laketest.NewRun(t, lk, "t1", cfg)
 			cand := schemas.CandidateRow{Slot: 0, EnvID: "cal-0", Attempt: 1, Skill: schemas.SkillToolUse, Setting: schemas.SettingTools, Code: calendar.Code, Hint: calendar.Hint}
-			if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "t1", Table: schemas.CandidatesSpec.Name, Step: 0}, []schemas.CandidateRow{cand}, lake.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			laketest.Write(t, lk, lake.PartitionKey{Run: "t1", Table: schemas.CandidatesSpec.Name, Step: 0}, []schemas.CandidateRow{cand})
 			res, err := Run(ctx, poolEnv(t, lk, "t1", newPool(t, sandbox.IsolationBwrap), shard.All), 0, Options{})
 			if err != nil {
 				t.Fatal(err)

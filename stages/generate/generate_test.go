@@ -11,6 +11,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/schemas"
@@ -44,7 +45,6 @@ type fixture struct {
 
 func newFixture(t *testing.T, mutate func(*config.Config)) *fixture {
 	t.Helper()
-	ctx := context.Background()
 	srv := llmtest.Start(t, designerScript, designerModel, trainedModel)
 	cfg, err := config.Preset("qwen3-4b-games")
 	if err != nil {
@@ -57,34 +57,22 @@ func newFixture(t *testing.T, mutate func(*config.Config)) *fixture {
 	if mutate != nil {
 		mutate(cfg)
 	}
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lk.CreateRun(ctx, "g", cfg); err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
+	laketest.NewRun(t, lk, "g", cfg)
 	skills := []string{schemas.SkillMath, schemas.SkillLogic, schemas.SkillCausal}
 	var samples []schemas.SampleRow
 	for slot := range 6 {
 		samples = append(samples, schemas.SampleRow{Step: refreshStep, Slot: int32(slot), Skill: skills[slot%3], Setting: "games",
 			DocID: fmt.Sprintf("doc-%d", slot), Excerpt: fmt.Sprintf("EXCERPT-%d: the Collatz map halves even numbers.", slot)})
 	}
-	mustWrite(t, lk, lake.PartitionKey{Run: "g", Table: "samples", Step: refreshStep}, samples)
+	laketest.Write(t, lk, lake.PartitionKey{Run: "g", Table: "samples", Step: refreshStep}, samples)
 	memory := []schemas.MemoryRow{
 		{Step: 3, Position: 0, PoolStep: 0, EnvID: "env-old-seed", Skill: schemas.SkillMath, Regret: 0.5, SolveRate: 0.5, Label: schemas.LabelSeed, Code: "class SeedEnv: MEMORY-SEED", Hint: "h"},
 		{Step: 3, Position: 1, PoolStep: 0, EnvID: "env-old-easy", Skill: schemas.SkillMath, Regret: 0, SolveRate: 1, Label: schemas.LabelTooEasy, Code: "class EasyEnv: MEMORY-EASY", Hint: "h"},
 		{Step: 3, Position: 2, PoolStep: 0, EnvID: "env-old-hard", Skill: schemas.SkillMath, Regret: 0, SolveRate: 0, Label: schemas.LabelTooHard, Code: "class HardEnv: MEMORY-HARD", Hint: "h"},
 	}
-	mustWrite(t, lk, lake.PartitionKey{Run: "g", Table: "memory", Step: 3}, memory)
+	laketest.Write(t, lk, lake.PartitionKey{Run: "g", Table: "memory", Step: 3}, memory)
 	return &fixture{lk: lk, run: "g", srv: srv, cfg: cfg}
-}
-
-func mustWrite[T schemas.Row](t *testing.T, lk *lake.Lake, key lake.PartitionKey, rows []T) {
-	t.Helper()
-	if _, err := lake.WriteRows(context.Background(), lk, key, rows, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func (f *fixture) candidates(t *testing.T) []schemas.CandidateRow {

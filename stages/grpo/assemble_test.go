@@ -18,6 +18,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
 )
@@ -68,10 +69,7 @@ func tokenCall(id string, role schemas.Role, step int64, seed int) schemas.LLMCa
 func goldenLake(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) {
 	t.Helper()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	cfg := config.Default()
 	cfg.Sample.RefreshEvery = 2
 	// The goldens were computed per turn, per role, with the n−1 std and an unscaled Designer advantage;
@@ -81,9 +79,7 @@ func goldenLake(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) 
 	if mutate != nil {
 		mutate(cfg)
 	}
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, lk, "r", cfg)
 	write := func(table string, step int64, rows any) {
 		t.Helper()
 		k := partition("r", table, step)

@@ -13,6 +13,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -45,10 +46,7 @@ func (s episodeShape) longest() int { return s.Prompt + 25*s.Completion + 24*s.B
 // chat template that keeps the history verbatim makes them. tokens counts every call's prompt and
 // completion (what the lake holds, not the episode samples).
 func paperEpisodes(b *testing.B, lk *lake.Lake, run string, cfg *config.Config, shape episodeShape) (turnCount, tokens int) {
-	ctx := context.Background()
-	if err := lk.CreateRun(ctx, run, cfg); err != nil {
-		b.Fatal(err)
-	}
+	laketest.NewRun(b, lk, run, cfg)
 	rng := rand.New(rand.NewPCG(1, 2))
 	tokenRNG := rand.New(rand.NewPCG(3, 4))
 	tok := func(n int) []int32 {
@@ -89,15 +87,9 @@ func paperEpisodes(b *testing.B, lk *lake.Lake, run string, cfg *config.Config, 
 		}
 	}
 	key := func(table string) lake.PartitionKey { return lake.PartitionKey{Run: run, Table: table, Step: step} }
-	if _, err := lake.WriteRows(ctx, lk, key(schemas.EpisodesSpec.Name), episodes, lake.WriteOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := lake.WriteRows(ctx, lk, key(schemas.TurnsSpec.Name), turns, lake.WriteOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.LLMCallsSpec.Name, Step: step, Fragment: "rollout"}, calls, lake.WriteOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	laketest.Write(b, lk, key(schemas.EpisodesSpec.Name), episodes)
+	laketest.Write(b, lk, key(schemas.TurnsSpec.Name), turns)
+	laketest.Write(b, lk, lake.PartitionKey{Run: run, Table: schemas.LLMCallsSpec.Name, Step: step, Fragment: "rollout"}, calls)
 	return len(turns), tokens
 }
 
@@ -108,10 +100,7 @@ func paperEpisodes(b *testing.B, lk *lake.Lake, run string, cfg *config.Config, 
 // ratio (assembly / DuckDB).
 func BenchmarkEpisodeBatch(b *testing.B) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
+	lk := laketest.New(b)
 	cfg := config.Default()
 	cfg.Sample.RefreshEvery = 4
 	cfg.GRPO.SampleUnit, cfg.GRPO.MixRoles, cfg.GRPO.AdvStd = config.SampleEpisode, true, config.AdvStdPopulation
@@ -182,10 +171,7 @@ func benchmarkTrainerUpdate(b *testing.B, div int) {
 	b.Setenv("CUDA_VISIBLE_DEVICES", "")
 	ctx := context.Background()
 	root := b.TempDir()
-	lk, err := lake.Open(ctx, filepath.Join(root, "lake"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	lk := laketest.Open(b, filepath.Join(root, "lake"))
 	shape := paperShape.divided(div)
 	cfg, err := config.Preset("qwen3-30b-a3b-games")
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -13,10 +14,7 @@ import (
 // undecoded request columns), across several part files, with empty and missing token lists.
 func TestReadCallsMatchesTheRowReader(t *testing.T) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	var rows []schemas.LLMCallRow
 	for i := 0; i < 1000; i++ {
 		r := tokenCall(fmt.Sprintf("c%04d", i), schemas.RoleAgent, 7, i)

@@ -19,7 +19,9 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/shard"
+	"github.com/spadekit/spade/internal/testenv"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -167,7 +169,7 @@ func trainerPython(t testing.TB) string {
 
 // pythonWith finds an interpreter that imports modules: $SPADE_PYTHON, else python3, else
 // /usr/bin/python3 (Debian's, which CI installs python3-torch into). Without one the test skips, except
-// in CI (CI=true), where the trainer is a real part that must run.
+// under CI (testenv.CI), where the trainer is a real part that must run.
 func pythonWith(t testing.TB, modules ...string) string {
 	t.Helper()
 	candidates := []string{"python3", "/usr/bin/python3"}
@@ -183,11 +185,7 @@ func pythonWith(t testing.TB, modules ...string) string {
 			return p
 		}
 	}
-	msg := fmt.Sprintf("no Python that can %q among %v (apt-get install python3-torch python3-numpy, or set SPADE_PYTHON)", imports, candidates)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.SkipUnlessCI(t, "no Python that can %q among %v (apt-get install python3-torch python3-numpy, or set SPADE_PYTHON)", imports, candidates)
 	return ""
 }
 
@@ -362,7 +360,6 @@ func TestTorchTrainerRejectsInvalidRowsBeforeRunning(t *testing.T) {
 // every run; only those listed in chosen are written.
 func recordPlays(t testing.TB, lk *lake.Lake, run string, step int64, returns []float64, chosen []int, turnsPerPlay int) {
 	t.Helper()
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 9))
 	tok := func(n int) []int32 {
 		out := make([]int32, n)
@@ -400,15 +397,9 @@ func recordPlays(t testing.TB, lk *lake.Lake, run string, step int64, returns []
 			Return: ret, EndedBy: schemas.EndedDone, Turns: int32(turnsPerPlay)})
 	}
 	key := func(table string) lake.PartitionKey { return lake.PartitionKey{Run: run, Table: table, Step: step} }
-	if _, err := lake.WriteRows(ctx, lk, key(schemas.EpisodesSpec.Name), episodes, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lake.WriteRows(ctx, lk, key(schemas.TurnsSpec.Name), turns, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.LLMCallsSpec.Name, Step: step, Fragment: "rollout"}, calls, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.Write(t, lk, key(schemas.EpisodesSpec.Name), episodes)
+	laketest.Write(t, lk, key(schemas.TurnsSpec.Name), turns)
+	laketest.Write(t, lk, lake.PartitionKey{Run: run, Table: schemas.LLMCallsSpec.Name, Step: step, Fragment: "rollout"}, calls)
 }
 
 // The grpo stage with the torch trainer on the episode samples of a recorded rollout, full fine-tuning
@@ -420,13 +411,13 @@ func recordPlays(t testing.TB, lk *lake.Lake, run string, step int64, returns []
 // advantage 0, so they measure without training; fresh runs measure the same plays under the initial
 // weights.
 func TestTorchTrainerLearnsFromEpisodeSamplesOfARecordedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains the tiny model over several runs; skipped with -short")
+	}
 	python := trainerPython(t)
 	root := t.TempDir()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, filepath.Join(root, "lake"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.Open(t, filepath.Join(root, "lake"))
 	returns := []float64{1, 0, 1, 0}
 	winners, losers := []int{0, 2}, []int{1, 3}
 	// isWeight runs the stage at each step of a new run on the given plays and returns each step's IS weight.
@@ -438,9 +429,7 @@ func TestTorchTrainerLearnsFromEpisodeSamplesOfARecordedRun(t *testing.T) {
 		if err := cfg.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if err := lk.CreateRun(ctx, run, cfg); err != nil {
-			t.Fatal(err)
-		}
+		laketest.NewRun(t, lk, run, cfg)
 		var weights []float64
 		for i, chosen := range plays {
 			step := int64(i + 1)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/pool"
 	"github.com/spadekit/spade/stages/stage"
@@ -33,18 +34,9 @@ func write(t *testing.T, dir, name, body string) string {
 	return path
 }
 
-func openLake(t *testing.T) *lake.Lake {
-	t.Helper()
-	lk, err := lake.Open(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lk
-}
-
 func TestImportKeepsWhatPassesAndRefusesBadFiles(t *testing.T) {
 	ctx := context.Background()
-	lk := openLake(t)
+	lk := laketest.New(t)
 	dir := t.TempDir()
 	py := t.TempDir()
 	write(t, py, "a.py", "class A: pass\n")
@@ -172,10 +164,7 @@ func TestPoolStageTakesTheRefreshSteps(t *testing.T) {
 	ctx := context.Background()
 	cfg, _ := config.Preset("qwen3-4b-games")
 	cfg.Sample.Pool, cfg.Sample.EnvsPerStep = "fixed", 3
-	lk := openLake(t)
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
+	lk, _ := laketest.Run(t, cfg)
 	env, err := stage.NewEnv(ctx, lk, "r", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -183,9 +172,7 @@ func TestPoolStageTakesTheRefreshSteps(t *testing.T) {
 	if _, err := stage.Execute(ctx, env, pool.Stage{}, 0); err == nil || !strings.Contains(err.Error(), "spade pool import --name fixed") {
 		t.Fatalf("missing pool: %v", err)
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PoolKey("fixed"), poolRows(5), lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.Write(t, lk, lake.PoolKey("fixed"), poolRows(5))
 	out, err := stage.Execute(ctx, env, pool.Stage{}, 0)
 	if err != nil || !strings.Contains(out.Summary, "3 envs from pool fixed") {
 		t.Fatalf("%+v %v", out, err)

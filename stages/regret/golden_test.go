@@ -16,6 +16,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/outcome"
 	"github.com/spadekit/spade/schemas"
 )
@@ -160,24 +161,16 @@ func checkRows(t *testing.T, label string, rows []schemas.DesignerRewardRow, wan
 // newRun creates a lake with a run whose pool is two steps long and writes the golden episodes and envs.
 func newRun(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) {
 	t.Helper()
-	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	cfg := config.Default()
 	cfg.Sample.RefreshEvery = 2
 	unscaledKeys(cfg)
 	if mutate != nil {
 		mutate(cfg)
 	}
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, lk, "r", cfg)
 	for step, rows := range loadEpisodes(t) {
-		if _, err := lake.WriteRows(ctx, lk, key("r", schemas.EpisodesSpec.Name, step), rows, lake.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		laketest.Write(t, lk, key("r", schemas.EpisodesSpec.Name, step), rows)
 	}
 	var envs []schemas.EnvRow
 	for i, id := range []string{"A", "B", "C", "D", "E", "F"} {
@@ -188,9 +181,7 @@ func newRun(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) {
 		envs = append(envs, schemas.EnvRow{PoolStep: 0, Slot: int32(i), EnvID: id, Skill: skill, Setting: schemas.SettingGames,
 			Code: "class " + id + ": pass", Hint: "hint " + id, CodeSHA256: strings.Repeat("0", 64), CallID: "gen-" + id})
 	}
-	if _, err := lake.WriteRows(ctx, lk, key("r", schemas.EnvsSpec.Name, 0), envs, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.Write(t, lk, key("r", schemas.EnvsSpec.Name, 0), envs)
 	return lk, "r"
 }
 

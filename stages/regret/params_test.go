@@ -8,6 +8,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -169,31 +170,21 @@ func TestMatchedAndWindowDeltaByHand(t *testing.T) {
 // poolRun writes poolEpisodes and the pool's envs to a new lake under cfg (refresh_every 2).
 func poolRun(t *testing.T, mutate func(*config.Config)) (*lake.Lake, *config.Config) {
 	t.Helper()
-	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	cfg := config.Default()
 	cfg.Sample.RefreshEvery = 2
 	unscaledKeys(cfg)
 	mutate(cfg)
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, lk, "r", cfg)
 	for step, rows := range poolEpisodes() {
-		if _, err := lake.WriteRows(ctx, lk, key("r", schemas.EpisodesSpec.Name, step), rows, lake.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		laketest.Write(t, lk, key("r", schemas.EpisodesSpec.Name, step), rows)
 	}
 	var envs []schemas.EnvRow
 	for i, id := range []string{"X", "Y"} {
 		envs = append(envs, schemas.EnvRow{PoolStep: 0, Slot: int32(i), EnvID: id, Skill: schemas.SkillMath, Setting: schemas.SettingGames,
 			Code: "class " + id + ": pass", Hint: "hint", CodeSHA256: strings.Repeat("0", 64), CallID: "gen-" + id})
 	}
-	if _, err := lake.WriteRows(ctx, lk, key("r", schemas.EnvsSpec.Name, 0), envs, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.Write(t, lk, key("r", schemas.EnvsSpec.Name, 0), envs)
 	return lk, cfg
 }
 

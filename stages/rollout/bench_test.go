@@ -10,6 +10,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/schemas"
@@ -34,21 +35,14 @@ func BenchmarkRolloutPaperScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg.LLM.Agent.BaseURL, cfg.LLM.Agent.Model = srv.URL, agentModel
-	lk, err := lake.Open(ctx, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := lk.CreateRun(ctx, "bench", cfg); err != nil {
-		b.Fatal(err)
-	}
+	lk := laketest.New(b)
+	laketest.NewRun(b, lk, "bench", cfg)
 	var envs []schemas.EnvRow
 	for i := range 24 {
 		// 24 distinct programs (a comment makes each its own env), as in a real pool.
 		envs = append(envs, envRow(0, i, fmt.Sprintf("# env %d\n%s", i, guessEnv), "bisect", schemas.Skills[i%6], "games"))
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "bench", Table: "envs", Step: 0}, envs, lake.WriteOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	laketest.Write(b, lk, lake.PartitionKey{Run: "bench", Table: "envs", Step: 0}, envs)
 	client, err := llm.New(ctx, llm.SettingsFromConfig(cfg, ""), nil)
 	if err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/internal/shard"
@@ -61,13 +62,8 @@ func (f *fixture) addRun(t *testing.T, run string, envs []schemas.EnvRow, mutate
 	t.Helper()
 	cfg := *f.cfg
 	mutate(&cfg)
-	ctx := context.Background()
-	if err := f.lk.CreateRun(ctx, run, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lake.WriteRows(ctx, f.lk, lake.PartitionKey{Run: run, Table: "envs", Step: envs[0].PoolStep}, envs, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, f.lk, run, &cfg)
+	laketest.Write(t, f.lk, lake.PartitionKey{Run: run, Table: "envs", Step: envs[0].PoolStep}, envs)
 }
 
 func (f *fixture) rolloutRun(t *testing.T, run string, step int64) rollout.Result {
@@ -325,9 +321,7 @@ func TestRolloutDropsATimedOutEnvForTheRestOfItsPool(t *testing.T) {
 		}
 	}
 	next := []schemas.EnvRow{envRow(4, 0, slowEnv, "h", schemas.SkillLogic, "games"), envRow(4, 1, guessEnv, "bisect", schemas.SkillMath, "games")}
-	if _, err := lake.WriteRows(context.Background(), f.lk, lake.PartitionKey{Run: f.run, Table: "envs", Step: 4}, next, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.Write(t, f.lk, lake.PartitionKey{Run: f.run, Table: "envs", Step: 4}, next)
 	if res := f.rollout(t, 4); res.Dropped != 0 || len(played(4)[slow.EnvID]) != 2 {
 		t.Fatalf("step 4 (a new pool): %+v, episodes %v", res, played(4))
 	}

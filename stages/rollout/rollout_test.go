@@ -15,6 +15,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/internal/sandbox"
@@ -82,16 +83,9 @@ func newScriptedFixture(t *testing.T, setting string, envs []schemas.EnvRow, scr
 	}
 	srv := llmtest.Start(t, script, agentModel)
 	cfg.LLM.Agent.BaseURL, cfg.LLM.Agent.Model = srv.URL, agentModel
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: "envs", Step: envs[0].PoolStep}, envs, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
+	laketest.NewRun(t, lk, "r", cfg)
+	laketest.Write(t, lk, lake.PartitionKey{Run: "r", Table: "envs", Step: envs[0].PoolStep}, envs)
 	s := llm.SettingsFromConfig(cfg, "")
 	s.MaxRetries, s.BackoffBase, s.BackoffMax = 2, time.Millisecond, 2*time.Millisecond
 	client, err := llm.New(ctx, s, nil)
@@ -307,12 +301,8 @@ func TestRolloutChecksTheEndpointFirst(t *testing.T) {
 		cfg := *f.cfg
 		mutate(&cfg)
 		run := strings.ReplaceAll(name, " ", "-")
-		if err := f.lk.CreateRun(ctx, run, &cfg); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lake.WriteRows(ctx, f.lk, lake.PartitionKey{Run: run, Table: "envs", Step: 0}, []schemas.EnvRow{envRow(0, 0, guessEnv, "b", schemas.SkillMath, "games")}, lake.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		laketest.NewRun(t, f.lk, run, &cfg)
+		laketest.Write(t, f.lk, lake.PartitionKey{Run: run, Table: "envs", Step: 0}, []schemas.EnvRow{envRow(0, 0, guessEnv, "b", schemas.SkillMath, "games")})
 		before := f.srv.Count()
 		_, err := rollout.Run(ctx, f.env(t, run, shard.All, false), 0)
 		if err == nil || !strings.Contains(err.Error(), "agent") || f.srv.Count() != before {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/internal/shard"
@@ -95,12 +96,8 @@ func TestRolloutTokenIOExtendsThePromptAndReplays(t *testing.T) {
 	ctx := context.Background()
 	cfg := *f.cfg
 	cfg.LLM.Agent.BaseURL = llm.ReplayPrefix + f.run
-	if err := f.lk.CreateRun(ctx, "replayed", &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lake.WriteRows(ctx, f.lk, lake.PartitionKey{Run: "replayed", Table: "envs", Step: 0}, []schemas.EnvRow{guess}, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, f.lk, "replayed", &cfg)
+	laketest.Write(t, f.lk, lake.PartitionKey{Run: "replayed", Table: "envs", Step: 0}, []schemas.EnvRow{guess})
 	client, err := llm.New(ctx, llm.SettingsFromConfig(&cfg, ""), llm.LakeReplayLoader(f.lk))
 	if err != nil {
 		t.Fatal(err)

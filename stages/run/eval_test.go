@@ -11,6 +11,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/schemas"
@@ -50,18 +51,13 @@ func TestStagesEvaluateEveryEvalEvery(t *testing.T) {
 // commits only fragments (one per chunk), and a resumed run asks nothing again.
 func TestRunEvaluatesEveryEvalEverySteps(t *testing.T) {
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	var items []schemas.BenchItemRow
 	for i := range 3 {
 		items = append(items, schemas.BenchItemRow{Bench: "m", ItemID: fmt.Sprintf("i%d", i), Kind: schemas.BenchMath,
 			Question: fmt.Sprintf("What is %d + %d?", i, 10*i), Answer: strconv.Itoa(11 * i), Meta: "{}"})
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.BenchKey("m"), items, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.Write(t, lk, lake.BenchKey("m"), items)
 	srv := llmtest.Start(t, func(req *llm.ChatRequestBody) llmtest.Reply {
 		g := sumRE.FindStringSubmatch(llmtest.PromptText(req))
 		if g == nil {
@@ -74,9 +70,7 @@ func TestRunEvaluatesEveryEvalEverySteps(t *testing.T) {
 	cfg, _ := config.Preset("qwen3-4b-games")
 	cfg.LLM.Agent.BaseURL, cfg.LLM.Agent.Model = srv.URL, "agent-model"
 	cfg.Eval.Every, cfg.Eval.Benches, cfg.Eval.Samples, cfg.Eval.ChunkItems = 2, "m", 1, 2
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, lk, "r", cfg)
 	env := runEnv(t, lk, "r")
 	t.Cleanup(func() { env.Close() })
 	only, err := Select(Stages(), []string{"eval"})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/stage"
 )
@@ -84,18 +85,12 @@ func writeEmpty(ctx context.Context, lk *lake.Lake, k lake.PartitionKey) error {
 	return err
 }
 
+// newLake is a new lake holding run "r" with a pool refresh every 2 steps.
 func newLake(t *testing.T) (*lake.Lake, string) {
 	t.Helper()
-	lk, err := lake.Open(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := config.Default()
 	cfg.Sample.RefreshEvery = 2
-	if err := lk.CreateRun(context.Background(), "r", cfg); err != nil {
-		t.Fatal(err)
-	}
-	return lk, "r"
+	return laketest.Run(t, cfg)
 }
 
 func TestOrderScheduleAndResume(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/schemas"
@@ -67,20 +68,13 @@ func separateHintRun(t *testing.T, failHints bool) {
 	if p := os.Getenv("SPADE_PYTHON"); p != "" {
 		cfg.Sandbox.Python = p
 	}
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lk.CreateRun(ctx, "sep", cfg); err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
+	laketest.NewRun(t, lk, "sep", cfg)
 	var samples []schemas.SampleRow
 	for slot, skill := range []string{schemas.SkillMath, schemas.SkillLogic, schemas.SkillCausal} {
 		samples = append(samples, schemas.SampleRow{Step: 0, Slot: int32(slot), Skill: skill, Setting: "games", DocID: "d", Excerpt: "A lock opens at a hidden residue."})
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "sep", Table: "samples", Step: 0}, samples, lake.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	laketest.Write(t, lk, lake.PartitionKey{Run: "sep", Table: "samples", Step: 0}, samples)
 	env := runEnv(t, lk, "sep")
 	t.Cleanup(func() { env.Close() })
 	var gateStage stage.Stage

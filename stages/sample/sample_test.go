@@ -16,6 +16,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/sample"
 )
@@ -139,18 +140,10 @@ func TestDrawSpreadsSkillsAndMatchesDomains(t *testing.T) {
 
 func newRun(t *testing.T, cfg *config.Config, docs []schemas.CorpusRow) (*lake.Lake, string) {
 	t.Helper()
-	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
+	laketest.NewRun(t, lk, "r", cfg)
 	if docs != nil {
-		if _, err := lake.WriteRows(ctx, lk, lake.CorpusKey(cfg.Sample.Corpus), docs, lake.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		laketest.Write(t, lk, lake.CorpusKey(cfg.Sample.Corpus), docs)
 	}
 	return lk, "r"
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/stage"
@@ -45,15 +46,10 @@ func (r *recorder) Run(ctx context.Context, env *stage.Env, step int64) (string,
 func newEnv(t *testing.T) *stage.Env {
 	t.Helper()
 	ctx := context.Background()
-	lk, err := lake.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lk := laketest.New(t)
 	cfg := config.Default()
 	cfg.Sample.RefreshEvery = 4
-	if err := lk.CreateRun(ctx, "r", cfg); err != nil {
-		t.Fatal(err)
-	}
+	laketest.NewRun(t, lk, "r", cfg)
 	env, err := stage.NewEnv(ctx, lk, "r", nil)
 	if err != nil {
 		t.Fatal(err)
