@@ -255,12 +255,8 @@ func Query(ctx context.Context, db *sql.DB, query string, args ...any) (*Table, 
 	}
 	t := &Table{Columns: cols}
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := duck.ScanRow(rows, len(cols))
+		if err != nil {
 			return nil, err
 		}
 		t.Rows = append(t.Rows, vals)

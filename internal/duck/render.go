@@ -44,12 +44,8 @@ func Render(ctx context.Context, db *sql.DB, query, format, outPath string, w io
 	}
 	var records [][]any
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := ScanRow(rows, len(cols))
+		if err != nil {
 			return err
 		}
 		records = append(records, vals)
@@ -113,6 +109,20 @@ func Render(ctx context.Context, db *sql.DB, query, format, outPath string, w io
 		fmt.Fprintln(tw, strings.Join(rec, "\t"))
 	}
 	return tw.Flush()
+}
+
+// ScanRow scans the row rows is on (after a true rows.Next) into n fresh values, n being the number of
+// columns, each as the driver returns it (nil for NULL).
+func ScanRow(rows *sql.Rows, n int) ([]any, error) {
+	vals := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	return vals, nil
 }
 
 // FormatValue renders one SQL value as text: NULL for nil, floats in their shortest exact form.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
 )
 
@@ -40,12 +41,8 @@ func query(ctx context.Context, db *sql.DB, text string, limit int) (*Dataset, e
 			ds.Truncated = true
 			break
 		}
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := duck.ScanRow(rows, len(cols))
+		if err != nil {
 			return nil, err
 		}
 		for i, v := range vals {
