@@ -59,8 +59,8 @@ func newAblateCommand() *cli.Command {
 // runAblate prints the comparison of the --run runs, or with opts.Rescore the rescoring of one run.
 func runAblate(ctx context.Context, opts ablateOptions) error {
 	format := opts.Format
-	if format != "table" && format != "csv" && format != "json" {
-		return usageError("--format must be table, csv or json, got %q", format)
+	if err := checkChoice("--format", format, "table", "csv", "json"); err != nil {
+		return err
 	}
 	if opts.Rescore {
 		return runRescore(ctx, opts)

@@ -193,8 +193,8 @@ func newConfigShowCommand() *cli.Command {
 
 // runConfigShow prints the configuration opts names.
 func runConfigShow(ctx context.Context, opts configShowOptions) error {
-	if opts.Format != "yaml" && opts.Format != "json" {
-		return usageError("--format must be yaml or json, got %q", opts.Format)
+	if err := checkChoice("--format", opts.Format, "yaml", "json"); err != nil {
+		return err
 	}
 	var cfg *config.Config
 	if opts.Preset != "" {
@@ -262,8 +262,8 @@ func newConfigDiffCommand() *cli.Command {
 
 // runConfigDiff prints the keys on which runA's and runB's configurations differ.
 func runConfigDiff(ctx context.Context, opts configDiffOptions, runA, runB string) error {
-	if opts.Format != "text" && opts.Format != "json" {
-		return usageError("--format must be text or json, got %q", opts.Format)
+	if err := checkChoice("--format", opts.Format, "text", "json"); err != nil {
+		return err
 	}
 	out := opts.Out
 	for _, run := range []string{runA, runB} {

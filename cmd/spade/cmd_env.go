@@ -137,10 +137,8 @@ func newSandbox(ctx context.Context, g globalOptions, so sandboxOptions) (*sandb
 // startSandbox starts a sandbox pool: an --isolation other than auto, bwrap or namespaces is a usage
 // error, and running unconfined (--unsafe-no-isolation where nothing works) is warned about on stderr.
 func startSandbox(ctx context.Context, g globalOptions, opts sandbox.Options) (*sandbox.Pool, error) {
-	switch opts.Isolation {
-	case sandbox.IsolationAuto, sandbox.IsolationBwrap, sandbox.IsolationNamespaces:
-	default:
-		return nil, usageError("--isolation must be auto, bwrap or namespaces, got %q", opts.Isolation)
+	if err := checkChoice("--isolation", opts.Isolation, sandbox.IsolationAuto, sandbox.IsolationBwrap, sandbox.IsolationNamespaces); err != nil {
+		return nil, err
 	}
 	pool, err := sandbox.NewPool(ctx, opts)
 	if err != nil {

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/spadekit/spade/internal/bench"
+	"github.com/spadekit/spade/internal/config"
 	evalstage "github.com/spadekit/spade/stages/eval"
 	"github.com/spadekit/spade/stages/stage"
 )
@@ -56,11 +56,7 @@ func runEval(ctx context.Context, opts evalOptions) error {
 		if list == "" {
 			list = env.Config.Eval.Benches
 		}
-		for _, b := range strings.Split(list, ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				s.Benches = append(s.Benches, b)
-			}
-		}
+		s.Benches = config.SplitList(list)
 		if len(s.Benches) == 0 {
 			return nil, usageError("name the benchmarks: --bench NAME[,NAME] (or set eval.benches)")
 		}

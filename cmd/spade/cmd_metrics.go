@@ -84,8 +84,8 @@ func newMetricsCommand() *cli.Command {
 // runMetrics prints the run's dashboard (or one model, or the SQL of one).
 func runMetrics(ctx context.Context, opts metricsOptions) error {
 	format := opts.Format
-	if format != "table" && format != "csv" && format != "json" {
-		return usageError("--format must be table, csv or json, got %q", format)
+	if err := checkChoice("--format", format, "table", "csv", "json"); err != nil {
+		return err
 	}
 	model := opts.Model
 	if model != "" {

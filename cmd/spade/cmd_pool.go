@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -70,8 +69,8 @@ func newPoolImportCommand() *cli.Command {
 // runPoolImport checks the programs of args (files and directories) in the sandbox and stores those
 // that pass as the pool opts.Name.
 func runPoolImport(ctx context.Context, opts poolImportOptions, args []string) error {
-	if !slices.Contains(config.GateChecksValues(), opts.Checks) {
-		return usageError("--checks must be official or strict, got %q", opts.Checks)
+	if err := checkChoice("--checks", opts.Checks, config.GateChecksValues()...); err != nil {
+		return err
 	}
 	lk, err := opts.openLake(ctx)
 	if err != nil {

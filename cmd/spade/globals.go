@@ -13,6 +13,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/nearest"
 	"github.com/spadekit/spade/internal/progress"
 )
 
@@ -154,7 +155,7 @@ func checkRun(ctx context.Context, lk *lake.Lake, run string) error {
 func nearestName(s string, names []string) string {
 	best, bestDist := "", max(2, len(s)/3+1)
 	for _, n := range names {
-		if d := editDistance(s, n); d < bestDist {
+		if d := nearest.Distance(s, n); d < bestDist {
 			best, bestDist = n, d
 		}
 	}

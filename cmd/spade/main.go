@@ -12,11 +12,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/spadekit/spade/internal/progress"
+	"github.com/spadekit/spade/schemas"
 )
 
 // Exit codes, documented in the README.
@@ -40,6 +42,19 @@ func (u usageErr) Unwrap() error { return u.err }
 // usageError returns an error that exits with code 2; the message should say what to do.
 func usageError(format string, args ...any) error {
 	return usageErr{err: fmt.Errorf(format, args...)}
+}
+
+// checkChoice returns nil when value is one of allowed, else the usage error naming the flag, the
+// allowed values in their order and the value given: `--format must be table, csv or json, got "xml"`.
+func checkChoice[T ~string](flag string, value T, allowed ...T) error {
+	if slices.Contains(allowed, value) {
+		return nil
+	}
+	list := string(allowed[len(allowed)-1])
+	if len(allowed) > 1 {
+		list = schemas.JoinValues(allowed[:len(allowed)-1], ", ") + " or " + list
+	}
+	return usageError("%s must be %s, got %q", flag, list, value)
 }
 
 // asUsage marks an existing error as a usage error.

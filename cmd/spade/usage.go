@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/spadekit/spade/internal/nearest"
 )
 
 // Usage errors and help (README, "Exit codes"): every usage error exits 2 with two lines, what was wrong
@@ -145,22 +146,18 @@ func unknownCommand(name string, cmds []*cli.Command, parents []*cli.Command) er
 // suggest returns the visible commands closest to name: those it is a prefix of or that are a prefix of
 // it, else those within an edit distance of about a third of its length (at least 1, at most 3).
 func suggest(name string, cmds []*cli.Command) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	var prefix, near []cand
+	var prefix, near []nearest.Match
 	limit := min(max(1, (len(name)+2)/3), 3)
 	for _, c := range cmds {
 		if c.Hidden {
 			continue
 		}
 		for _, n := range c.Names() {
-			switch d := editDistance(name, n); {
+			switch d := nearest.Distance(name, n); {
 			case len(name) >= 2 && (strings.HasPrefix(n, name) || strings.HasPrefix(name, n)):
-				prefix = append(prefix, cand{c.Name, d})
+				prefix = append(prefix, nearest.Match{Name: c.Name, Dist: d})
 			case d <= limit:
-				near = append(near, cand{c.Name, d})
+				near = append(near, nearest.Match{Name: c.Name, Dist: d})
 			default:
 				continue
 			}
@@ -171,35 +168,11 @@ func suggest(name string, cmds []*cli.Command) []string {
 	if len(pick) == 0 {
 		pick = near
 	}
-	sort.SliceStable(pick, func(i, j int) bool { return pick[i].d < pick[j].d })
-	var out []string
-	for _, c := range pick {
-		if len(out) < 3 {
-			out = append(out, fmt.Sprintf("%q", c.name))
-		}
+	out := nearest.Closest(pick, 3)
+	for i, n := range out {
+		out[i] = fmt.Sprintf("%q", n)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes; command names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // newHelpCommand is `spade help [COMMAND [SUBCOMMAND]]`: the app's help, or one command's. Its work

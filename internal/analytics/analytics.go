@@ -244,28 +244,11 @@ func (t *Table) String(i int, column string) string {
 
 // Query runs SQL and returns its result in memory.
 func Query(ctx context.Context, db *sql.DB, query string, args ...any) (*Table, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
+	cols, rows, _, err := duck.QueryRows(ctx, db, 0, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	t := &Table{Columns: cols}
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		t.Rows = append(t.Rows, vals)
-	}
-	return t, rows.Err()
+	return &Table{Columns: cols, Rows: rows}, nil
 }
 
 // Model runs one model of the session: `select * from <name>`.

@@ -83,22 +83,8 @@ func merge(ctx context.Context, lk *lake.Lake, name string, kind schemas.BenchKi
 	if len(existing) > 0 && existing[0].Kind != kind {
 		return ImportResult{}, &InputError{File: "--kind", Problem: fmt.Sprintf("benchmark %s holds %s items, not %s", name, existing[0].Kind, kind)}
 	}
-	seen := map[string]bool{}
-	for _, r := range existing {
-		seen[r.ItemID] = true
-	}
-	res := ImportResult{}
-	merged := existing
-	for _, r := range incoming {
-		if seen[r.ItemID] {
-			res.Skipped++
-			continue
-		}
-		seen[r.ItemID] = true
-		merged = append(merged, r)
-		res.Imported++
-	}
-	res.Total = len(merged)
+	merged, imported, skipped := inputfile.AppendNew(existing, incoming, func(r schemas.BenchItemRow) string { return r.ItemID })
+	res := ImportResult{Imported: imported, Skipped: skipped, Total: len(merged)}
 	if res.Imported == 0 && len(existing) > 0 {
 		return res, nil
 	}

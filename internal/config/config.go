@@ -33,6 +33,19 @@ type invalidError struct{ msg string }
 func (e *invalidError) Error() string        { return e.msg }
 func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
 
+// SplitList returns the items of a comma-separated key value (eval.benches, grpo.publish_urls,
+// outcome.exclude_ended_by), each trimmed of surrounding space, in order; empty items are left out, so
+// "a, ,b," gives [a b] and an empty or all-blank value gives nil.
+func SplitList(value string) []string {
+	var items []string
+	for _, item := range strings.Split(value, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
+}
+
 // invalidf returns an error that wraps ErrInvalid with a formatted message.
 func invalidf(format string, args ...any) error {
 	return &invalidError{msg: fmt.Sprintf(format, args...)}

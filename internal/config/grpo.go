@@ -283,13 +283,7 @@ func (c *Config) DesignerAdvScale() (scale float64, auto bool, err error) {
 // PublishURLs returns the generation servers a full-weights publish must reach: grpo.publish_urls
 // (comma-separated), else grpo.publish_url, else llm.agent.base_url.
 func (c *Config) PublishURLs() []string {
-	var urls []string
-	for _, u := range strings.Split(c.GRPO.PublishURLs, ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			urls = append(urls, u)
-		}
-	}
-	if len(urls) > 0 {
+	if urls := SplitList(c.GRPO.PublishURLs); len(urls) > 0 {
 		return urls
 	}
 	if c.GRPO.PublishURL != "" {

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/spadekit/spade/internal/nearest"
 )
 
 // keyField is one dotted key: where its field sits in Config, its Go type and its declared range.
@@ -449,53 +451,23 @@ func unknownKey(key string) error {
 // "grpo.group_size").
 func suggest(key string) []string {
 	key = strings.ToLower(key)
-	type candidate struct {
-		key  string
-		dist int
-	}
-	var whole, segment []candidate
+	var whole, segment []nearest.Match
 	last := key[strings.LastIndex(key, ".")+1:]
 	for _, k := range Keys() {
-		d := editDistance(key, k)
+		d := nearest.Distance(key, k)
 		if d <= max(2, len(key)/5) {
-			whole = append(whole, candidate{k, d})
+			whole = append(whole, nearest.Match{Name: k, Dist: d})
 		}
-		if editDistance(last, k[strings.LastIndex(k, ".")+1:]) <= len(last)/5 {
-			segment = append(segment, candidate{k, d})
+		if nearest.Distance(last, k[strings.LastIndex(k, ".")+1:]) <= len(last)/5 {
+			segment = append(segment, nearest.Match{Name: k, Dist: d})
 		}
 	}
 	found := segment
 	if len(whole) > 0 {
-		best := slices.MinFunc(whole, func(a, b candidate) int { return a.dist - b.dist }).dist
-		found = slices.DeleteFunc(whole, func(c candidate) bool { return c.dist > best })
+		best := slices.MinFunc(whole, func(a, b nearest.Match) int { return a.Dist - b.Dist }).Dist
+		found = slices.DeleteFunc(whole, func(m nearest.Match) bool { return m.Dist > best })
 	}
-	sort.SliceStable(found, func(i, j int) bool { return found[i].dist < found[j].dist })
-	var out []string
-	for _, c := range found[:min(3, len(found))] {
-		out = append(out, c.key)
-	}
-	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev, cur := make([]int, len(rb)+1), make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return nearest.Closest(found, 3)
 }
 
 // enumTypes maps each enum type of a config field to its valid values, as text. Each family registers

@@ -122,9 +122,6 @@ func TestUnknownKeysSuggest(t *testing.T) {
 			t.Errorf("Set(%q) = %v, want %q", key, err, want)
 		}
 	}
-	if got := editDistance("kitten", "sitting"); got != 3 {
-		t.Errorf("editDistance(kitten, sitting) = %d, want 3", got)
-	}
 }
 
 // TestErrorsWrapErrInvalid: every input error of the package's entry points is an ErrInvalid, and a

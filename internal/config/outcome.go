@@ -1,10 +1,6 @@
 package config
 
-import (
-	"strings"
-
-	"github.com/spadekit/spade/schemas"
-)
+import "github.com/spadekit/spade/schemas"
 
 // Outcome is the one definition of an episode's outcome and of which episodes an env's rates count. The
 // Designer's reward (stages/regret, through internal/outcome) and every audit model of sql/ (through
@@ -49,11 +45,7 @@ const DefaultExcludeEndedBy = string(schemas.EndedEnvError) + "," + string(schem
 // valid values.
 func (o Outcome) Excluded() ([]schemas.EndedBy, error) {
 	var out []schemas.EndedBy
-	for _, part := range strings.Split(o.ExcludeEndedBy, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
+	for _, part := range SplitList(o.ExcludeEndedBy) {
 		e, err := schemas.ParseEndedBy(part)
 		if err != nil {
 			return nil, invalidf("config: key \"outcome.exclude_ended_by\": %v", err)

@@ -49,22 +49,8 @@ func Import(ctx context.Context, lk *lake.Lake, name string, files []string) (Re
 	if err != nil && !errors.Is(err, lake.ErrNotCommitted) {
 		return Result{}, err
 	}
-	seen := make(map[string]bool, len(existing)+len(incoming))
-	for _, r := range existing {
-		seen[r.DocID] = true
-	}
-	res := Result{}
-	merged := existing
-	for _, r := range incoming {
-		if seen[r.DocID] {
-			res.Skipped++
-			continue
-		}
-		seen[r.DocID] = true
-		merged = append(merged, r)
-		res.Imported++
-	}
-	res.Total = len(merged)
+	merged, imported, skipped := inputfile.AppendNew(existing, incoming, func(r schemas.CorpusRow) string { return r.DocID })
+	res := Result{Imported: imported, Skipped: skipped, Total: len(merged)}
 	if res.Imported == 0 && len(existing) > 0 {
 		return res, nil
 	}

@@ -33,28 +33,8 @@ func Render(ctx context.Context, db *sql.DB, query, format, outPath string, w io
 		_, err := db.ExecContext(ctx, fmt.Sprintf("copy (%s) to %s (format parquet, compression zstd)", query, quote(outPath)))
 		return err
 	}
-	rows, err := db.QueryContext(ctx, query)
+	cols, records, _, err := QueryRows(ctx, db, 0, query)
 	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	var records [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
-		records = append(records, vals)
-	}
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	switch format {
@@ -113,6 +93,39 @@ func Render(ctx context.Context, db *sql.DB, query, format, outPath string, w io
 		fmt.Fprintln(tw, strings.Join(rec, "\t"))
 	}
 	return tw.Flush()
+}
+
+// QueryRows runs query with args and returns its column names and at most limit rows (0: every row),
+// each value as the driver returns it (nil for NULL); truncated reports that a row beyond limit was left
+// unread. A query without rows gives nil records. On any error it returns only the error.
+func QueryRows(ctx context.Context, db *sql.DB, limit int, query string, args ...any) (cols []string, records [][]any, truncated bool, err error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer rows.Close()
+	if cols, err = rows.Columns(); err != nil {
+		return nil, nil, false, err
+	}
+	for rows.Next() {
+		if limit > 0 && len(records) == limit {
+			truncated = true
+			break
+		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, false, err
+		}
+		records = append(records, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, false, err
+	}
+	return cols, records, truncated, nil
 }
 
 // FormatValue renders one SQL value as text: NULL for nil, floats in their shortest exact form.

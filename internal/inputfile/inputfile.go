@@ -266,3 +266,25 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
+
+// AppendNew returns existing followed by every row of incoming whose id is neither in existing nor on an
+// earlier row of incoming, in incoming's order, with how many rows it appended and how many it passed
+// over as duplicates: an importer's merge of new records into a table already committed. It appends to
+// existing's backing array.
+func AppendNew[R any](existing, incoming []R, id func(R) string) (merged []R, appended, skipped int) {
+	seen := make(map[string]bool, len(existing)+len(incoming))
+	for _, r := range existing {
+		seen[id(r)] = true
+	}
+	merged = existing
+	for _, r := range incoming {
+		if seen[id(r)] {
+			skipped++
+			continue
+		}
+		seen[id(r)] = true
+		merged = append(merged, r)
+		appended++
+	}
+	return merged, appended, skipped
+}

@@ -58,15 +58,7 @@ func ReadStep[T any](ctx context.Context, lk *Lake, run, table string, step int6
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: %s", ErrNotCommitted, PartitionKey{Run: run, Table: table, Step: step})
 	}
-	var rows []T
-	for _, p := range parts {
-		part, err := ReadRows[T](ctx, lk, p.Key)
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, part...)
-	}
-	return rows, nil
+	return readPartitions[T](ctx, lk, parts)
 }
 
 // ReadTable reads every committed partition of a run's table, fragments included, in step order.
@@ -75,6 +67,11 @@ func ReadTable[T any](ctx context.Context, lk *Lake, run, table string) ([]T, er
 	if err != nil {
 		return nil, err
 	}
+	return readPartitions[T](ctx, lk, parts)
+}
+
+// readPartitions reads the rows of every partition of parts (ReadRows), in the order given.
+func readPartitions[T any](ctx context.Context, lk *Lake, parts []Partition) ([]T, error) {
 	var rows []T
 	for _, p := range parts {
 		part, err := ReadRows[T](ctx, lk, p.Key)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
 )
 
@@ -25,35 +26,18 @@ type Dataset struct {
 
 // query runs SQL and returns at most limit rows (0: all).
 func query(ctx context.Context, db *sql.DB, text string, limit int) (*Dataset, error) {
-	rows, err := db.QueryContext(ctx, text)
+	cols, rows, truncated, err := duck.QueryRows(ctx, db, limit, text)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	ds := &Dataset{SQL: text, Columns: cols, Rows: [][]any{}}
-	for rows.Next() {
-		if limit > 0 && len(ds.Rows) == limit {
-			ds.Truncated = true
-			break
-		}
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
+	ds := &Dataset{SQL: text, Columns: cols, Rows: [][]any{}, Truncated: truncated}
+	for _, vals := range rows {
 		for i, v := range vals {
 			vals[i] = jsonValue(v)
 		}
 		ds.Rows = append(ds.Rows, vals)
 	}
-	return ds, rows.Err()
+	return ds, nil
 }
 
 // jsonValue turns a driver value into one encoding/json writes faithfully: NaN and ±Inf (which JSON

@@ -107,11 +107,7 @@ func (s Stage) Due(cfg *config.Config, step int64) bool {
 func (s Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error) {
 	benches := s.Benches
 	if len(benches) == 0 {
-		for _, b := range strings.Split(env.Config.Eval.Benches, ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				benches = append(benches, b)
-			}
-		}
+		benches = config.SplitList(env.Config.Eval.Benches)
 	}
 	if len(benches) == 0 {
 		return "", fmt.Errorf("eval: %w: name the benchmarks (--bench NAME[,NAME] or eval.benches)", stage.ErrInvalid)

@@ -17,30 +17,7 @@ const AdvantageEpsilon = 1e-6
 // Edge cases: a group of one (G = 1, std undefined) and a group whose returns are all equal (std 0) give
 // every member 0, exactly; an empty group gives an empty slice. The advantages of a group sum to 0.
 func ComputeGRPOOutcomeAdvantage(returns []float64, eps float64) []float64 {
-	out := make([]float64, len(returns))
-	n := len(returns)
-	if n < 2 {
-		return out
-	}
-	allEqual := true
-	mean := 0.0
-	for _, r := range returns {
-		mean += r
-		allEqual = allEqual && r == returns[0]
-	}
-	if allEqual {
-		return out
-	}
-	mean /= float64(n)
-	ss := 0.0
-	for _, r := range returns {
-		ss += (r - mean) * (r - mean)
-	}
-	std := math.Sqrt(ss / float64(n-1))
-	for i, r := range returns {
-		out[i] = (r - mean) / (std + eps)
-	}
-	return out
+	return standardizeGroup(returns, eps, 1)
 }
 
 // PopulationAdvantageEpsilon is ε of the population-std advantage (the authors' 1e-8).
@@ -54,6 +31,13 @@ const PopulationAdvantageEpsilon = 1e-8
 // check is on the returns, not on σ, so a rounding residue of the mean is never divided by ε); an empty
 // group gives an empty slice. The advantages of a group sum to 0.
 func ComputeGRPOPopulationAdvantage(returns []float64, eps float64) []float64 {
+	return standardizeGroup(returns, eps, 0)
+}
+
+// standardizeGroup returns (r_i − mean) / (std + eps) for the returns of one group, std with the divisor
+// n − ddof (1: sample, 0: population). A group of fewer than two returns, or of equal returns, gives
+// zeros, exactly; an empty group an empty slice.
+func standardizeGroup(returns []float64, eps float64, ddof int) []float64 {
 	out := make([]float64, len(returns))
 	n := len(returns)
 	if n < 2 {
@@ -73,7 +57,7 @@ func ComputeGRPOPopulationAdvantage(returns []float64, eps float64) []float64 {
 	for _, r := range returns {
 		ss += (r - mean) * (r - mean)
 	}
-	std := math.Sqrt(ss / float64(n))
+	std := math.Sqrt(ss / float64(n-ddof))
 	for i, r := range returns {
 		out[i] = (r - mean) / (std + eps)
 	}

@@ -65,14 +65,11 @@ func readCalls(ctx context.Context, lk *lake.Lake, key lake.PartitionKey) ([]sch
 
 // decodeCalls decodes one llm_calls Parquet file (see readCalls).
 func decodeCalls(body []byte) ([]schemas.LLMCallRow, error) {
-	r := parquet.NewGenericReader[callMeta](bytes.NewReader(body))
-	meta := make([]callMeta, r.NumRows())
-	n, err := r.Read(meta)
-	r.Close()
-	if err != nil && err != io.EOF {
+	meta, err := lake.DecodeParquet[callMeta](body)
+	if err != nil {
 		return nil, err
 	}
-	meta = meta[:n]
+	n := len(meta)
 	rows := make([]schemas.LLMCallRow, n)
 	for i, m := range meta {
 		rows[i] = schemas.LLMCallRow{Step: m.Step, CallID: m.CallID, Role: schemas.Role(m.Role), ResponseText: m.ResponseText, ToolCalls: m.ToolCalls,
