@@ -31,15 +31,16 @@ func newAblateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "ablate",
 		Usage: "compare runs side by side (calibrated Vendi/n, learnable band, acceptance, audits, regret), or rescore one",
-		Description: "With several --run flags, one row per run: Vendi/n and mean pairwise cosine distance, each the mean\n" +
-			"over --draws seeded batches of --batch envs (default 24, the paper's Table 8 calibration: 24 identical\n" +
-			"envs give 1/24, a single-domain batch about 15-16.5 of 24, a whole-run batch about 21.3 of 24; --batch 0:\n" +
-			"one subset of the smallest run's env count per draw), the\n" +
-			"learnable-band share, acceptance, well-defined and verifiable shares, regret and solve rate.\n" +
-			"With --rescore and one --run: recompute the Designer reward of every pool under every variant\n" +
-			"(regret_anchor, regret, anchor, ema_lp) from the stored episodes and show which env each ranks top.\n\n" +
-			"Examples: spade --run full --run no_memory --run no_corpus ablate\n" +
-			"          spade --run full ablate --rescore --picks",
+		Description: `With several --run flags, one row per run: Vendi/n and mean pairwise cosine distance, each the mean
+over --draws seeded batches of --batch envs (default 24, the paper's Table 8 calibration: 24 identical
+envs give 1/24, a single-domain batch about 15-16.5 of 24, a whole-run batch about 21.3 of 24; --batch 0:
+one subset of the smallest run's env count per draw), the
+learnable-band share, acceptance, well-defined and verifiable shares, regret and solve rate.
+With --rescore and one --run: recompute the Designer reward of every pool under every variant
+(regret_anchor, regret, anchor, ema_lp) from the stored episodes and show which env each ranks top.
+
+Examples: spade --run full --run no_memory --run no_corpus ablate
+          spade --run full ablate --rescore --picks`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
 			&cli.IntFlag{Name: "batch", Aliases: []string{"n"}, Value: analytics.DefaultBatch, Usage: "envs per calibrated batch (0: the smallest run's env count)"},

@@ -42,8 +42,10 @@ func newConfigKeysCommand() *cli.Command {
 		Name:      "keys",
 		Usage:     "list every configuration key with its type, allowed values, preset values and doc",
 		ArgsUsage: "[PREFIX]",
-		Description: "PREFIX keeps the keys that start with it (rollout. or llm.agent.); a PREFIX that is a whole key\n" +
-			"prints that key alone with its whole doc.\n\nExample: spade config keys grpo.tis",
+		Description: `PREFIX keeps the keys that start with it (rollout. or llm.agent.); a PREFIX that is a whole key
+prints that key alone with its whole doc.
+
+Example: spade config keys grpo.tis`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or markdown (the reference table of docs/configuration.md)"},
 		},

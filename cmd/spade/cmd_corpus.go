@@ -30,9 +30,10 @@ func newCorpusImportCommand() *cli.Command {
 		Name:      "import",
 		Usage:     "import Parquet or JSONL documents (id, text; optional source, domain) into a corpus",
 		ArgsUsage: "FILE...",
-		Description: "Reads every file first and commits nothing unless all are valid. Documents are deduplicated by id,\n" +
-			"within the input and against the corpus already in the lake.\n\n" +
-			"Example: spade corpus import --name default testdata/corpus/corpus.parquet",
+		Description: `Reads every file first and commits nothing unless all are valid. Documents are deduplicated by id,
+within the input and against the corpus already in the lake.
+
+Example: spade corpus import --name default testdata/corpus/corpus.parquet`,
 		Flags: []cli.Flag{&cli.StringFlag{Name: "name", Value: "default", Usage: "corpus name (runs refer to it as sample.corpus)"}},
 		Action: func(c *cli.Context) error {
 			return runCorpusImport(c.Context, corpusImportOptions{globalOptions: globalsFrom(c), Name: c.String("name")}, c.Args().Slice())

@@ -25,14 +25,15 @@ func newDoctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "report the Python interpreter and the sandbox isolation this host provides",
-		Description: "Resolves the interpreter ($SPADE_PYTHON, else python3 on PATH, through version-manager shims),\n" +
-			"probes each isolation layer by starting a real sandbox worker (bwrap, then the namespace init), says\n" +
-			"which one is in force, and checks that numpy and sympy import inside the sandbox. Exits 1 when no\n" +
-			"isolation layer works (generated code would then be refused without --unsafe-no-isolation), or, with\n" +
-			"--strict, when the best layer is not bwrap. Every layer that fails, and a missing optional module, gets a\n" +
-			"line saying what to set or install.\n\n" +
-			"Example: spade doctor\n" +
-			"         SPADE_PYTHON=/usr/bin/python3 spade doctor",
+		Description: `Resolves the interpreter ($SPADE_PYTHON, else python3 on PATH, through version-manager shims),
+probes each isolation layer by starting a real sandbox worker (bwrap, then the namespace init), says
+which one is in force, and checks that numpy and sympy import inside the sandbox. Exits 1 when no
+isolation layer works (generated code would then be refused without --unsafe-no-isolation), or, with
+--strict, when the best layer is not bwrap. Every layer that fails, and a missing optional module, gets a
+line saying what to set or install.
+
+Example: spade doctor
+         SPADE_PYTHON=/usr/bin/python3 spade doctor`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 unless bwrap, the strongest layer, works"},

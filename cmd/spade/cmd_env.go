@@ -41,11 +41,12 @@ func newEnvCheckCommand() *cli.Command {
 		Name:      "check",
 		Usage:     "run every gate check on a local environment program and print each verdict",
 		ArgsUsage: "FILE.py",
-		Description: "Runs the gate's checks in order on FILE.py in the sandbox and prints each check with its verdict\n" +
-			"and time. Exit 0 when the program is accepted, 1 when it is rejected. The hint defaults to the\n" +
-			"sibling FILE.hint when it exists; the setting to a '# setting: tools' header line, else games.\n\n" +
-			"Example: spade env check testdata/envs/logic_mastermind.py\n" +
-			"         spade env check my_env.py --hint 'try the corners first' --setting games",
+		Description: `Runs the gate's checks in order on FILE.py in the sandbox and prints each check with its verdict
+and time. Exit 0 when the program is accepted, 1 when it is rejected. The hint defaults to the
+sibling FILE.hint when it exists; the setting to a '# setting: tools' header line, else games.
+
+Example: spade env check testdata/envs/logic_mastermind.py
+         spade env check my_env.py --hint 'try the corners first' --setting games`,
 		Flags: append(sandboxFlags(),
 			&cli.StringFlag{Name: "hint", Usage: "the privileged hint (default: FILE.hint beside the program)"},
 			&cli.StringFlag{Name: "setting", Usage: "games or tools (default: the program's '# setting:' line, else games)"},
@@ -80,14 +81,15 @@ func newEnvPlayCommand() *cli.Command {
 		Name:      "play",
 		Usage:     "play a stored env in the terminal",
 		ArgsUsage: "ENV_ID",
-		Description: "Loads ENV_ID from the run's envs table and plays it: the observation is shown, you type an\n" +
-			"action (a tool call as JSON in the tools setting), and the reward and done flag are shown.\n" +
-			"Lines starting with ':' are commands, never sent to the env: :help, :reset (a new episode with the\n" +
-			"next seed), :hint, :obs (the last observation again), :quit; '::x' sends the action ':x'. After the\n" +
-			"episode ends only :reset and :quit (and :help, :hint, :obs) are accepted. On a terminal the line\n" +
-			"can be edited (arrows, Home/End, Ctrl-A/E/W/U) with this session's history (up/down, Ctrl-R);\n" +
-			"Ctrl-C leaves at once (exit 130), Ctrl-D like :quit.\n\n" +
-			"Example: spade --run r1 env play 5f2c9a01e3 --hint",
+		Description: `Loads ENV_ID from the run's envs table and plays it: the observation is shown, you type an
+action (a tool call as JSON in the tools setting), and the reward and done flag are shown.
+Lines starting with ':' are commands, never sent to the env: :help, :reset (a new episode with the
+next seed), :hint, :obs (the last observation again), :quit; '::x' sends the action ':x'. After the
+episode ends only :reset and :quit (and :help, :hint, :obs) are accepted. On a terminal the line
+can be edited (arrows, Home/End, Ctrl-A/E/W/U) with this session's history (up/down, Ctrl-R);
+Ctrl-C leaves at once (exit 130), Ctrl-D like :quit.
+
+Example: spade --run r1 env play 5f2c9a01e3 --hint`,
 		Flags: append(sandboxFlags(),
 			&cli.BoolFlag{Name: "hint", Usage: "show the privileged hint before playing"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of the first episode"},

@@ -27,11 +27,12 @@ func newEvalCommand() *cli.Command {
 	return &cli.Command{
 		Name:  string(evalstage.Name),
 		Usage: "score the Agent on imported benchmarks (one eval_results row per item and sample)",
-		Description: "Asks the Agent (the weights the step calls, or --weights) every item of each benchmark, K samples\n" +
-			"each with the kind's sampling defaults (the authors' evaluation settings; eval.* keys and --samples\n" +
-			"override them), scores them and commits them in chunks of eval.chunk_items items, so a killed run\n" +
-			"resumes at the first uncommitted chunk and shards split the chunks. Summaries: sql/eval_scores.sql.\n\n" +
-			"Example: spade --run r eval --step 100 --bench aime25,gpqa --samples 16",
+		Description: `Asks the Agent (the weights the step calls, or --weights) every item of each benchmark, K samples
+each with the kind's sampling defaults (the authors' evaluation settings; eval.* keys and --samples
+override them), scores them and commits them in chunks of eval.chunk_items items, so a killed run
+resumes at the first uncommitted chunk and shards split the chunks. Summaries: sql/eval_scores.sql.
+
+Example: spade --run r eval --step 100 --bench aime25,gpqa --samples 16`,
 		Flags: stageFlags(
 			&cli.StringFlag{Name: "bench", Usage: "benchmarks to evaluate, comma-separated (default: the run's eval.benches)"},
 			&cli.IntFlag{Name: "samples", Usage: "samples per item (default: eval.samples, else the kind's default)"},

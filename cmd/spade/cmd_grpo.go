@@ -20,11 +20,12 @@ func newGRPOCommand() *cli.Command {
 	return &cli.Command{
 		Name:  string(stage.GRPO),
 		Usage: "assemble a step's GRPO batches (Agent every step, Designer at a pool end) and run the trainer",
-		Description: "Reads the step's episodes, turns and llm_calls (and at a pool's last step its final designer_rewards),\n" +
-			"writes grpo_batches in batches of grpo.global_batch, then runs grpo.trainer (none: batches only; torch:\n" +
-			"the PyTorch trainer) and writes train_metrics. Token ids and log-probs come from llm_calls, never from\n" +
-			"re-tokenizing.\n\n" +
-			"Example: spade --run r1 grpo --step 3",
+		Description: `Reads the step's episodes, turns and llm_calls (and at a pool's last step its final designer_rewards),
+writes grpo_batches in batches of grpo.global_batch, then runs grpo.trainer (none: batches only; torch:
+the PyTorch trainer) and writes train_metrics. Token ids and log-probs come from llm_calls, never from
+re-tokenizing.
+
+Example: spade --run r1 grpo --step 3`,
 		Flags: stageFlags(
 			&cli.StringFlag{Name: "trainer-dir", Usage: "keep the trainer's per-step files (batch, config, metrics) under DIR"},
 		),

@@ -13,11 +13,12 @@ func newLakeUpgradeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "upgrade",
 		Usage: "rename a lake written by an older spade (padded step=NNNNNN folders) to the current layout",
-		Description: "Lakes written before layout 2 name steps step=000002 and fragments fragment=NAME; this renames\n" +
-			"every such object (step=2, fragment-NAME) and records the layout in _lake.json. Contents are not\n" +
-			"changed. Run it once with no other spade command using the lake; an interrupted upgrade loses nothing\n" +
-			"and finishes when run again. A lake already current is left as it is.\n\n" +
-			"Example: spade --lake s3://bucket/spade lake upgrade",
+		Description: `Lakes written before layout 2 name steps step=000002 and fragments fragment=NAME; this renames
+every such object (step=2, fragment-NAME) and records the layout in _lake.json. Contents are not
+changed. Run it once with no other spade command using the lake; an interrupted upgrade loses nothing
+and finishes when run again. A lake already current is left as it is.
+
+Example: spade --lake s3://bucket/spade lake upgrade`,
 		Action: func(c *cli.Context) error {
 			return runLakeUpgrade(c.Context, globalsFrom(c))
 		},

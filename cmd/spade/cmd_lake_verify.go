@@ -28,10 +28,12 @@ func newLakeVerifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "verify",
 		Usage: "check every committed file against its sha256 and list orphans, each problem with the command that repairs it",
-		Description: "Checks every file each stage's commit record (or a partition's manifest) references: present, with its\n" +
-			"size and sha256. Lists orphans (objects no record references, older than --grace: killed or losing\n" +
-			"writers' parts, replaced generations) and half-written temporaries. Exit 0 when clean, 1 when problems\n" +
-			"are found. With no --run, every run of the lake.\n\nExample: spade --run r1 lake verify",
+		Description: `Checks every file each stage's commit record (or a partition's manifest) references: present, with its
+size and sha256. Lists orphans (objects no record references, older than --grace: killed or losing
+writers' parts, replaced generations) and half-written temporaries. Exit 0 when clean, 1 when problems
+are found. With no --run, every run of the lake.
+
+Example: spade --run r1 lake verify`,
 		Flags: []cli.Flag{durationFlag("grace", "1h", "objects younger than this are writes in flight, not orphans")},
 		Action: func(c *cli.Context) error {
 			return runLakeVerify(c.Context, lakeVerifyOptions{globalOptions: globalsFrom(c), Grace: c.Duration("grace")})

@@ -40,16 +40,17 @@ func newPoolImportCommand() *cli.Command {
 		Name:      "import",
 		Usage:     "check env programs in the sandbox and store those that pass as a named pool",
 		ArgsUsage: "DIR|FILE...",
-		Description: "Inputs: Python files (FILE.hint next to one is its hint; the id is the file name), directories of\n" +
-			"them, or Parquet/JSONL files with a code column and optional hint, skill and id. Every input is read\n" +
-			"first: a bad one (unreadable, wrong format, no code, an unknown skill) is a one-line error, exit 2, and\n" +
-			"nothing is imported. Each new program then runs through the gate's checks in the sandbox: --checks\n" +
-			"official (the default) is the authors' gate, as gate.checks in the presets; strict adds the reset,\n" +
-			"smoke, trivial and hint-leak probes. One that fails is listed and left out, the others are stored\n" +
-			"(exit 2 when none passes). Programs are\n" +
-			"deduplicated by id, within the input and against the pool already in the lake. A run uses the pool\n" +
-			"with --set sample.pool=NAME.\n\n" +
-			"Example: spade pool import --name fixed testdata/envs",
+		Description: `Inputs: Python files (FILE.hint next to one is its hint; the id is the file name), directories of
+them, or Parquet/JSONL files with a code column and optional hint, skill and id. Every input is read
+first: a bad one (unreadable, wrong format, no code, an unknown skill) is a one-line error, exit 2, and
+nothing is imported. Each new program then runs through the gate's checks in the sandbox: --checks
+official (the default) is the authors' gate, as gate.checks in the presets; strict adds the reset,
+smoke, trivial and hint-leak probes. One that fails is listed and left out, the others are stored
+(exit 2 when none passes). Programs are
+deduplicated by id, within the input and against the pool already in the lake. A run uses the pool
+with --set sample.pool=NAME.
+
+Example: spade pool import --name fixed testdata/envs`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Required: true, Usage: "pool name (runs refer to it as sample.pool)"},
 			&cli.StringFlag{Name: "setting", Value: string(schemas.SettingGames), Usage: "games or tools: which checks the programs must pass"},

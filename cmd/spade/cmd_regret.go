@@ -13,10 +13,11 @@ func newRegretCommand() *cli.Command {
 	return &cli.Command{
 		Name:  string(stage.Regret),
 		Usage: "score a step's envs: hint regret, difficulty anchor, Designer rewards, memory at a pool end",
-		Description: "Reads the step's episodes and writes designer_rewards (every variant side by side: regret_anchor,\n" +
-			"regret, anchor, ema_lp), the per-skill ema_state, and at the pool's last step the final rewards over the\n" +
-			"pool's window and a snapshot of the FIFO memory.\n\n" +
-			"Example: spade --run r1 regret --step 3",
+		Description: `Reads the step's episodes and writes designer_rewards (every variant side by side: regret_anchor,
+regret, anchor, ema_lp), the per-skill ema_state, and at the pool's last step the final rewards over the
+pool's window and a snapshot of the FIFO memory.
+
+Example: spade --run r1 regret --step 3`,
 		Flags: stageFlags(),
 		Action: func(c *cli.Context) error {
 			return runRegret(c.Context, stageOptionsFrom(c))

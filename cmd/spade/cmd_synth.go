@@ -27,10 +27,11 @@ func newSynthCommand() *cli.Command {
 		Name:   "synth",
 		Hidden: true,
 		Usage:  "write a synthetic run (for tests, benchmarks and demos of the analytics)",
-		Description: "Writes every table of a synthetic SPADE run through the real schemas: a moving curriculum, falling\n" +
-			"formula disclosure, growing reward levels. --size paper is 400 steps × 24 envs × 32 episodes × ≤25 turns\n" +
-			"(about 307,000 episodes and 4 million turns); --size small is a few seconds of data for tests.\n\n" +
-			"Example: spade --lake /tmp/lake --run synth synth --size paper",
+		Description: `Writes every table of a synthetic SPADE run through the real schemas: a moving curriculum, falling
+formula disclosure, growing reward levels. --size paper is 400 steps × 24 envs × 32 episodes × ≤25 turns
+(about 307,000 episodes and 4 million turns); --size small is a few seconds of data for tests.
+
+Example: spade --lake /tmp/lake --run synth synth --size paper`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "size", Value: "small", Usage: "small or paper"},
 			&cli.StringFlag{Name: "variant", Value: "full", Usage: "full, no_corpus or no_memory"},

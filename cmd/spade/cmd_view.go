@@ -28,12 +28,13 @@ func newViewCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "view",
 		Usage: "browse the lake in a web app: runs, timelines, pools, envs, plays side by side, a SQL console",
-		Description: "Serves a single-user web app from the binary (no network beyond the address it listens on). Every\n" +
-			"number comes from DuckDB SQL over the lake and links to that SQL in the read-only console. Every page\n" +
-			"has its own URL (run, step, env, episode). The address is loopback unless --token is given; with a\n" +
-			"token, open the app once as http://HOST:PORT/?token=SECRET (a cookie keeps it) or send\n" +
-			"Authorization: Bearer SECRET.\n\n" +
-			"Example: spade --lake s3://bucket/prefix view --addr 127.0.0.1:8600",
+		Description: `Serves a single-user web app from the binary (no network beyond the address it listens on). Every
+number comes from DuckDB SQL over the lake and links to that SQL in the read-only console. Every page
+has its own URL (run, step, env, episode). The address is loopback unless --token is given; with a
+token, open the app once as http://HOST:PORT/?token=SECRET (a cookie keeps it) or send
+Authorization: Bearer SECRET.
+
+Example: spade --lake s3://bucket/prefix view --addr 127.0.0.1:8600`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: view.DefaultAddr, Usage: "host:port to listen on"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"SPADE_VIEW_TOKEN"}, Usage: "a secret every request must carry (required for a non-loopback --addr)"},

@@ -261,9 +261,9 @@ func newCompletionCommand() *cli.Command {
 		Name:      "completion",
 		Usage:     "print a shell completion script: bash or zsh",
 		ArgsUsage: "bash|zsh",
-		Description: "Install for bash:  spade completion bash > ~/.local/share/bash-completion/completions/spade\n" +
-			"              or:  echo 'source <(spade completion bash)' >> ~/.bashrc\n" +
-			"Install for zsh:   echo 'source <(spade completion zsh)' >> ~/.zshrc",
+		Description: `Install for bash:  spade completion bash > ~/.local/share/bash-completion/completions/spade
+              or:  echo 'source <(spade completion bash)' >> ~/.bashrc
+Install for zsh:   echo 'source <(spade completion zsh)' >> ~/.zshrc`,
 		Action: func(c *cli.Context) error {
 			return runCompletion(globalsFrom(c), c.Args().Slice())
 		},
