@@ -35,7 +35,7 @@ func newBenchImportCommand() *cli.Command {
 		Name:      "import",
 		Usage:     "import a benchmark's items (Parquet or JSONL, the layout of its public release) under a name",
 		ArgsUsage: "FILE... | --kind env_pool [--pool NAME]... [RUN@STEP...]",
-		Description: "Kinds and the columns each reads (README.md, \"Evaluation\"):\n" +
+		Description: "Kinds and the columns each reads (docs/evaluation.md, \"Benchmark kinds\"):\n" +
 			"  math           id, problem|question, answer                        (AIME)\n" +
 			"  choice         id|Record ID, question|Question, options + answer letter,\n" +
 			"                 or Correct Answer + Incorrect Answer 1..3            (GPQA-Diamond)\n" +

@@ -3,7 +3,7 @@ package config
 import "strings"
 
 // Eval configures the downstream evaluation (`spade eval`, and `spade run` every eval.every steps). Zero
-// values take each benchmark kind's defaults, the authors' evaluation settings (README, "Evaluation").
+// values take each benchmark kind's defaults, the authors' evaluation settings (docs/evaluation.md).
 type Eval struct {
 	// Every evaluates the Agent every this many steps of `spade run`; 0 never does. Step 0 is included,
 	// and the evaluation is the step's last stage.
