@@ -93,6 +93,22 @@ func TestHelpCommand(t *testing.T) {
 	}
 }
 
+// TestHelpFlag: `spade --help`, `spade -h` and `spade --run R --help` print the app's help, as `spade
+// help` does, and exit 0.
+func TestHelpFlag(t *testing.T) {
+	want := spade(t, nil, "", "help")
+	noLake := filepath.Join(t.TempDir(), "nolake")
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"--run", "demo", "--help"}, {"--lake", noLake, "-h"}} {
+		r := spade(t, nil, "", args...)
+		if r.code != 0 || r.stdout != want.stdout || r.stderr != "" {
+			t.Errorf("spade %s: exit %d, stderr %q; want exit 0 and the help of `spade help`:\n%s", strings.Join(args, " "), r.code, r.stderr, r.stdout)
+		}
+	}
+	if _, err := os.Stat(noLake); err == nil {
+		t.Error("spade --lake DIR -h created the lake directory")
+	}
+}
+
 // TestVersion: --version names spade's version, the DuckDB and Arrow module versions and the commit.
 func TestVersion(t *testing.T) {
 	r := spade(t, nil, "", "--version")

@@ -112,6 +112,9 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "lake", Value: "./lake", EnvVars: []string{"SPADE_LAKE"}, Usage: "lake URI: a local directory or s3://bucket/prefix"},
 			&cli.StringSliceFlag{Name: "run", EnvVars: []string{"SPADE_RUN"}, Usage: "run name (repeat for commands that compare runs)"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "logs on stderr: auto (on a terminal: progress bars, warnings and errors with tracebacks as they are; elsewhere: text), text (every log line) or json (every log line, progress as log lines)"},
+			// urfave/cli adds --help itself only to an app without a help command of its own, and spade
+			// has one (newHelpCommand), so --help and -h are declared here.
+			cli.HelpFlag,
 		},
 		Before: func(c *cli.Context) error {
 			term := progress.IsTerminal(os.Stderr)
