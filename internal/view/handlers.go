@@ -12,6 +12,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/schemas"
 )
 
 // consoleRowLimit bounds the rows the console shows (the CSV download has them all).
@@ -24,7 +25,7 @@ type runView struct {
 	Setting   string       `json:"setting"`
 	Parent    string       `json:"parent,omitempty"`
 	Stages    []stageSteps `json:"stages"`
-	Committed int          `json:"steps_committed"` // steps whose last stage is committed
+	Committed int          `json:"steps_committed"` // steps whose training stage (grpo) is committed
 	LastStep  int64        `json:"last_step"`       // the highest step any stage committed, -1 for none
 	Dashboard *Dataset     `json:"dashboard"`
 }
@@ -60,6 +61,21 @@ func (s *Server) stageSteps(ctx context.Context, run string) ([]stageSteps, int6
 	return out, last, nil
 }
 
+// trainedSteps returns the steps at which a step is done: those of the stage that writes train_metrics
+// (grpo, the last stage every step runs; eval after it runs only every eval.every steps), or of the last
+// stage when no stage writes it.
+func trainedSteps(stages []stageSteps) []int64 {
+	for _, st := range stages {
+		if st.Table == schemas.TrainMetricsSpec.Name {
+			return st.Steps
+		}
+	}
+	if len(stages) == 0 {
+		return nil
+	}
+	return stages[len(stages)-1].Steps
+}
+
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	runs, err := s.lk.Runs(ctx)
@@ -92,9 +108,7 @@ func (s *Server) runView(ctx context.Context, run string) (*runView, error) {
 	if cfg.Parent != nil {
 		rv.Parent = fmt.Sprintf("%s@%d", cfg.Parent.Run, cfg.Parent.Step)
 	}
-	if len(stages) > 0 {
-		rv.Committed = len(stages[len(stages)-1].Steps)
-	}
+	rv.Committed = len(trainedSteps(stages))
 	rv.Dashboard, err = s.memo(ctx, []string{run}, "select * exclude (run) from dashboard order by window_index", true)
 	if err != nil {
 		return nil, err
