@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/template"
@@ -100,8 +101,8 @@ func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error
 	if err != nil {
 		return "", err
 	}
-	line := fmt.Sprintf("pool %d, %d envs, %d episodes, %d turns, %d tokens; ended by %v",
-		res.PoolStep, res.Envs, res.Episodes, res.Turns, res.Tokens, res.EndedBy)
+	line := fmt.Sprintf("pool %d, %d envs, %d episodes, %d turns, %d tokens; ended by %s",
+		res.PoolStep, res.Envs, res.Episodes, res.Turns, res.Tokens, endedByText(res.EndedBy))
 	if res.Dropped > 0 {
 		line += fmt.Sprintf("; %d envs dropped after a timeout earlier in the pool", res.Dropped)
 	}
@@ -109,6 +110,29 @@ func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error
 		line += fmt.Sprintf("; %d plays retried after a sandbox worker failure", res.Retried)
 	}
 	return line, nil
+}
+
+// endedByText writes the episode counts by ended_by as "done 13, max_turns 35": the ended_by values in
+// schemas order (any other value after them, sorted), those with no episode left out ("none" when there
+// is none at all).
+func endedByText(counts map[string]int) string {
+	var parts, others []string
+	for _, e := range schemas.EndedByValues() {
+		if n := counts[string(e)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", e, n))
+		}
+	}
+	for e, n := range counts {
+		if n > 0 && !schemas.EndedBy(e).Valid() {
+			others = append(others, fmt.Sprintf("%s %d", e, n))
+		}
+	}
+	sort.Strings(others)
+	parts = append(parts, others...)
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Run plays the step's episodes of env's shard of the pool's envs (split by internal/shard's hash of
