@@ -228,3 +228,35 @@ func sameCSV(a, b string) bool {
 	}
 	return true
 }
+
+// TestReadOnlyCommandsCreateNoLake: a command that only reads, given a lake path that does not exist (a
+// typo), says so and exits 2 without creating anything there; a missing run's message gives the command
+// that creates it in the form that works.
+func TestReadOnlyCommandsCreateNoLake(t *testing.T) {
+	typo := filepath.Join(t.TempDir(), "typo")
+	env := []string{"SPADE_LAKE=" + typo, "SPADE_CACHE=" + t.TempDir(), "SPADE_RUN="}
+	for _, args := range [][]string{
+		{"--run", "demo", "query", "select 1"},
+		{"--run", "demo", "metrics"},
+		{"--run", "demo", "report", "--out", filepath.Join(t.TempDir(), "r.html")},
+		{"--run", "demo", "env", "play", "e"},
+		{"--run", "demo", "config", "show"},
+		{"--run", "demo", "gate", "--step", "0"},
+		{"view", "--addr", "127.0.0.1:0"},
+		{"--run", "a", "--run", "b", "ablate"},
+	} {
+		r := spade(t, env, "", args...)
+		if msg, ok := usageMessage(r.stderr); r.code != 2 || !ok || !strings.Contains(msg, "no lake at "+typo) {
+			t.Errorf("spade %s: exit %d, stderr %q; want exit 2 and \"no lake at %s\"", strings.Join(args, " "), r.code, r.stderr, typo)
+		}
+		if _, err := os.Stat(typo); err == nil {
+			t.Fatalf("spade %s created %s", strings.Join(args, " "), typo)
+		}
+	}
+	env = localEnv(t)
+	must(t, env, "--run", "a", "init", "--preset", "qwen3-4b-games")
+	r := spade(t, env, "", "--run", "nope", "metrics")
+	if r.code != 2 || !strings.Contains(r.stderr, "create it with `spade --run nope init`") {
+		t.Errorf("metrics of a missing run: exit %d, %q; want exit 2 and the init command in the form that works", r.code, r.stderr)
+	}
+}

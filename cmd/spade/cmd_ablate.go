@@ -70,7 +70,7 @@ func runAblate(ctx context.Context, opts ablateOptions) error {
 	if len(runs) < 1 {
 		return usageError("name the runs to compare: --run A --run B ...")
 	}
-	lk, err := opts.openLake(ctx)
+	lk, err := opts.openExistingLake(ctx)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func openAnalytics(ctx context.Context, g globalOptions, spec analytics.Embedder
 	if _, err := spec.Embedder(); err != nil {
 		return nil, asUsage(err)
 	}
-	lk, err := g.openLake(ctx)
+	lk, err := g.openExistingLake(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func runQuery(ctx context.Context, opts queryOptions, args []string) error {
 	if !duck.ValidFormat(format) {
 		return usageError("--format must be table, csv, json or parquet, got %q", format)
 	}
-	lk, err := opts.openLake(ctx)
+	lk, err := opts.openExistingLake(ctx)
 	if err != nil {
 		return err
 	}

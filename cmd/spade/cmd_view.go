@@ -50,7 +50,7 @@ func runView(ctx context.Context, opts viewOptions) error {
 	if err := view.CheckAddr(opts.Addr, opts.Token); err != nil {
 		return usageError("%v", err)
 	}
-	lk, err := opts.openLake(ctx)
+	lk, err := opts.openExistingLake(ctx)
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func (g globalOptions) openRun(ctx context.Context) (*lake.Lake, string, *config
 	if err != nil {
 		return nil, "", nil, err
 	}
-	lk, err := g.openLake(ctx)
+	lk, err := g.openExistingLake(ctx)
 	if err != nil {
 		return nil, "", nil, err
 	}
