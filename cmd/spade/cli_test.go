@@ -310,6 +310,8 @@ func TestLakeLs(t *testing.T) {
 	env := localEnv(t)
 	seedRuns(t, env, strings.TrimPrefix(env[0], "SPADE_LAKE="))
 	must(t, env, "corpus", "import", "--name", "docs", repoFile("testdata/corpus/corpus.jsonl"))
+	// A benchmark lives under corpora/ beside the corpora, and is listed as a benchmark, not a corpus.
+	must(t, env, "bench", "import", "--name", "aime", "--kind", "math", repoFile("testdata/bench/math.jsonl"))
 	must(t, env, "--run", "r3", "init")
 	out := must(t, env, "lake", "ls")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -319,6 +321,7 @@ func TestLakeLs(t *testing.T) {
 		{"r2", "turns", "0", "1", "20"}, {"r2", "turns", "1", "1", "20"},
 		{"r3", "-", "-", "0", "0", "0"},
 		{"(corpus", "docs)", "corpus", "0", "1", "320"},
+		{"(bench", "aime)", "bench_items", "0", "1", "12"},
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("lake ls:\n%s", out)

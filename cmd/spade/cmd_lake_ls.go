@@ -62,6 +62,17 @@ func runLakeLs(ctx context.Context, opts globalOptions) error {
 		}
 		fmt.Fprintf(w, "(corpus %s)\tcorpus\t0\t%d\t%d\t%d\n", name, len(m.Files), m.Rows, m.Bytes)
 	}
+	benches, err := lk.Benches(ctx)
+	if err != nil {
+		return err
+	}
+	for _, name := range benches {
+		m, err := lk.Manifest(ctx, lake.BenchKey(name))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "(bench %s)\tbench_items\t0\t%d\t%d\t%d\n", name, len(m.Files), m.Rows, m.Bytes)
+	}
 	if err := w.Flush(); err != nil {
 		return err
 	}

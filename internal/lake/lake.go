@@ -137,21 +137,21 @@ func (l *Lake) Runs(ctx context.Context) ([]string, error) {
 	return runs, nil
 }
 
-// Corpora lists the imported corpora, sorted.
+// Corpora lists the imported corpora, sorted: the names under corpora/ with a committed corpus table
+// (benchmarks live beside them with a bench_items table, and are not corpora).
 func (l *Lake) Corpora(ctx context.Context) ([]string, error) {
 	objs, err := l.store.List(ctx, corporaPrefix)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
 	var names []string
 	for _, o := range objs {
 		name, _, _ := strings.Cut(strings.TrimPrefix(o.Key, corporaPrefix), "/")
-		if strings.HasSuffix(o.Key, "/_manifest.json") && !seen[name] {
-			seen[name] = true
+		if o.Key == CorpusKey(name).stepDir()+"/_manifest.json" {
 			names = append(names, name)
 		}
 	}
+	sort.Strings(names)
 	return names, nil
 }
 
