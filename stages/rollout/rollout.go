@@ -425,7 +425,8 @@ type envProgram struct {
 }
 
 // load loads the program, once more when the first load failed for a reason outside the program (the
-// pool could not start a worker); a failure of the program itself (a *sandbox.Error of op load) is kept.
+// pool could not start a worker, or handed out one that had died); a failure of the program itself (a
+// *sandbox.Error of op load) is kept. The caller holds p.mu once the plays have started.
 func (p *envProgram) load(ctx context.Context) {
 	p.prog, p.err = p.pool.Load(ctx, p.code)
 	var se *sandbox.Error
@@ -466,7 +467,9 @@ func (p *envProgram) replace(ctx context.Context, failed *sandbox.Program, cause
 		return nil, false
 	}
 	failed.Close()
-	p.prog, p.err = p.pool.Load(ctx, p.code)
+	// The same load as the first, with its second try: the worker the pool hands out may have died with
+	// the failed one (a worker that was idle when the sandbox's processes were killed).
+	p.load(ctx)
 	return p.prog, p.prog != nil
 }
 
