@@ -260,3 +260,35 @@ func TestReadOnlyCommandsCreateNoLake(t *testing.T) {
 		t.Errorf("metrics of a missing run: exit %d, %q; want exit 2 and the init command in the form that works", r.code, r.stderr)
 	}
 }
+
+// TestFlagsAnywhere: a command's flags after its positional arguments, and global flags after the
+// command, are read as flags (not dropped into the arguments); "--" still ends the flags.
+func TestFlagsAnywhere(t *testing.T) {
+	env := localEnv(t)
+	must(t, env, "init", "--run", "a", "--preset", "qwen3-4b-games")
+	must(t, env, "init", "--preset", "qwen3-8b-games", "--run", "b")
+	out := filepath.Join(t.TempDir(), "o.csv")
+	if r := must(t, env, "query", "select 1 as x", "--format", "csv", "--out", out, "--run", "a"); r != "" {
+		t.Errorf("query with --out after the SQL printed %q, want nothing on stdout", r)
+	}
+	if got := readFile(t, out); got != "x\n1\n" {
+		t.Errorf("query --format csv --out after the SQL wrote %q, want the CSV of the result", got)
+	}
+	if ls := must(t, env, "lake", "ls", "--run", "b"); !strings.Contains(ls, "b  ") || strings.Contains(ls, "a  ") {
+		t.Errorf("lake ls --run b:\n%s", ls)
+	}
+	// The subcommand's own --run takes the flag; the global one after the command is the same run.
+	if show := must(t, env, "config", "show", "--format", "json", "--run", "b"); !strings.Contains(show, `"preset": "qwen3-8b-games"`) {
+		t.Errorf("config show --format json --run b:\n%.300s", show)
+	}
+	if got := must(t, env, "--run", "a", "query", "--format", "csv", "--", "select -1 as y"); got != "y\n-1\n" {
+		t.Errorf("query -- SQL: %q", got)
+	}
+	r := spade(t, env, "", "--run", "a", "query", "select 1", "--bogus")
+	if msg, ok := usageMessage(r.stderr); r.code != 2 || !ok || !strings.Contains(msg, "bogus") {
+		t.Errorf("an unknown flag after the SQL: exit %d, %q; want exit 2 naming it", r.code, r.stderr)
+	}
+	if h := must(t, env, "query", "select 1", "--help"); !strings.Contains(h, "spade query - run DuckDB SQL") {
+		t.Errorf("query SQL --help shows:\n%.300s", h)
+	}
+}

@@ -165,7 +165,8 @@ func main() {
 // run executes the CLI and maps errors to exit codes: 2 for usage and invalid input, 130 when
 // interrupted, 1 for any other failure.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
-	err := newApp().RunContext(ctx, args)
+	app := newApp()
+	err := app.RunContext(ctx, normalizeArgs(app, args))
 	if err == nil {
 		return exitOK
 	}
