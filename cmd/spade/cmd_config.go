@@ -205,11 +205,8 @@ func runConfigShow(ctx context.Context, opts configShowOptions) error {
 			return asUsage(err)
 		}
 	} else {
-		run, err := opts.runName()
-		if err != nil {
-			return err
-		}
-		if cfg, err = readRunConfig(ctx, opts.globalOptions, run); err != nil {
+		var err error
+		if _, _, cfg, err = opts.openRun(ctx); err != nil {
 			return err
 		}
 	}
@@ -219,20 +216,6 @@ func runConfigShow(ctx context.Context, opts configShowOptions) error {
 	}
 	_, err := opts.Out.Write(body)
 	return err
-}
-
-// readRunConfig reads run's configuration from the existing lake of g; a missing lake or run is a usage
-// error.
-func readRunConfig(ctx context.Context, g globalOptions, run string) (*config.Config, error) {
-	lk, err := g.openExistingLake(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := lk.RunConfig(ctx, run)
-	if errors.Is(err, lake.ErrNoRun) {
-		return nil, asUsage(err)
-	}
-	return cfg, err
 }
 
 // configDiffOptions are the options of `spade config diff`.
@@ -273,14 +256,19 @@ func runConfigDiff(ctx context.Context, opts configDiffOptions, runA, runB strin
 			return asUsage(fmt.Errorf("run %q: %w", run, err))
 		}
 	}
-	a, err := readRunConfig(ctx, opts.globalOptions, runA)
+	lk, err := opts.openExistingLake(ctx)
 	if err != nil {
 		return err
 	}
-	b, err := readRunConfig(ctx, opts.globalOptions, runB)
-	if err != nil {
-		return err
+	cfgs := make([]*config.Config, 2)
+	for i, run := range []string{runA, runB} {
+		if cfgs[i], err = lk.RunConfig(ctx, run); errors.Is(err, lake.ErrNoRun) {
+			return checkRun(ctx, lk, run) // names the runs the lake has
+		} else if err != nil {
+			return err
+		}
 	}
+	a, b := cfgs[0], cfgs[1]
 	changes := config.Diff(a, b)
 	if opts.Format == "json" {
 		type change struct {

@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 
@@ -29,28 +30,15 @@ func diffConfigs(cfgs []*config.Config) []configChange {
 	for i := 1; i < len(cfgs); i++ {
 		for _, ch := range config.Diff(cfgs[0], cfgs[i]) {
 			if values[ch.Key] == nil {
-				values[ch.Key] = make([]string, len(cfgs))
-				values[ch.Key][0] = ch.A
-				for j := 1; j < len(cfgs); j++ {
-					values[ch.Key][j] = ch.A // equal to the first unless a diff says otherwise
-				}
+				values[ch.Key] = slices.Repeat([]string{ch.A}, len(cfgs)) // equal to the first unless a diff says otherwise
 			}
 			values[ch.Key][i] = ch.B
 		}
 	}
 	out := []configChange{}
-	for key, vs := range values {
-		out = append(out, configChange{Key: key, Values: vs})
+	for _, key := range slices.Sorted(maps.Keys(values)) {
+		out = append(out, configChange{Key: key, Values: values[key]})
 	}
-	slices.SortFunc(out, func(a, b configChange) int {
-		switch {
-		case a.Key < b.Key:
-			return -1
-		case a.Key > b.Key:
-			return 1
-		}
-		return 0
-	})
 	return out
 }
 
