@@ -61,3 +61,32 @@ func TestGRPOBatchesV1RowsReadAsV2(t *testing.T) {
 		t.Fatal("a mask of the wrong length validated")
 	}
 }
+
+// trainMetricsRowV1 is the train_metrics row as schema version 1 wrote it (no left_out_* counts).
+type trainMetricsRowV1 struct {
+	Step           int64        `parquet:"step"`
+	Role           schemas.Role `parquet:"role"`
+	Loss           float64      `parquet:"loss"`
+	Samples        int64        `parquet:"samples"`
+	WeightsVersion string       `parquet:"weights_version"`
+}
+
+// TestTrainMetricsV1RowsReadAsV2 checks that a version 1 file reads with the left-out counts 0.
+func TestTrainMetricsV1RowsReadAsV2(t *testing.T) {
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, []trainMetricsRowV1{{Step: 2, Role: schemas.RoleAgent, Loss: 0.5, Samples: 7, WeightsVersion: "v2"}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parquet.Read[schemas.TrainMetricsRow](bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("read: %v %v", rows, err)
+	}
+	if r := rows[0]; r.Samples != 7 || r.Loss != 0.5 || r.LeftOutBrokenPrefix != 0 || r.LeftOutMissingTokens != 0 || r.LeftOutMissingCall != 0 || r.Validate() != nil {
+		t.Fatalf("v1 row read as %+v (%v)", r, r.Validate())
+	}
+	bad := rows[0]
+	bad.LeftOutMissingCall = -1
+	if bad.Validate() == nil {
+		t.Fatal("a negative left-out count validated")
+	}
+}

@@ -33,10 +33,18 @@ type TrainMetricsRow struct {
 	WeightsVersion string `parquet:"weights_version"`
 	// Seconds is the wall time of the update.
 	Seconds float64 `parquet:"seconds"`
+	// LeftOutBrokenPrefix, LeftOutMissingTokens and LeftOutMissingCall count, on the agent row, the
+	// step's Agent plays left out of training because their samples could not be assembled, per cause
+	// (grpo.max_left_out_share): a token sequence that does not extend itself, a call without token ids
+	// or log-probs, a turn whose call is missing. 0 on designer rows, and in version 1 rows.
+	LeftOutBrokenPrefix  int64 `parquet:"left_out_broken_prefix"`
+	LeftOutMissingTokens int64 `parquet:"left_out_missing_tokens"`
+	LeftOutMissingCall   int64 `parquet:"left_out_missing_call"`
 }
 
-// TrainMetricsSpec describes the train_metrics table.
-var TrainMetricsSpec = register("train_metrics", 1, true, TrainMetricsRow{})
+// TrainMetricsSpec describes the train_metrics table. Version 2 added the left_out_* counts; version 1
+// rows read with them 0.
+var TrainMetricsSpec = register("train_metrics", 2, true, TrainMetricsRow{})
 
 // Validate implements Row.
 func (r TrainMetricsRow) Validate() error {
@@ -46,5 +54,8 @@ func (r TrainMetricsRow) Validate() error {
 	c.finite("loss", r.Loss)
 	c.unit("clip_frac", r.ClipFrac)
 	c.nonNegative("tokens", r.Tokens)
+	c.nonNegative("left_out_broken_prefix", r.LeftOutBrokenPrefix)
+	c.nonNegative("left_out_missing_tokens", r.LeftOutMissingTokens)
+	c.nonNegative("left_out_missing_call", r.LeftOutMissingCall)
 	return c.err
 }

@@ -114,6 +114,12 @@ type GRPO struct {
 	// every failed play out, as the authors' collector does before normalising; minus_one counts every
 	// failed play with return −1, without a sample of its own.
 	FailedPlay FailedPlay `json:"failed_play"`
+	// MaxLeftOutShare is the largest share of a step's Agent plays, in [0, 1], that may be left out of
+	// training because their samples cannot be assembled (a broken token sequence, a call without token
+	// ids, a turn whose call is missing). Such plays are counted per cause in train_metrics; beyond the
+	// share the grpo stage fails naming the cause. 0.05 in every preset (not in the authors' code, whose
+	// sequences cannot break: they are built token by token).
+	MaxLeftOutShare float64 `json:"max_left_out_share" range:"[0,1]"`
 }
 
 func init() {
@@ -304,7 +310,7 @@ func presetGRPO(p presetSpec) GRPO {
 		Trainer: TrainerNone, TrainerGPUs: 1, Agg: AggSeqMeanTokenMean, MaxGradNorm: 1.0, Publish: PublishSGLang,
 		LoRARank: 0, LoRAAlpha: 64, MicroBatchTokens: 16384, GradientCheckpointing: true, DesignerAdvScale: "auto",
 		WeightDecay: 0.1, AdamBeta1: 0.9, AdamBeta2: 0.98, TIS: TISToken, SampleUnit: SampleEpisode, MixRoles: true,
-		AdvStd: AdvStdPopulation, FailedPlay: FailedDrop}
+		AdvStd: AdvStdPopulation, FailedPlay: FailedDrop, MaxLeftOutShare: 0.05}
 	if p.size == "qwen3-8b" || p.setting == schemas.SettingTools {
 		g.KLBeta = 0.005
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/schemas"
@@ -69,7 +70,87 @@ func failedPlay(e *schemas.EpisodeRow) bool {
 // FailedReturn is the return a failed play counts with under grpo.failed_play = minus_one.
 const FailedReturn = -1.0
 
-// AgentSamples returns the Agent's samples of the step's episodes (SPADE §2.2), each with advantage
+// AgentSamples is AssembleAgent for a caller that wants every play assembled: the first play that cannot
+// be (LeftOut.First) is its error.
+func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
+	a, err := AssembleAgent(in)
+	if err != nil {
+		return nil, err
+	}
+	if a.LeftOut.Total() > 0 {
+		return nil, a.LeftOut.First
+	}
+	return a.Samples, nil
+}
+
+// The causes a play is left out of training for (LeftOut).
+const (
+	// CauseBrokenPrefix: a turn's prompt does not extend the previous prompt and completion
+	// (ErrBrokenPrefix; chat mode on a template that re-renders the history, or a re-tokenized
+	// completion).
+	CauseBrokenPrefix = "broken_prefix"
+	// CauseMissingTokens: a call lacks the token ids or log-probs GRPO trains on (ErrMissingTokens).
+	CauseMissingTokens = "missing_tokens"
+	// CauseMissingCall: a turn references a call that is not in the step's llm_calls (a corrupt record).
+	CauseMissingCall = "missing_call"
+)
+
+// LeftOut counts the plays of a step that could not be assembled into samples, per cause.
+type LeftOut struct {
+	// BrokenPrefix, MissingTokens and MissingCall count the plays left out for each cause.
+	BrokenPrefix, MissingTokens, MissingCall int
+	// First is the error of the first play left out (in the samples' order), nil when none was.
+	First error
+}
+
+// Total is the number of plays left out.
+func (l LeftOut) Total() int { return l.BrokenPrefix + l.MissingTokens + l.MissingCall }
+
+// String lists the non-zero causes, "broken_prefix 2, missing_tokens 1"; empty when none.
+func (l LeftOut) String() string {
+	var parts []string
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{CauseBrokenPrefix, l.BrokenPrefix}, {CauseMissingTokens, l.MissingTokens}, {CauseMissingCall, l.MissingCall}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// add counts a play left out for err.
+func (l *LeftOut) add(err error) {
+	switch {
+	case errors.Is(err, ErrBrokenPrefix):
+		l.BrokenPrefix++
+	case errors.Is(err, ErrMissingTokens):
+		l.MissingTokens++
+	default:
+		l.MissingCall++
+	}
+	if l.First == nil {
+		l.First = err
+	}
+}
+
+// AgentAssembly is the Agent's part of a step's batch.
+type AgentAssembly struct {
+	// Samples are the Agent's samples (see AssembleAgent).
+	Samples []schemas.GRPOBatchRow
+	// Plays is the number of plays that were to give samples (those in a group and not failed plays
+	// under minus_one); LeftOut counts those of them that could not be assembled.
+	Plays   int
+	LeftOut LeftOut
+}
+
+// ExceedsShare reports whether more than share (grpo.max_left_out_share) of the plays were left out.
+func (a AgentAssembly) ExceedsShare(share float64) bool {
+	return a.Plays > 0 && float64(a.LeftOut.Total()) > share*float64(a.Plays)
+}
+
+// AssembleAgent returns the Agent's samples of the step's episodes (SPADE §2.2), each with advantage
 // GroupAdvantage (grpo.adv_std) of its episode's return within its group: the env's unhinted episodes
 // (and, with IncludeHinted, its hinted episodes as a separate group, since their prompt differs).
 //
@@ -80,7 +161,13 @@ const FailedReturn = -1.0
 // minus_one counts every failed play in its group with return FailedReturn and takes no sample from it.
 // A turn whose call failed or sampled no token gives no sample. Samples are sorted by env, hinted,
 // episode index and turn; Step, Batch are left for the caller.
-func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
+//
+// A play whose samples cannot be assembled (ErrBrokenPrefix, ErrMissingTokens, a turn whose call is
+// missing) gives no sample at all, not even its other turns, and is counted in LeftOut; it keeps its
+// return in its group, since its outcome is sound and only its tokens are not, so the other plays'
+// advantages do not depend on which plays could be assembled. The error is an unknown setting only.
+func AssembleAgent(in AgentInput) (AgentAssembly, error) {
+	var res AgentAssembly
 	calls := make(map[string]*schemas.LLMCallRow, len(in.Calls))
 	for i := range in.Calls {
 		calls[in.Calls[i].CallID] = &in.Calls[i]
@@ -92,7 +179,10 @@ func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
 	}
 	advantage, err := groupAdvantage(in.Std)
 	if err != nil {
-		return nil, err
+		return res, err
+	}
+	if in.Unit != config.SampleTurn && in.Unit != config.SampleEpisode && in.Unit != "" {
+		return res, fmt.Errorf("grpo: config key \"grpo.sample_unit\": unknown value %q", in.Unit)
 	}
 	type group struct {
 		env    string
@@ -115,7 +205,7 @@ func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
 				continue
 			}
 		default:
-			return nil, fmt.Errorf("grpo: config key \"grpo.failed_play\": unknown value %q", in.Failed)
+			return res, fmt.Errorf("grpo: config key \"grpo.failed_play\": unknown value %q", in.Failed)
 		}
 		g := group{e.EnvID, e.Hinted}
 		groups[g] = append(groups[g], e)
@@ -130,7 +220,6 @@ func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
 		}
 		return !keys[i].hinted && keys[j].hinted
 	})
-	var out []schemas.GRPOBatchRow
 	for _, g := range keys {
 		episodes := groups[g]
 		sort.Slice(episodes, func(i, j int) bool {
@@ -151,42 +240,51 @@ func AgentSamples(in AgentInput) ([]schemas.GRPOBatchRow, error) {
 			if in.Failed == config.FailedMinusOne && failedPlay(e) {
 				continue // counted in the group, but a failed play is no sample (the authors' has no tokens)
 			}
+			res.Plays++
 			ts := turns[e.EpisodeID]
 			sort.Slice(ts, func(a, b int) bool { return ts[a].Turn < ts[b].Turn })
+			before := len(res.Samples)
+			var err error
 			if in.Unit == config.SampleEpisode {
-				row, ok, err := EpisodeSample(e, ts, calls)
-				if err != nil {
-					return nil, err
-				}
-				if ok {
+				var row schemas.GRPOBatchRow
+				var ok bool
+				if row, ok, err = EpisodeSample(e, ts, calls); err == nil && ok {
 					row.Advantage = advantages[i]
-					out = append(out, row)
+					res.Samples = append(res.Samples, row)
 				}
-				continue
+			} else {
+				res.Samples, err = appendTurnSamples(res.Samples, e, ts, calls, advantages[i])
 			}
-			if in.Unit != config.SampleTurn && in.Unit != "" {
-				return nil, fmt.Errorf("grpo: config key \"grpo.sample_unit\": unknown value %q", in.Unit)
-			}
-			for _, t := range ts {
-				call, ok, err := turnCall(e, t, calls)
-				if err != nil || !ok {
-					if err != nil {
-						return nil, err
-					}
-					continue
-				}
-				prompt, response, logprobs, ok, err := callTokens(call)
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					continue
-				}
-				out = append(out, schemas.GRPOBatchRow{Role: schemas.RoleAgent, SampleID: fmt.Sprintf("%s#%d", t.CallID, t.Turn),
-					EpisodeID: e.EpisodeID, EnvID: e.EnvID, PromptIDs: prompt, ResponseIDs: response, OldLogprobs: logprobs,
-					Advantage: advantages[i], ISWeight: 1})
+			if err != nil {
+				res.Samples = res.Samples[:before]
+				res.LeftOut.add(err)
 			}
 		}
+	}
+	return res, nil
+}
+
+// appendTurnSamples appends one sample per sampled Agent turn of a play (grpo.sample_unit = turn), each
+// with the play's advantage; on an error the caller drops what was appended.
+func appendTurnSamples(out []schemas.GRPOBatchRow, e *schemas.EpisodeRow, ts []*schemas.TurnRow, calls map[string]*schemas.LLMCallRow, adv float64) ([]schemas.GRPOBatchRow, error) {
+	for _, t := range ts {
+		call, ok, err := turnCall(e, t, calls)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			continue
+		}
+		prompt, response, logprobs, ok, err := callTokens(call)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			continue
+		}
+		out = append(out, schemas.GRPOBatchRow{Role: schemas.RoleAgent, SampleID: fmt.Sprintf("%s#%d", t.CallID, t.Turn),
+			EpisodeID: e.EpisodeID, EnvID: e.EnvID, PromptIDs: prompt, ResponseIDs: response, OldLogprobs: logprobs,
+			Advantage: adv, ISWeight: 1})
 	}
 	return out, nil
 }

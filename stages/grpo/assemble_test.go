@@ -336,7 +336,8 @@ func checkBatches(t *testing.T, rows []schemas.GRPOBatchRow, size int) {
 
 func TestIncludeHintedAddsItsOwnGroups(t *testing.T) {
 	lk, run := goldenLake(t, func(c *config.Config) { c.GRPO.IncludeHinted = true })
-	agent, _, _, err := Assemble(context.Background(), lk, run, mustConfig(t, lk, run), 0)
+	asm, err := Assemble(context.Background(), lk, run, mustConfig(t, lk, run), 0)
+	agent := asm.Agent
 	if err != nil {
 		t.Fatal(err)
 	}

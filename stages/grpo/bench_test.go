@@ -117,11 +117,11 @@ func BenchmarkEpisodeBatch(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		agent, _, _, err := Assemble(ctx, lk, "paper", cfg, 1)
+		asm, err := Assemble(ctx, lk, "paper", cfg, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
-		batch := AssignMixedBatch(agent, nil, cfg.GRPO.GlobalBatch, cfg.Seed, 1, true)
+		batch := AssignMixedBatch(asm.Agent, nil, cfg.GRPO.GlobalBatch, cfg.Seed, 1, true)
 		rows = len(batch.Rows)
 		t1 := time.Now()
 		var n, sum int64
@@ -184,11 +184,11 @@ func benchmarkTrainerUpdate(b *testing.B, div int) {
 	}
 	paperEpisodes(b, lk, "paper", cfg, shape)
 	const step = 1 // not a pool's last step: Agent samples only, 192 of them, so no cut and no padding
-	agent, designer, _, err := Assemble(ctx, lk, "paper", cfg, step)
+	asm, err := Assemble(ctx, lk, "paper", cfg, step)
 	if err != nil {
 		b.Fatal(err)
 	}
-	batch := AssignMixedBatch(agent, designer, cfg.GRPO.GlobalBatch, cfg.Seed, step, cfg.GRPO.KLBeta == 0)
+	batch := AssignMixedBatch(asm.Agent, asm.Designer, cfg.GRPO.GlobalBatch, cfg.Seed, step, cfg.GRPO.KLBeta == 0)
 	if len(batch.Rows) != cfg.GRPO.GlobalBatch {
 		b.Fatalf("the batch has %d rows, want %d", len(batch.Rows), cfg.GRPO.GlobalBatch)
 	}

@@ -61,10 +61,11 @@ func designerRows(t *testing.T, mutate func(*config.Config)) (map[string]float64
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, designer, poolEnd, err := Assemble(context.Background(), lk, run, cfg, 1)
-	if err != nil || !poolEnd {
-		t.Fatalf("assemble: pool end %v, %v", poolEnd, err)
+	asm, err := Assemble(context.Background(), lk, run, cfg, 1)
+	if err != nil || !asm.PoolEnd {
+		t.Fatalf("assemble: pool end %v, %v", asm.PoolEnd, err)
 	}
+	agent, designer := asm.Agent, asm.Designer
 	out := map[string]float64{}
 	for _, r := range designer {
 		if r.Role != schemas.RoleDesigner {

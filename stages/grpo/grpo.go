@@ -24,6 +24,10 @@ type Result struct {
 	// short batch's advantage multiplier (both only when this process assembled the batch).
 	PadSamples, Trimmed int
 	AdvantageScale      float64
+	// Plays counts the Agent plays that were to give samples and LeftOut those of them left out of
+	// training because they could not be assembled (both only when this process assembled the batch).
+	Plays   int
+	LeftOut LeftOut
 	// Trained is true when this process ran the trainer; Metrics are its rows (none for `none`).
 	Trained bool
 	Metrics []schemas.TrainMetricsRow
@@ -68,8 +72,12 @@ func (s Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, err
 	case !res.Trained:
 		return fmt.Sprintf("shard written (%s); the last shard commits and trains", env.Shard), nil
 	}
-	return fmt.Sprintf("%d agent and %d designer samples in %d batches; %d train_metrics rows",
-		res.AgentSamples, res.DesignerSamples, res.Batches, len(res.Metrics)), nil
+	line := fmt.Sprintf("%d agent and %d designer samples in %d batches; %d train_metrics rows",
+		res.AgentSamples, res.DesignerSamples, res.Batches, len(res.Metrics))
+	if n := res.LeftOut.Total(); n > 0 {
+		line += fmt.Sprintf("; %d of %d plays left out (%s)", n, res.Plays, res.LeftOut)
+	}
+	return line, nil
 }
 
 // Run assembles step `step`'s grpo_batches (env's shard of the envs; every shard computes the whole
@@ -96,14 +104,19 @@ func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Resu
 			return res, fmt.Errorf("grpo: %w", err)
 		}
 	} else {
-		agent, designer, poolEnd, err := Assemble(ctx, lk, run, cfg, step)
+		asm, err := Assemble(ctx, lk, run, cfg, step)
 		if err != nil {
 			return res, err
 		}
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		res.PoolEnd = poolEnd
+		agent, designer := asm.Agent, asm.Designer
+		res.PoolEnd, res.LeftOut, res.Plays = asm.PoolEnd, asm.LeftOut, asm.Plays
+		if n := asm.LeftOut.Total(); n > 0 {
+			log.Warn("grpo: plays left out of training", "step", step, "left_out", n, "plays", asm.Plays,
+				"causes", asm.LeftOut.String(), "first", asm.LeftOut.First)
+		}
 		var all []schemas.GRPOBatchRow
 		if cfg.GRPO.MixRoles {
 			mixed := AssignMixedBatch(agent, designer, cfg.GRPO.GlobalBatch, cfg.Seed, step, cfg.GRPO.KLBeta == 0)
@@ -150,12 +163,24 @@ func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Resu
 		log.Warn("grpo: the step has no samples; nothing to train", "step", step)
 	}
 	res.Trained = true
+	stampLeftOut(res.Metrics, res.LeftOut)
 	if _, err := lake.WriteRows(context.WithoutCancel(ctx), lk, metricsKey, res.Metrics, lake.WriteOptions{Force: env.Force}); err != nil && !errors.Is(err, lake.ErrCommitted) {
 		return res, fmt.Errorf("grpo: write %s: %w", metricsKey, err)
 	}
 	log.Info("grpo: committed", "run", run, "step", step, "agent_samples", res.AgentSamples,
 		"designer_samples", res.DesignerSamples, "batches", res.Batches, "trainer", cfg.GRPO.Trainer)
 	return res, nil
+}
+
+// stampLeftOut records the step's left-out plays on its agent train_metrics rows.
+func stampLeftOut(rows []schemas.TrainMetricsRow, l LeftOut) {
+	for i := range rows {
+		if rows[i].Role == schemas.RoleAgent {
+			rows[i].LeftOutBrokenPrefix = int64(l.BrokenPrefix)
+			rows[i].LeftOutMissingTokens = int64(l.MissingTokens)
+			rows[i].LeftOutMissingCall = int64(l.MissingCall)
+		}
+	}
 }
 
 func countRows(res *Result, rows []schemas.GRPOBatchRow) {
@@ -173,8 +198,21 @@ func countRows(res *Result, rows []schemas.GRPOBatchRow) {
 	res.Batches = len(batches)
 }
 
+// Batch is a step's assembled samples.
+type Batch struct {
+	// Agent and Designer are the roles' samples; Designer is empty but at a pool's last step.
+	Agent, Designer []schemas.GRPOBatchRow
+	// PoolEnd reports whether the step ended its pool.
+	PoolEnd bool
+	// Plays and LeftOut are AssembleAgent's: the plays that were to give samples and those left out.
+	Plays   int
+	LeftOut LeftOut
+}
+
 // Assemble reads the step's inputs and returns its agent samples and, at a pool's last step, its designer
-// samples; poolEnd reports whether the step ended its pool.
+// samples. Agent plays that cannot be assembled are left out and counted (AssembleAgent); when more than
+// grpo.max_left_out_share of the plays are, the error names the causes, the first play's error (which it
+// wraps) and the setting.
 //
 // Two ablations leave the Designer's samples out. ablation.frozen_designer: the Designer is served by the
 // base model (internal/llm SettingsFromConfig), so its calls carry no tokens to train on. And
@@ -184,58 +222,71 @@ func countRows(res *Result, rows []schemas.GRPOBatchRow) {
 // KL term (grpo.kl_beta > 0) still pulls on its tokens, it takes a slot of the global batch from an Agent
 // sample and it counts in the sequence-mean divisor; the authors likewise clear the Designer's samples
 // from the batch. The regret stage still writes its rewards, for the analyses.
-func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, step int64) (agent, designer []schemas.GRPOBatchRow, poolEnd bool, err error) {
+func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, step int64) (Batch, error) {
+	var b Batch
 	episodes, err := readStep[schemas.EpisodeRow](ctx, lk, run, schemas.EpisodesSpec.Name, step, stage.Rollout)
 	if err != nil {
-		return nil, nil, false, err
+		return b, err
 	}
 	turns, err := readStep[schemas.TurnRow](ctx, lk, run, schemas.TurnsSpec.Name, step, stage.Rollout)
 	if err != nil {
-		return nil, nil, false, err
+		return b, err
 	}
 	calls, err := readStepCalls(ctx, lk, run, step, stage.Rollout)
 	if err != nil {
-		return nil, nil, false, err
+		return b, err
 	}
-	agent, err = AgentSamples(AgentInput{Episodes: episodes, Turns: turns, Calls: calls, IncludeHinted: cfg.GRPO.IncludeHinted,
+	agent, err := AssembleAgent(AgentInput{Episodes: episodes, Turns: turns, Calls: calls, IncludeHinted: cfg.GRPO.IncludeHinted,
 		Unit: cfg.GRPO.SampleUnit, Std: cfg.GRPO.AdvStd, Failed: cfg.GRPO.FailedPlay})
 	if err != nil {
-		return nil, nil, false, err
+		return b, err
 	}
+	if agent.ExceedsShare(cfg.GRPO.MaxLeftOutShare) {
+		return b, leftOutError(step, agent, cfg.GRPO.MaxLeftOutShare)
+	}
+	b.Agent, b.Plays, b.LeftOut = agent.Samples, agent.Plays, agent.LeftOut
 	poolStep := cfg.PoolStep(step)
 	if !cfg.PoolEnd(step) {
-		return agent, nil, false, nil
+		return b, nil
 	}
+	b.PoolEnd = true
 	if cfg.Ablation.FrozenDesigner || cfg.Ablation.NoDesignerGrad || cfg.Sample.Pool != "" { // a static pool has no Designer call to train on
-		return agent, nil, true, nil
+		return b, nil
 	}
 	if _, err := schemas.ParseVariant(string(cfg.Regret.Variant)); err != nil {
-		return nil, nil, false, fmt.Errorf("grpo: config key regret.variant: %w", err)
+		return Batch{}, fmt.Errorf("grpo: config key regret.variant: %w", err)
 	}
 	rewards, err := readStep[schemas.DesignerRewardRow](ctx, lk, run, schemas.DesignerRewardsSpec.Name, step, stage.Regret)
 	if err != nil {
-		return nil, nil, false, err
+		return Batch{}, err
 	}
 	envs, err := readStep[schemas.EnvRow](ctx, lk, run, schemas.EnvsSpec.Name, poolStep, stage.Gate)
 	if err != nil {
-		return nil, nil, false, err
+		return Batch{}, err
 	}
 	poolCalls := calls
 	if poolStep != step {
 		if poolCalls, err = readStepCalls(ctx, lk, run, poolStep, stage.Generate); err != nil {
-			return nil, nil, false, err
+			return Batch{}, err
 		}
 	}
 	scale, err := DesignerAdvScale(cfg, episodes, envs)
 	if err != nil {
-		return nil, nil, false, err
+		return Batch{}, err
 	}
-	designer, err = DesignerSamples(DesignerInput{Rewards: rewards, Variant: cfg.Regret.Variant, Envs: envs, Calls: poolCalls,
-		TISCap: cfg.GRPO.TISCap, Scale: scale})
-	if err != nil {
-		return nil, nil, false, err
+	if b.Designer, err = DesignerSamples(DesignerInput{Rewards: rewards, Variant: cfg.Regret.Variant, Envs: envs, Calls: poolCalls,
+		TISCap: cfg.GRPO.TISCap, Scale: scale}); err != nil {
+		return Batch{}, err
 	}
-	return agent, designer, true, nil
+	return b, nil
+}
+
+// leftOutError is the stage's error when more than share of a step's plays were left out.
+func leftOutError(step int64, a AgentAssembly, share float64) error {
+	n := a.LeftOut.Total()
+	return fmt.Errorf("grpo: step %d: %d of %d Agent plays (%.1f%%) could not be assembled (%s), more than grpo.max_left_out_share = %g allows; "+
+		"fix the cause below, or raise grpo.max_left_out_share to train on the rest. First: %w",
+		step, n, a.Plays, 100*float64(n)/float64(a.Plays), a.LeftOut, share, a.LeftOut.First)
 }
 
 func partition(run, table string, step int64) lake.PartitionKey {
