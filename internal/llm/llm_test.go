@@ -135,7 +135,7 @@ func TestToolCallsWithInvalidArgumentsPassThrough(t *testing.T) {
 		t.Fatalf("tool calls %+v finish %q", comp.ToolCalls, comp.FinishReason)
 	}
 	got := srv.Requests()[0]
-	if len(got.Tools) != 1 || got.ToolChoice != "auto" {
+	if len(got.Tools) != 1 || got.ToolChoice != "none" {
 		t.Fatalf("tools not sent: %+v", got)
 	}
 	row := c.TakeCalls()[0].Row()
