@@ -578,3 +578,26 @@ func TestCompletionsWithTokenIDsAndTokenize(t *testing.T) {
 		t.Fatal("a token-id prompt with messages was sent")
 	}
 }
+
+// The tools reach the server either way; tool_choice is "none" unless Settings.OmitToolChoice leaves it
+// out (llm.tool_choice omit, for SGLang, which drops the tools from the template under "none").
+func TestToolChoiceNoneOrOmitted(t *testing.T) {
+	for _, omit := range []bool{false, true} {
+		srv := llmtest.Start(t, func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: "ok"} }, model)
+		s := settings(srv.URL)
+		s.OmitToolChoice = omit
+		c := newClient(t, s)
+		req := ask(schemas.RoleAgent, "k", "go")
+		req.Tools = []json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}`)}
+		if _, err := c.Chat(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		want := "none"
+		if omit {
+			want = ""
+		}
+		if got := srv.Requests()[0]; len(got.Tools) != 1 || got.ToolChoice != want {
+			t.Fatalf("omit %v: %d tools, tool_choice %q", omit, len(got.Tools), got.ToolChoice)
+		}
+	}
+}
