@@ -20,6 +20,14 @@ type LLM struct {
 	// MaxRetries is how many times a failed call is retried; 0 does not retry. A 429, a 5xx and a
 	// connection error are retried, with jittered exponential backoff.
 	MaxRetries int `json:"max_retries" range:">=0"`
+	// ToolChoice is the tool_choice a chat request with tools carries: none or omit. spade parses the
+	// tool calls from the sampled text either way and sends the tools so that the server's chat template
+	// renders them; neither value needs a server-side tool parser. none suits vLLM (which renders the
+	// tools under none and takes an omitted tool_choice as auto, answered 400 without
+	// --enable-auto-tool-choice); omit suits SGLang (which leaves the tools out of the template under
+	// none, and without a --tool-call-parser returns the calls as text). The authors call SGLang's
+	// /generate with token ids and no tool_choice. Every preset: none.
+	ToolChoice ToolChoice `json:"tool_choice"`
 	// PromptFile names a template file to use instead of the embedded Designer prompt; empty uses it.
 	// stages/generate.PromptData lists what the template gets.
 	PromptFile string `json:"prompt_file"`
@@ -74,5 +82,22 @@ func presetLLM(p presetSpec) LLM {
 		MaxInFlight:    256,
 		TimeoutSeconds: 600,
 		MaxRetries:     6,
+		ToolChoice:     ToolChoiceNone,
 	}
 }
+
+// ToolChoice is llm.tool_choice (see LLM.ToolChoice).
+type ToolChoice string
+
+// The llm.tool_choice values.
+const (
+	// ToolChoiceNone sends tool_choice "none" beside the tools.
+	ToolChoiceNone ToolChoice = "none"
+	// ToolChoiceOmit sends the tools without a tool_choice.
+	ToolChoiceOmit ToolChoice = "omit"
+)
+
+// ToolChoiceValues lists every llm.tool_choice value.
+func ToolChoiceValues() []ToolChoice { return []ToolChoice{ToolChoiceNone, ToolChoiceOmit} }
+
+func init() { registerEnum(ToolChoiceValues()) }

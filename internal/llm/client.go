@@ -136,8 +136,14 @@ func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
 		body.TopK = max(rs.TopK, 0)
 		body.Logprobs, body.TopLogprobs, body.ReturnTokenIDs = &yes, &zero, &yes
 	}
-	if len(req.Tools) > 0 {
-		body.ToolChoice = "auto"
+	if len(req.Tools) > 0 && !c.settings.OmitToolChoice {
+		// The tools go to the server so its chat template renders them; the calls are parsed from the
+		// sampled text (internal/play.ParseToolCalls). "none" asks for no server-side parsing: vLLM then
+		// needs neither --enable-auto-tool-choice nor --tool-call-parser (an omitted tool_choice means
+		// "auto" there, a 400 without them) and still renders the tools (unless served with
+		// --exclude-tools-when-tool-choice-none). SGLang leaves the tools out under "none", so
+		// llm.tool_choice omit (Settings.OmitToolChoice) sends none there.
+		body.ToolChoice = "none"
 	}
 	raw, err := json.Marshal(&body)
 	if err != nil {

@@ -43,6 +43,8 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 		Timeout:     time.Duration(cfg.LLM.TimeoutSeconds) * time.Second,
 		MaxRetries:  cfg.LLM.MaxRetries,
 		Seed:        cfg.Seed,
+		// A config read without the key (an old run) takes the preset's none, the value it sent.
+		OmitToolChoice: cfg.LLM.ToolChoice == config.ToolChoiceOmit,
 	}
 	if cfg.LLM.MaxRetries == 0 {
 		s.MaxRetries = -1 // zero in the config means no retries

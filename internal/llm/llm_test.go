@@ -135,7 +135,7 @@ func TestToolCallsWithInvalidArgumentsPassThrough(t *testing.T) {
 		t.Fatalf("tool calls %+v finish %q", comp.ToolCalls, comp.FinishReason)
 	}
 	got := srv.Requests()[0]
-	if len(got.Tools) != 1 || got.ToolChoice != "auto" {
+	if len(got.Tools) != 1 || got.ToolChoice != "none" {
 		t.Fatalf("tools not sent: %+v", got)
 	}
 	row := c.TakeCalls()[0].Row()
@@ -576,5 +576,28 @@ func TestCompletionsWithTokenIDsAndTokenize(t *testing.T) {
 	}
 	if _, err := c.Chat(ctx, llm.Request{Role: schemas.RoleAgent, Key: "x", PromptIDs: prompt, Messages: []llm.Message{{Role: "user"}}}); err == nil {
 		t.Fatal("a token-id prompt with messages was sent")
+	}
+}
+
+// The tools reach the server either way; tool_choice is "none" unless Settings.OmitToolChoice leaves it
+// out (llm.tool_choice omit, for SGLang, which drops the tools from the template under "none").
+func TestToolChoiceNoneOrOmitted(t *testing.T) {
+	for _, omit := range []bool{false, true} {
+		srv := llmtest.Start(t, func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: "ok"} }, model)
+		s := settings(srv.URL)
+		s.OmitToolChoice = omit
+		c := newClient(t, s)
+		req := ask(schemas.RoleAgent, "k", "go")
+		req.Tools = []json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}`)}
+		if _, err := c.Chat(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		want := "none"
+		if omit {
+			want = ""
+		}
+		if got := srv.Requests()[0]; len(got.Tools) != 1 || got.ToolChoice != want {
+			t.Fatalf("omit %v: %d tools, tool_choice %q", omit, len(got.Tools), got.ToolChoice)
+		}
 	}
 }

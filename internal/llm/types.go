@@ -54,6 +54,9 @@ type Settings struct {
 	MaxResponseBytes int64
 	// Seed is the run seed; each request's sampling seed derives from it and the call's key.
 	Seed int64
+	// OmitToolChoice leaves tool_choice out of a chat request with tools (llm.tool_choice omit, for
+	// SGLang); otherwise it is "none" (vLLM). Either way the calls are parsed from the text.
+	OmitToolChoice bool
 }
 
 // withDefaults fills zero fields with the documented defaults.

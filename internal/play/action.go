@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"regexp"
 	"strings"
 
@@ -118,7 +119,8 @@ type ToolAction struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// ParseToolAction turns the first tool call of an answer into the env's action JSON. No tool call, an
+// ParseToolAction turns the first of calls into the env's action JSON (ParseToolTurn calls it once per
+// call). No tool call, an
 // unknown tool, or arguments that are not a JSON object are errors naming the problem.
 func ParseToolAction(calls []llm.ToolCall, known map[string]bool) (string, error) {
 	if len(calls) == 0 {
@@ -140,26 +142,137 @@ func ParseToolAction(calls []llm.ToolCall, known map[string]bool) (string, error
 	return string(raw), nil
 }
 
-var answerRE = regexp.MustCompile(`(?is)<answer>(.*?)</answer>`)
+var (
+	answerRE    = regexp.MustCompile(`(?is)<answer>(.*?)</answer>`)
+	toolBlockRE = regexp.MustCompile(`(?s)<tool_call>(.*?)</tool_call>`)
+	functionRE  = regexp.MustCompile(`(?s)<function=([^>\s]+)>(.*?)</function>`)
+	parameterRE = regexp.MustCompile(`(?s)<parameter=([^>\s]+)>(.*?)</parameter>`)
+)
 
-// ParseToolTurn reads a tools answer: its first tool call as ParseToolAction does, or, when finalAnswer
-// is set (ToolsFinalAnswer) and the answer has no tool call, its last <answer>…</answer> outside <think>
-// blocks, returned as the plain text "<answer>CONTENT</answer>" (CONTENT trimmed) for the env's step.
-// An answer with both a tool call and an <answer> plays the tool call (the authors' collector steps the
-// <answer> first); the conversation then records the call and its result as a tool message.
-func ParseToolTurn(comp *llm.Completion, known map[string]bool, finalAnswer bool) (string, error) {
-	if len(comp.ToolCalls) > 0 || !finalAnswer {
-		return ParseToolAction(comp.ToolCalls, known)
+// ParseToolCalls reads the tool calls written in an answer's text, outside <think> blocks, in order: each
+// <tool_call>…</tool_call> block holds either Qwen3's JSON form {"name": N, "arguments": {…}} (a
+// "parameters" key or a JSON-encoded string stands for the arguments) or the XML function form
+// <function=N><parameter=K>V</parameter>…</function>, where V is trimmed, HTML-unescaped and taken as
+// JSON when it parses (a number, a boolean, an object), else as a string. A call's arguments are
+// compact JSON and its ID is empty. blocks counts the <tool_call> blocks, parsed or not, so that a
+// caller can tell a malformed call (blocks > len(calls)) from an answer without one.
+func ParseToolCalls(text string) (calls []llm.ToolCall, blocks int) {
+	for _, m := range toolBlockRE.FindAllStringSubmatch(thinkStrip.ReplaceAllString(text, ""), -1) {
+		blocks++
+		if call, ok := parseXMLCall(m[1]); ok {
+			calls = append(calls, call)
+		} else if call, ok := parseJSONCall(m[1]); ok {
+			calls = append(calls, call)
+		}
 	}
-	matches := answerRE.FindAllStringSubmatch(thinkStrip.ReplaceAllString(comp.Text, ""), -1)
-	if len(matches) == 0 {
-		return "", errors.New("no tool call and no <answer>…</answer> in the answer")
+	return calls, blocks
+}
+
+// parseXMLCall reads the XML function form of one <tool_call> block's content.
+func parseXMLCall(block string) (llm.ToolCall, bool) {
+	fn := functionRE.FindStringSubmatch(block)
+	if fn == nil {
+		return llm.ToolCall{}, false
 	}
-	answer := strings.TrimSpace(matches[len(matches)-1][1])
-	if answer == "" {
-		return "", errors.New("the <answer></answer> is empty")
+	args := map[string]any{}
+	for _, p := range parameterRE.FindAllStringSubmatch(fn[2], -1) {
+		raw := html.UnescapeString(strings.TrimSpace(p[2]))
+		var v any
+		if json.Unmarshal([]byte(raw), &v) != nil {
+			v = raw
+		}
+		args[p[1]] = v
 	}
-	return "<answer>" + answer + "</answer>", nil
+	var enc bytes.Buffer
+	e := json.NewEncoder(&enc)
+	e.SetEscapeHTML(false) // the value as written: a&b stays a&b, not a\u0026b
+	_ = e.Encode(args)
+	return llm.ToolCall{Type: "function", Function: llm.FunctionCall{Name: fn[1], Arguments: strings.TrimSpace(enc.String())}}, true
+}
+
+// parseJSONCall reads the JSON form of one <tool_call> block's content.
+func parseJSONCall(block string) (llm.ToolCall, bool) {
+	var obj struct {
+		Name       string          `json:"name"`
+		Arguments  json.RawMessage `json:"arguments"`
+		Parameters json.RawMessage `json:"parameters"`
+	}
+	if json.Unmarshal([]byte(strings.TrimSpace(block)), &obj) != nil || obj.Name == "" {
+		return llm.ToolCall{}, false
+	}
+	args := obj.Arguments
+	if len(args) == 0 {
+		args = obj.Parameters
+	}
+	var str string
+	if json.Unmarshal(args, &str) == nil {
+		args = json.RawMessage(str) // arguments given as a JSON-encoded string
+	}
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		args = json.RawMessage("{}")
+	}
+	return llm.ToolCall{Type: "function", Function: llm.FunctionCall{Name: obj.Name, Arguments: compactJSON(string(args))}}, true
+}
+
+// ToolTurn is a parsed tools answer: the env actions to step, in order, and where they came from.
+type ToolTurn struct {
+	// Actions are the env's step actions in order: one ToolAction JSON per call, or the single
+	// "<answer>CONTENT</answer>".
+	Actions []string
+	// Calls are the answer's tool calls (empty for an <answer>), IDs filled as call_0, call_1, ….
+	Calls []llm.ToolCall
+	// FromText says the calls were read from the completion's text (ParseToolCalls) rather than from the
+	// server's parsed message.tool_calls; the conversation then keeps the text verbatim.
+	FromText bool
+}
+
+// ParseToolTurn reads a tools answer. When finalAnswer is set (ToolsFinalAnswer) and the text holds an
+// <answer>…</answer> outside <think> blocks, that comes first, as the authors' collector checks it
+// first: the last one, returned as "<answer>CONTENT</answer>" (CONTENT trimmed). Otherwise every tool
+// call of the answer, in order: those written in the text (ParseToolCalls) when it holds any, else the
+// server's parsed message.tool_calls. No call at all, a <tool_call> block that parses in neither form,
+// an unknown tool or arguments that are not a JSON object are errors naming the problem (the turn then
+// gets format feedback and steps nothing).
+func ParseToolTurn(comp *llm.Completion, known map[string]bool, finalAnswer bool) (ToolTurn, error) {
+	text := thinkStrip.ReplaceAllString(comp.Text, "")
+	if finalAnswer {
+		if matches := answerRE.FindAllStringSubmatch(text, -1); len(matches) > 0 {
+			answer := strings.TrimSpace(matches[len(matches)-1][1])
+			if answer == "" {
+				return ToolTurn{}, errors.New("the <answer></answer> is empty")
+			}
+			return ToolTurn{Actions: []string{"<answer>" + answer + "</answer>"}}, nil
+		}
+	}
+	calls, blocks := ParseToolCalls(text)
+	turn := ToolTurn{FromText: blocks > 0}
+	switch {
+	case blocks > len(calls):
+		return ToolTurn{}, fmt.Errorf("%d of the %d <tool_call> blocks parse neither as {\"name\": …, \"arguments\": {…}} nor as <function=NAME><parameter=ARG>VALUE</parameter></function>", blocks-len(calls), blocks)
+	case blocks == 0:
+		calls = comp.ToolCalls
+	}
+	if len(calls) == 0 {
+		if finalAnswer {
+			return ToolTurn{}, errors.New("no tool call and no <answer>…</answer> in the answer")
+		}
+		return ToolTurn{}, errors.New("no tool call in the answer")
+	}
+	for i, call := range calls {
+		action, err := ParseToolAction([]llm.ToolCall{call}, known)
+		if err != nil {
+			return ToolTurn{}, err
+		}
+		if call.ID == "" {
+			call.ID = fmt.Sprintf("call_%d", i)
+		}
+		if call.Type == "" {
+			call.Type = "function"
+		}
+		turn.Actions = append(turn.Actions, action)
+		turn.Calls = append(turn.Calls, call)
+	}
+	return turn, nil
 }
 
 // ToolsAnswerFeedback is the observation after a tools answer that could not be parsed when the episode

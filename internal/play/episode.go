@@ -181,11 +181,15 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 			ep.EndedBy, ep.Error = schemas.EndedAgentError, comp.Err
 			break
 		}
-		var action string
+		var actions []string
+		var turnCalls ToolTurn
 		if cfg.Setting == schemas.SettingTools {
-			action, err = ParseToolTurn(comp, known, ToolsFinalAnswer(cfg.Setting, cfg.Generate.HintMode))
+			turnCalls, err = ParseToolTurn(comp, known, ToolsFinalAnswer(cfg.Setting, cfg.Generate.HintMode))
+			actions = turnCalls.Actions
 		} else {
+			var action string
 			action, err = ParseAction(cfg.Rollout.ActionFormat, comp.Text)
+			actions = []string{action}
 		}
 		if err != nil {
 			row.ParseError = err.Error()
@@ -205,33 +209,58 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 			}
 			continue
 		}
-		row.Action = action
-		t2 := time.Now()
-		res, err := instance.Step(ctx, action)
-		add(e.SandboxNanos, t2)
-		if err != nil {
+		// Every action of the turn is one env step, in order (the tools setting's several calls of one
+		// answer); the turn's reward is their sum and it ends at the first step that is done or fails.
+		row.Action = strings.Join(actions, "\n")
+		var results []string
+		var stepErr error
+		done, success := false, false
+		for i, action := range actions {
+			t2 := time.Now()
+			res, err := instance.Step(ctx, action)
+			add(e.SandboxNanos, t2)
+			if err != nil {
+				stepErr = fmt.Errorf("step(turn=%d): %w", turn, err)
+				if len(actions) > 1 {
+					stepErr = fmt.Errorf("step(turn=%d, call=%d): %w", turn, i, err)
+				}
+				break
+			}
+			row.Reward += res.Reward
+			if len(res.Info) > 0 {
+				row.Info = string(res.Info)
+			}
+			results = append(results, res.Observation)
+			if res.Done {
+				done, success = true, res.Success()
+				break
+			}
+		}
+		if stepErr != nil {
 			if ctx.Err() != nil {
 				return Result{}, context.Cause(ctx)
 			}
 			row.Done = true
 			out.Turns = append(out.Turns, row)
-			ep.EndedBy, ep.Error = EndedBy(err), fmt.Sprintf("step(turn=%d): %v", turn, err)
-			out.SandboxErr = err
+			ep.EndedBy, ep.Error = EndedBy(stepErr), stepErr.Error()
+			out.SandboxErr = errors.Unwrap(stepErr)
 			break
 		}
-		row.Reward, row.Done = res.Reward, res.Done
-		if len(res.Info) > 0 {
-			row.Info = string(res.Info)
-		}
+		row.Done = done
 		out.Turns = append(out.Turns, row)
-		rewards = append(rewards, res.Reward)
-		if res.Done {
-			ep.EndedBy, ep.Success = schemas.EndedDone, res.Success()
+		rewards = append(rewards, row.Reward)
+		if done {
+			ep.EndedBy, ep.Success = schemas.EndedDone, success
 			break
 		}
-		messages = AppendExchange(messages, comp, res.Observation)
-		obs = res.Observation
-		if reason, err := extend(turn, comp, res.Observation); err != nil || reason != "" {
+		observation := strings.Join(results, "\n")
+		if cfg.Setting == schemas.SettingTools {
+			messages = AppendToolExchange(messages, comp, turnCalls, results)
+		} else {
+			messages = AppendExchange(messages, comp, observation)
+		}
+		obs = observation
+		if reason, err := extend(turn, comp, observation); err != nil || reason != "" {
 			if err != nil {
 				return Result{}, err
 			}
@@ -246,22 +275,48 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 	return out, nil
 }
 
-// AppendExchange adds the Agent's answer and the next observation to the conversation: for a tool call,
-// the assistant's first call and a tool message answering it; otherwise an assistant and a user message.
+// AppendExchange adds the Agent's answer and the next observation to the conversation: an assistant and
+// a user message, or, for an answer the server parsed into tool calls (message.tool_calls), the
+// assistant's calls and a tool message answering each with the observation (format feedback).
 func AppendExchange(messages []llm.Message, comp *llm.Completion, observation string) []llm.Message {
 	if len(comp.ToolCalls) > 0 {
-		call := comp.ToolCalls[0]
+		results := make([]string, len(comp.ToolCalls))
+		for i := range results {
+			results[i] = observation
+		}
+		return AppendToolExchange(messages, comp, ToolTurn{Calls: comp.ToolCalls}, results)
+	}
+	return append(messages, llm.Message{Role: "assistant", Content: comp.Text}, llm.Message{Role: "user", Content: observation})
+}
+
+// AppendToolExchange adds a tools turn (ParseToolTurn) and its step results to the conversation. An
+// <answer> turn is an assistant and a user message. Calls read from the text keep the assistant's text
+// verbatim (the template renders it as sampled, the calls included) and add one tool message per
+// result; calls the server parsed go in the assistant's tool_calls, each answered by a tool message.
+// results[i] answers the turn's call i.
+func AppendToolExchange(messages []llm.Message, comp *llm.Completion, turn ToolTurn, results []string) []llm.Message {
+	if len(turn.Calls) == 0 {
+		return append(messages, llm.Message{Role: "assistant", Content: comp.Text}, llm.Message{Role: "user", Content: strings.Join(results, "\n")})
+	}
+	calls := make([]llm.ToolCall, len(turn.Calls))
+	for i, call := range turn.Calls {
 		if call.ID == "" {
-			call.ID = "call_0"
+			call.ID = fmt.Sprintf("call_%d", i)
 		}
 		if call.Type == "" {
 			call.Type = "function"
 		}
-		return append(messages,
-			llm.Message{Role: "assistant", Content: comp.Text, ToolCalls: []llm.ToolCall{call}},
-			llm.Message{Role: "tool", Content: observation, ToolCallID: call.ID})
+		calls[i] = call
 	}
-	return append(messages, llm.Message{Role: "assistant", Content: comp.Text}, llm.Message{Role: "user", Content: observation})
+	assistant := llm.Message{Role: "assistant", Content: comp.Text, ToolCalls: calls}
+	if turn.FromText {
+		assistant.ToolCalls = nil
+	}
+	messages = append(messages, assistant)
+	for i, result := range results {
+		messages = append(messages, llm.Message{Role: "tool", Content: result, ToolCallID: calls[min(i, len(calls)-1)].ID})
+	}
+	return messages
 }
 
 // ObservationKey is the key of the tokenize call (rollout.token_io tokens) of the observation that

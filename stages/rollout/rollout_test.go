@@ -252,7 +252,7 @@ func TestRolloutToolsSendsToolsAndRecordsBadArguments(t *testing.T) {
 		t.Fatalf("bad-argument turns %d, get_balance actions %d", badArgs, actions)
 	}
 	for _, req := range f.srv.Requests() {
-		if len(req.Tools) != 2 || req.ToolChoice != "auto" {
+		if len(req.Tools) != 2 || req.ToolChoice != "none" {
 			t.Fatalf("request without the env's tools: %d tools", len(req.Tools))
 		}
 		for _, m := range req.Messages {

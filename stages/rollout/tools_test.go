@@ -174,3 +174,81 @@ func TestRolloutToolsEndsWithAPlainTextAnswer(t *testing.T) {
 		t.Fatalf("inline opening %s", raw)
 	}
 }
+
+// textCallsScript writes its tool calls in the text, as a server without a tool parser returns them: a
+// preamble and two calls in one answer (compact JSON, then the XML function form), a malformed block, and
+// an <answer> beside a call.
+func textCallsScript(req *llm.ChatRequestBody) llmtest.Reply {
+	turn := 0
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			turn++
+		}
+	}
+	switch turn {
+	case 0:
+		return llmtest.Reply{Text: textTwoCalls}
+	case 1:
+		return llmtest.Reply{Text: `<tool_call>{"name": "get_order", "arguments": {"order": </tool_call>`}
+	}
+	return llmtest.Reply{Text: `<tool_call>{"name":"get_order","arguments":{"order":"A1"}}</tool_call>` + "\n<answer>done</answer>"}
+}
+
+const textTwoCalls = "I'll read the order, then ship it.\n<tool_call>\n{\"name\":\"get_order\",\"arguments\":{\"order\":\"A1\"}}\n</tool_call>\n" +
+	"<tool_call>\n<function=set_status>\n<parameter=order>\nA1\n</parameter>\n<parameter=status>\nshipped\n</parameter>\n</function>\n</tool_call>"
+
+// Tool calls written in the completion's text are parsed by spade: both calls of one answer are stepped in
+// order within the turn, the conversation keeps the text verbatim with one tool message per result, a
+// block that parses in neither form is format feedback that steps nothing, and an <answer> is stepped
+// before any call beside it.
+func TestRolloutToolsParsesCallsFromText(t *testing.T) {
+	env := envRow(0, 0, errandsEnv, "read the order before changing it", schemas.SkillToolUse, "tools")
+	f := newScriptedFixture(t, "tools", []schemas.EnvRow{env}, textCallsScript, func(c *config.Config) {
+		c.Generate.HintMode, c.Rollout.HintPlacement, c.Rollout.HintedAt = config.HintSeparate, config.HintInObservation, config.HintedAtPoolStart
+		c.Rollout.GroupSize, c.Rollout.HintedGroupSize, c.Rollout.MaxTurns, c.Rollout.Return = 1, 0, 6, config.ReturnTerminal
+	})
+	f.rollout(t, 0)
+	episodes := readStep[schemas.EpisodeRow](t, f, "episodes", 0)
+	if len(episodes) != 1 || !episodes[0].Success || episodes[0].EndedBy != schemas.EndedDone || episodes[0].Turns != 3 {
+		t.Fatalf("episodes %+v", episodes)
+	}
+	turns := readStep[schemas.TurnRow](t, f, "turns", 0)
+	if len(turns) != 3 {
+		t.Fatalf("%d turns", len(turns))
+	}
+	wantAction := `{"name":"get_order","arguments":{"order":"A1"}}` + "\n" + `{"name":"set_status","arguments":{"order":"A1","status":"shipped"}}`
+	if turns[0].Action != wantAction || turns[0].Reward != 0.5 || turns[0].ParseError != "" {
+		t.Errorf("two-call turn: action %q reward %v error %q", turns[0].Action, turns[0].Reward, turns[0].ParseError)
+	}
+	if turns[1].Action != "" || !strings.Contains(turns[1].ParseError, "1 of the 1 <tool_call> blocks parse neither") {
+		t.Errorf("malformed turn: action %q error %q", turns[1].Action, turns[1].ParseError)
+	}
+	if turns[2].Action != "<answer>done</answer>" || turns[2].Reward != 1 {
+		t.Errorf("answer turn: action %q reward %v", turns[2].Action, turns[2].Reward)
+	}
+	requests := f.srv.Requests()
+	if len(requests) != 3 {
+		t.Fatalf("%d requests", len(requests))
+	}
+	second := requests[1].Messages
+	if len(second) != 4 {
+		t.Fatalf("second request: %d messages", len(second))
+	}
+	if a := second[1]; a.Role != "assistant" || a.Content != textTwoCalls || len(a.ToolCalls) != 0 {
+		t.Errorf("assistant message %+v", a)
+	}
+	if m := second[2]; m.Role != "tool" || !strings.HasPrefix(m.Content, `{"order": "A1", "status": "open"}`) || m.ToolCallID != "call_0" {
+		t.Errorf("first tool result %+v", m)
+	}
+	if m := second[3]; m.Role != "tool" || !strings.HasPrefix(m.Content, "updated") || m.ToolCallID != "call_1" {
+		t.Errorf("second tool result %+v", m)
+	}
+	for _, req := range requests {
+		if len(req.Tools) != 2 || req.ToolChoice != "none" {
+			t.Fatalf("request with %d tools, tool_choice %q", len(req.Tools), req.ToolChoice)
+		}
+	}
+	if m := requests[2].Messages[len(requests[2].Messages)-1]; m.Role != "user" || !strings.Contains(m.Content, "could not be executed") {
+		t.Errorf("feedback after the malformed call %+v", m)
+	}
+}
