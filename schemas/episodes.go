@@ -35,10 +35,16 @@ type EpisodeRow struct {
 	Tokens int64 `parquet:"tokens"`
 	// EnvCPUSeconds is the CPU time the env's process spent on the episode, in seconds.
 	EnvCPUSeconds float64 `parquet:"env_cpu_seconds"`
+	// NeutralizedMarkers is how many control markers of the chat template (<|im_end|>, <tool_call>,
+	// </think>, …) the env's observations and tool results and the hint spelled, each broken by
+	// play.Neutralize before the Agent's conversation was rendered or tokenized; 0 for an env that never
+	// spelled one. Schema version 2 (version 1 rows read 0).
+	NeutralizedMarkers int32 `parquet:"neutralized_markers"`
 }
 
-// EpisodesSpec describes the episodes table.
-var EpisodesSpec = register("episodes", 1, true, EpisodeRow{})
+// EpisodesSpec describes the episodes table. Version 2 added neutralized_markers; version 1 rows read
+// with 0 there.
+var EpisodesSpec = register("episodes", 2, true, EpisodeRow{})
 
 // Validate implements Row.
 func (r EpisodeRow) Validate() error {
@@ -50,5 +56,6 @@ func (r EpisodeRow) Validate() error {
 	c.nonNegative("turns", int64(r.Turns))
 	enum(&c, "ended_by", r.EndedBy, EndedByValues())
 	c.nonNegative("tokens", r.Tokens)
+	c.nonNegative("neutralized_markers", int64(r.NeutralizedMarkers))
 	return c.err
 }

@@ -182,9 +182,11 @@ func (s *Session) CorpusView(ctx context.Context, lk *lake.Lake, corpus string) 
 
 // readParquet reads the lake's part files. Hive partitioning is off: a local lake's paths contain
 // step=NNNNNN but the cache's content-addressed paths do not, and the tables carry their step column
-// themselves, so a local and an S3 lake give the same columns.
+// themselves, so a local and an S3 lake give the same columns. Columns are matched by name, so a table
+// whose steps were written under two schema versions (episodes v1 and v2) reads as the newer one, with
+// NULL in a column an older file lacks.
 func readParquet(files []string) string {
-	return "read_parquet(" + fileList(files) + ", hive_partitioning = false)"
+	return "read_parquet(" + fileList(files) + ", hive_partitioning = false, union_by_name = true)"
 }
 
 func fileList(files []string) string {

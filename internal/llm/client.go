@@ -145,6 +145,9 @@ func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
 		// llm.tool_choice omit (Settings.OmitToolChoice) sends none there.
 		body.ToolChoice = "none"
 	}
+	if len(req.ChatTemplateKwargs) > 0 {
+		body.ChatTemplateKwargs = req.ChatTemplateKwargs
+	}
 	raw, err := json.Marshal(&body)
 	if err != nil {
 		return nil, "", fmt.Errorf("llm: encode %s request %s: %w", req.Role, req.Key, err)

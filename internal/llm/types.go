@@ -131,6 +131,10 @@ type Request struct {
 	// sent to POST /completions with these token ids as the prompt (vLLM takes a list of ids as `prompt`)
 	// instead of Messages to /chat/completions; Messages and Tools must then be empty.
 	PromptIDs []int64
+	// ChatTemplateKwargs, when not empty, is sent as the Chat Completions body's chat_template_kwargs
+	// (e.g. {"enable_thinking": false} for Qwen3's hybrid template); nil leaves the field out, so a
+	// request without it encodes, and replays, as before. Ignored by a token-id call (PromptIDs).
+	ChatTemplateKwargs map[string]any
 }
 
 // TokenizeRequest asks the server to tokenize text (vLLM's POST /tokenize, at the server root beside

@@ -26,6 +26,9 @@ type ChatRequestBody struct {
 	TopLogprobs *int  `json:"top_logprobs,omitempty"`
 	// ReturnTokenIDs is vLLM's extension returning prompt_token_ids and choices[].token_ids.
 	ReturnTokenIDs *bool `json:"return_token_ids,omitempty"`
+	// ChatTemplateKwargs are the chat template's extra variables (Request.ChatTemplateKwargs), read by
+	// vLLM and SGLang alike, e.g. {"enable_thinking": false}; omitted when empty.
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`
 }
 
 // CompletionRequestBody is the JSON body of POST /completions as this client sends it for a

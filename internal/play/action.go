@@ -15,15 +15,17 @@ import (
 
 var (
 	actionRE    = regexp.MustCompile(`(?is)<action>(.*?)</action>`)
-	thinkStrip  = regexp.MustCompile(`(?s)<think>.*?</think>`)
 	errNoAction = errors.New("no <action>…</action> in the answer")
 )
 
 // ParseGameAction returns the text of the last <action>…</action> of an answer, trimmed, after removing
-// <think> blocks. An answer without one, with an empty one, or with an unclosed tag is an error that says
-// which.
+// its think part (llm.StripThink). An answer without one, with an empty one, with an unclosed tag or
+// with a <think> never closed (llm.ErrThinkUnclosed) is an error that says which.
 func ParseGameAction(text string) (string, error) {
-	text = thinkStrip.ReplaceAllString(text, "")
+	text, err := llm.StripThink(text)
+	if err != nil {
+		return "", err
+	}
 	matches := actionRE.FindAllStringSubmatch(text, -1)
 	if len(matches) == 0 {
 		if strings.Contains(strings.ToLower(text), "<action>") {
@@ -41,12 +43,15 @@ func ParseGameAction(text string) (string, error) {
 var errNoBoxed = errors.New(`no \boxed{…} in the answer`)
 
 // ParseBoxedAction returns the content of the last complete \boxed{…} of an answer, trimmed, after
-// removing <think> blocks. Braces nest (\boxed{\frac{1}{2}} is \frac{1}{2}); a content that is one
+// removing its think part (llm.StripThink; a <think> never closed is llm.ErrThinkUnclosed). Braces nest (\boxed{\frac{1}{2}} is \frac{1}{2}); a content that is one
 // braced group as a whole loses up to two such wrappings (\boxed{{A}} is A), as the authors' extractor
 // does. An answer without one, with only an unclosed one, or whose last one is empty is an error that
 // says which.
 func ParseBoxedAction(text string) (string, error) {
-	text = thinkStrip.ReplaceAllString(text, "")
+	text, err := llm.StripThink(text)
+	if err != nil {
+		return "", err
+	}
 	const marker = `\boxed`
 	found, unclosed := false, false
 	var last string
@@ -157,7 +162,10 @@ var (
 // compact JSON and its ID is empty. blocks counts the <tool_call> blocks, parsed or not, so that a
 // caller can tell a malformed call (blocks > len(calls)) from an answer without one.
 func ParseToolCalls(text string) (calls []llm.ToolCall, blocks int) {
-	for _, m := range toolBlockRE.FindAllStringSubmatch(thinkStrip.ReplaceAllString(text, ""), -1) {
+	if stripped, err := llm.StripThink(text); err == nil {
+		text = stripped
+	}
+	for _, m := range toolBlockRE.FindAllStringSubmatch(text, -1) {
 		blocks++
 		if call, ok := parseXMLCall(m[1]); ok {
 			calls = append(calls, call)
@@ -234,7 +242,10 @@ type ToolTurn struct {
 // an unknown tool or arguments that are not a JSON object are errors naming the problem (the turn then
 // gets format feedback and steps nothing).
 func ParseToolTurn(comp *llm.Completion, known map[string]bool, finalAnswer bool) (ToolTurn, error) {
-	text := thinkStrip.ReplaceAllString(comp.Text, "")
+	text, err := llm.StripThink(comp.Text)
+	if err != nil {
+		return ToolTurn{}, err // a truncated think block is a failed answer, whatever the server parsed
+	}
 	if finalAnswer {
 		if matches := answerRE.FindAllStringSubmatch(text, -1); len(matches) > 0 {
 			answer := strings.TrimSpace(matches[len(matches)-1][1])

@@ -26,7 +26,8 @@ type Episode struct {
 	Tmpl   *template.Template
 	// Row is the episode's row as the caller filled it: Step (the requests' step), EpisodeID (the
 	// calls' key prefix, "<episode_id>/turn=N", and the turns' episode_id), EnvID, Hinted and Seed (reset's
-	// seed). Episode fills its outcome: ended_by, error, success, return, turns, tokens, env CPU.
+	// seed). Episode fills its outcome: ended_by, error, success, return, turns, tokens, env CPU and
+	// neutralized_markers.
 	Row schemas.EpisodeRow
 	// Hint is shown when Row.Hinted (placed by rollout.hint_placement).
 	Hint string
@@ -109,11 +110,20 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 	}
 	add(e.SandboxNanos, t0)
 
+	// neutral breaks the template's control markers in text the env or the Designer wrote (Neutralize)
+	// before it enters the conversation, in every token mode, and counts them in the episode's row.
+	neutral := func(text string) string {
+		out, n := Neutralize(text)
+		ep.NeutralizedMarkers += int32(n)
+		return out
+	}
+	obs = neutral(obs)
 	data := PromptData{MaxTurns: cfg.Rollout.MaxTurns, ActionFormat: string(cfg.Rollout.ActionFormat), Observation: obs}
 	if ep.Hinted {
-		data.Observation = FirstObservation(obs, e.Hint, cfg.Rollout.HintPlacement)
+		hint := neutral(e.Hint)
+		data.Observation = FirstObservation(obs, hint, cfg.Rollout.HintPlacement)
 		if cfg.Rollout.HintPlacement != config.HintInObservation {
-			data.Hint = e.Hint
+			data.Hint = hint
 		}
 	}
 	messages, err := Opening(e.Tmpl, data)
@@ -230,7 +240,7 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 			if len(res.Info) > 0 {
 				row.Info = string(res.Info)
 			}
-			results = append(results, res.Observation)
+			results = append(results, neutral(res.Observation))
 			if res.Done {
 				done, success = true, res.Success()
 				break

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+
+	"github.com/spadekit/spade/internal/llm"
 )
 
 // Parse errors name what is wrong with a Designer response; they are stored in candidates.parse_error.
@@ -20,7 +22,6 @@ var (
 )
 
 var (
-	thinkRE = regexp.MustCompile(`(?s)<think>.*?</think>`)
 	fenceRE = regexp.MustCompile("(?m)^[ \t]*(```+|~~~+)[ \t]*([A-Za-z0-9_+-]*)[^\n]*$")
 	hintRE  = regexp.MustCompile(`(?is)<hint>(.*?)</hint>`)
 	classRE = regexp.MustCompile(`(?m)^class\s+\w+`)
@@ -37,7 +38,8 @@ type Designer struct {
 }
 
 // ParseDesigner extracts the program and the hint from a Designer response. It tolerates the usual
-// deviations: a <think> block, prose around the parts, a fence without a language tag or with ~~~, the
+// deviations: a think part (removed first by llm.StripThink; a <think> never closed is ErrTruncated),
+// prose around the parts, a fence without a language tag or with ~~~, the
 // hint before the code, several code blocks (the one defining a class with reset and step wins, else the
 // longest). It rejects, with the reasons above: no code, a fence or hint left open (truncated), no hint
 // or an empty one, and code without an environment class. finishReason "length" turns a missing closing
@@ -55,11 +57,16 @@ func ParseProgram(text, finishReason string) (Designer, error) {
 	return d, err
 }
 
-// ParseHint returns the hint from the hint writer's answer: the text without a <think> block,
-// trimmed; when the model wrapped it in a JSON object with a "hint" field anyway, that field. An empty
-// hint is an error.
+// ParseHint returns the hint from the hint writer's answer: the text without its think part
+// (llm.StripThink), trimmed; when the model wrapped it in a JSON object with a "hint" field anyway, that
+// field. An empty hint is an error, and so is a <think> never closed (ErrTruncated): a cut-off reasoning
+// is never stored as a hint.
 func ParseHint(text string) (string, error) {
-	text = strings.TrimSpace(thinkRE.ReplaceAllString(text, ""))
+	text, err := llm.StripThink(text)
+	if err != nil {
+		return "", errors.Join(ErrTruncated, err)
+	}
+	text = strings.TrimSpace(text)
 	if blocks, _ := fencedBlocks(text); len(blocks) == 1 && strings.HasPrefix(text, "```") {
 		var obj struct {
 			Hint string `json:"hint"`
@@ -76,9 +83,9 @@ func ParseHint(text string) (string, error) {
 }
 
 func parse(text, finishReason string, wantHint bool) (Designer, error) {
-	text = thinkRE.ReplaceAllString(text, "")
-	if i := strings.Index(text, "<think>"); i >= 0 {
-		return Designer{}, errors.Join(ErrTruncated, errors.New("<think> never closed"))
+	text, err := llm.StripThink(text)
+	if err != nil {
+		return Designer{}, errors.Join(ErrTruncated, err)
 	}
 	blocks, open := fencedBlocks(text)
 	hints := hintRE.FindAllStringSubmatch(text, -1)

@@ -25,6 +25,8 @@ func TestParseDesignerToleratesUsualDeviations(t *testing.T) {
 		"several":       "Helper:\n```python\nx = 1\n```\nEnv:\n```python\n" + envCode + "\n```\n<hint>bisect</hint>",
 		"long fence":    "````python\n" + envCode + "\n````\n<hint>bisect</hint>",
 		"indented tail": "```python\n" + envCode + "\n```   \n<hint>\nbisect\n</hint>\n",
+		// Qwen3 with enable_thinking: the template opened the block, the answer starts inside it.
+		"qwen3 thinking": "a draft: ```python\nclass Draft: pass\n```\n<hint>wrong</hint>\n</think>\n\n```python\n" + envCode + "\n```\n<hint>bisect</hint>",
 	}
 	for name, text := range cases {
 		got, err := generate.ParseDesigner(text, "stop")
@@ -52,6 +54,9 @@ func TestParseDesignerRejectsWithReason(t *testing.T) {
 		{"empty hint", "```python\n" + envCode + "\n```<hint>  </hint>", "stop", generate.ErrNoHint},
 		{"not an env", "```python\nprint('hi')\n```<hint>x</hint>", "stop", generate.ErrNotEnv},
 		{"open think", "<think>let me see", "length", generate.ErrTruncated},
+		// A think block cut off after a complete-looking draft is a failed attempt, never its draft.
+		{"open think after a draft", "<think>```python\n" + envCode + "\n```\n<hint>bisect</hint>", "length", generate.ErrTruncated},
+		{"open think stop", "```python\n" + envCode + "\n```\n<hint>bisect</hint><think>and more", "stop", generate.ErrTruncated},
 		{"empty", "", "stop", generate.ErrNoCode},
 	}
 	for _, tc := range cases {

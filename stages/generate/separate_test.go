@@ -2,6 +2,7 @@ package generate_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -167,6 +168,14 @@ func TestParseProgramAndHint(t *testing.T) {
 	}
 	if _, err := generate.ParseHint("<think>only thoughts</think>  "); err == nil {
 		t.Error("empty hint accepted")
+	}
+	// A truncated think block is never a hint: neither with its opening tag nor as Qwen3's answer that
+	// never reached </think>, whose opening tag the template wrote.
+	if got, err := generate.ParseHint("<think>Probe the corners first, then"); !errors.Is(err, generate.ErrTruncated) || got != "" {
+		t.Errorf("a truncated think block became the hint %q (%v)", got, err)
+	}
+	if got, err := generate.ParseHint("maybe corners</think>\n\nProbe the corners first."); err != nil || got != "Probe the corners first." {
+		t.Errorf("Qwen3 thinking answer: %q, %v", got, err)
 	}
 }
 
