@@ -60,7 +60,7 @@ type Session struct {
 
 // OpenRuns opens a session with one view per per-run table over the given runs, and a `corpus` view over
 // the corpus named by the first run's sample.corpus (empty when none is imported). Each view has a
-// leading `run` column.
+// leading `run` column and every column of the table's current schema version (NULL in files that predate it).
 func OpenRuns(ctx context.Context, lk *lake.Lake, runs ...string) (*Session, error) {
 	listings := make(map[string]*lake.RunListing, len(runs))
 	for _, run := range runs {
@@ -117,10 +117,9 @@ func (s *Session) createViews(ctx context.Context, lk *lake.Lake, listings map[s
 				selects = append(selects, fmt.Sprintf("select %s as run, * from %s", quote(run), readParquet(files)))
 			}
 		}
-		body := strings.Join(selects, " union all by name ")
-		if body == "" {
-			body = emptySelect(spec.Arrow(), true)
-		}
+		// The zero-row select with the table's current columns comes last, so a run whose files all
+		// predate a column (a version 1 train_metrics) still has it, as NULL: models can name it.
+		body := strings.Join(append(selects, emptySelect(spec.Arrow(), true)), " union all by name ")
 		if _, err := s.DB.ExecContext(ctx, fmt.Sprintf("create or replace view %s as %s", table, body)); err != nil {
 			return fmt.Errorf("duckdb: view %s: %w", table, err)
 		}

@@ -76,6 +76,11 @@ svg .value{font-size:11px;font-weight:600}
 	}
 	b.WriteString("</div>\n<h2 style=\"font-size:16px\">Quality audit, early vs late half</h2>\n")
 	b.WriteString(htmlTable(audits))
+	leftOut, err := leftOutSection(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString(leftOut)
 	// The page checks itself (for the tests, through a headless browser): the verdict goes into data
 	// attributes of a hidden element, never into text a reader sees.
 	fmt.Fprintf(&b, `<div id="report-status" hidden data-expected="%d" data-status="charts-pending"></div>
@@ -226,6 +231,31 @@ func Charts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
 			{Name: "designer", X: col(cost, "step"), Y: col(cost, "designer_tokens")},
 		}, 0, math.NaN())})
 	return charts, nil
+}
+
+// leftOutSection is the report's account of the Agent plays grpo left out of training (the left_out
+// model): a table of the steps that left any out, per cause, under a line with the run's total; a line
+// saying none was when none was.
+func leftOutSection(ctx context.Context, s *analytics.Session) (string, error) {
+	t, err := analytics.Query(ctx, s.DB, `select step, broken_prefix, missing_tokens, missing_call, left_out, samples
+		from left_out where left_out > 0 order by step`)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString(`<h2 style="font-size:16px">Plays left out of training</h2>` + "\n")
+	if len(t.Rows) == 0 {
+		b.WriteString(`<p id="left-out" data-left-out="0">No Agent play was left out of training: every play's samples assembled.</p>` + "\n")
+		return b.String(), nil
+	}
+	total := 0.0
+	for i := range t.Rows {
+		total += t.Float(i, "left_out")
+	}
+	fmt.Fprintf(&b, `<p id="left-out" data-left-out="%g">%g Agent plays over %d steps were left out of training (their samples could not be assembled; they kept their returns in their groups). grpo fails a step past grpo.max_left_out_share (%g) of its plays.</p>`+"\n",
+		total, total, len(t.Rows), s.Config.GRPO.MaxLeftOutShare)
+	b.WriteString(htmlTable(t))
+	return b.String(), nil
 }
 
 // evalScoreSeries returns one series per benchmark (per run and benchmark when the session holds

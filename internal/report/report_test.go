@@ -429,3 +429,51 @@ func TestReportEvalScores(t *testing.T) {
 	}
 	renderAndCheck(t, browser, page)
 }
+
+// TestReportShowsLeftOutPlays: the steps whose Agent plays grpo left out of training appear in the
+// report's table with their causes and the run's total; a run with none says so.
+func TestReportShowsLeftOutPlays(t *testing.T) {
+	ctx := context.Background()
+	lk := laketest.New(t)
+	o := synth.Small()
+	o.Steps = 4
+	if err := synth.Write(ctx, lk, "r", o); err != nil {
+		t.Fatal(err)
+	}
+	build := func() string {
+		t.Helper()
+		s, err := analytics.Open(ctx, lk, "r", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		page, err := Build(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(page)
+	}
+	if page := build(); !strings.Contains(page, `data-left-out="0"`) {
+		t.Errorf("a run without train_metrics should say no play was left out")
+	}
+	write := func(step int64, broken, missing int64) {
+		rows := []schemas.TrainMetricsRow{{Step: step, Role: schemas.RoleAgent, Samples: 30, LeftOutBrokenPrefix: broken, LeftOutMissingTokens: missing},
+			{Step: step, Role: schemas.RoleDesigner, Samples: 4}}
+		if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.TrainMetricsSpec.Name, Step: step}, rows, lake.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, 0, 0)
+	write(1, 2, 1)
+	write(2, 0, 4)
+	page := build()
+	if !strings.Contains(page, `data-left-out="7"`) || !strings.Contains(page, "7 Agent plays over 2 steps") {
+		t.Fatalf("the report should count 7 plays left out over 2 steps:\n%s", page[strings.Index(page, "Plays left out"):])
+	}
+	section := page[strings.Index(page, "Plays left out"):]
+	for _, want := range []string{"broken_prefix", "missing_tokens", ">2<", ">4<"} {
+		if !strings.Contains(section, want) {
+			t.Errorf("left-out table lacks %q:\n%s", want, section)
+		}
+	}
+}

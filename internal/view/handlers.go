@@ -128,6 +128,7 @@ var timelineQueries = []struct {
 	{"vendi", "select window_index * getvariable('metrics_window') as window_start, vendi_per_n, envs from vendi_by_window order by window_start", false},
 	{"acceptance", "select step, acceptance, attempts_per_slot, accepted, slots from acceptance order by step", false},
 	{"cost", "select step, agent_tokens, designer_tokens, agent_latency_ms, env_cpu_seconds from cost order by step", false},
+	{"left_out", "select step, broken_prefix, missing_tokens, missing_call, left_out, samples from left_out order by step", false},
 }
 
 func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {

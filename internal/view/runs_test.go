@@ -33,3 +33,35 @@ func TestRunsPageCountsTrainedSteps(t *testing.T) {
 		t.Fatalf("/api/runs does not list run %s", run)
 	}
 }
+
+// TestTimelineCountsLeftOutPlays: the timeline's left_out series has one row per trained step with the
+// Agent's left-out plays per cause, read from train_metrics (the Designer's rows do not count).
+func TestTimelineCountsLeftOutPlays(t *testing.T) {
+	lk, run := synthLake(t, 3)
+	rows := map[int64][]schemas.TrainMetricsRow{
+		0: {{Step: 0, Role: schemas.RoleAgent, Samples: 40, Tokens: 100},
+			{Step: 0, Role: schemas.RoleDesigner, Samples: 4, Tokens: 100, LeftOutMissingCall: 9}},
+		1: {{Step: 1, Role: schemas.RoleAgent, Samples: 38, Tokens: 100, LeftOutBrokenPrefix: 2, LeftOutMissingTokens: 1}},
+	}
+	for step, rs := range rows {
+		laketest.Write(t, lk, lake.PartitionKey{Run: run, Table: schemas.TrainMetricsSpec.Name, Step: step}, rs)
+	}
+	ts := startServer(t, lk, Options{})
+	series := get(t, ts, "/api/runs/"+run+"/timeline", 200)["series"].(map[string]any)
+	got := dataset(t, series["left_out"], "left_out", "step", "broken_prefix", "missing_tokens", "missing_call", "left_out", "samples")
+	want := [][]float64{{0, 0, 0, 0, 0, 40}, {1, 2, 1, 0, 3, 38}}
+	if len(got) != len(want) {
+		t.Fatalf("left_out series: %d rows, want %d: %v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		row, _ := got[i].([]any)
+		if len(row) != len(w) {
+			t.Fatalf("left_out row %d = %v, want %v", i, row, w)
+		}
+		for j := range w {
+			if v, _ := row[j].(float64); v != w[j] {
+				t.Errorf("left_out row %d column %d = %v, want %v", i, j, row[j], w[j])
+			}
+		}
+	}
+}

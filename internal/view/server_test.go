@@ -169,6 +169,10 @@ func checkEndpoints(t *testing.T, lk *lake.Lake, run string) {
 	if rows := dataset(t, series["solve_rates"], "solve_rates"); len(rows) == 0 {
 		t.Error("timeline: no solve rates")
 	}
+	trained := truth(t, lk, run, "select count(distinct step) from train_metrics where role = 'agent'")[0].(int64)
+	if rows := dataset(t, series["left_out"], "left_out", "step", "broken_prefix", "missing_tokens", "missing_call"); int64(len(rows)) != trained {
+		t.Errorf("timeline left_out: %d rows, want one per trained step (%d)", len(rows), trained)
+	}
 
 	step := truth(t, lk, run, "select max(step) from episodes")[0].(int64)
 	pool := get(t, ts, "/api/runs/"+run+"/steps/"+itoa(step), 200)

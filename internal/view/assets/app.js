@@ -362,7 +362,10 @@ async function timelinePage(run) {
     chart('Cost: tokens', [{ name: 'agent tokens', points: points(S.cost, 'step', 'agent_tokens') }, { name: 'designer tokens', points: points(S.cost, 'step', 'designer_tokens') }],
       { sqls: [['SQL', S.cost.sql]], runs, onPick: pick, name: 'cost' }),
     chart('Cost: latency and env CPU', [{ name: 'agent latency ms', points: points(S.cost, 'step', 'agent_latency_ms') }, { name: 'env CPU s', points: points(S.cost, 'step', 'env_cpu_seconds') }],
-      { sqls: [['SQL', S.cost.sql]], runs, onPick: pick, name: 'cost_time' })));
+      { sqls: [['SQL', S.cost.sql]], runs, onPick: pick, name: 'cost_time' }),
+    chart('Plays left out of training', [{ name: 'broken prefix', points: points(S.left_out, 'step', 'broken_prefix') },
+      { name: 'missing token ids', points: points(S.left_out, 'step', 'missing_tokens') }, { name: 'missing call', points: points(S.left_out, 'step', 'missing_call') }],
+      { sqls: [['SQL', S.left_out.sql]], runs, onPick: pick, name: 'left_out' })));
   const pools = [...new Set(rows(S.acceptance).map(r => r.step))];
   m.append(h('h2', {}, 'Pools'), h('p', {}, pools.length ? pools.map(p => [h('a', { href: stepHref(run, p) }, `step ${p}`), ' ']) : h('span', { class: 'muted' }, 'no pool committed')));
 }
