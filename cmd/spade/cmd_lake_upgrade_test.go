@@ -92,8 +92,17 @@ func TestLakeUpgradeLayoutOne(t *testing.T) {
 func checkLakeGlob(t *testing.T, env []string, lakeDir, run, table string) {
 	t.Helper()
 	glob := filepath.Join(lakeDir, "runs", run, table, "**", "*.parquet")
-	want := must(t, env, "--run", run, "query", "--format", "csv", "select * exclude (run) from "+table+" order by all")
-	got := must(t, env, "--run", run, "query", "--format", "csv", "select * from read_parquet('"+glob+"', hive_partitioning = true) order by all")
+	source := "read_parquet('" + glob + "', hive_partitioning = true)"
+	// The view also shows the columns a newer schema added (NULL over older files); the glob gives the
+	// columns the files hold, so the comparison runs over those.
+	names := must(t, env, "--run", run, "query", "--format", "csv", "select column_name from (describe select * from "+source+")")
+	columns := strings.Split(strings.TrimSpace(names), "\n")[1:]
+	for i, c := range columns {
+		columns[i] = `"` + strings.Trim(c, `"`) + `"`
+	}
+	list := strings.Join(columns, ", ")
+	want := must(t, env, "--run", run, "query", "--format", "csv", "select "+list+" from "+table+" order by all")
+	got := must(t, env, "--run", run, "query", "--format", "csv", "select "+list+" from "+source+" order by all")
 	if got != want || strings.Count(want, "\n") < 2 {
 		t.Errorf("%s: the lake glob gives %d lines, spade query %d", table, strings.Count(got, "\n"), strings.Count(want, "\n"))
 	}
