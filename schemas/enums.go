@@ -127,11 +127,14 @@ const (
 	EndedTimeout EndedBy = "timeout"
 	// EndedAgentError: the Agent's model call failed.
 	EndedAgentError EndedBy = "agent_error"
+	// EndedTruncated: the Agent's answer reached its max_tokens without ending (finish_reason length, no
+	// end-of-turn token); the cut-off answer is not played and the play ends there.
+	EndedTruncated EndedBy = "truncated"
 )
 
 // EndedByValues lists every way an episode ends.
 func EndedByValues() []EndedBy {
-	return []EndedBy{EndedDone, EndedMaxTurns, EndedEnvError, EndedTimeout, EndedAgentError}
+	return []EndedBy{EndedDone, EndedMaxTurns, EndedTruncated, EndedEnvError, EndedTimeout, EndedAgentError}
 }
 
 // Valid reports whether e is a known ended_by value.

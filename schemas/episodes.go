@@ -27,7 +27,7 @@ type EpisodeRow struct {
 	Success bool `parquet:"success"`
 	// Turns is the number of env steps taken, 0 .. rollout.max_turns.
 	Turns int32 `parquet:"turns"`
-	// EndedBy is done, max_turns, env_error, timeout or agent_error.
+	// EndedBy is done, max_turns, truncated, env_error, timeout or agent_error.
 	EndedBy EndedBy `parquet:"ended_by"`
 	// Error describes an env_error, timeout or agent_error; empty otherwise.
 	Error string `parquet:"error"`

@@ -90,6 +90,9 @@ func TestPresets(t *testing.T) {
 		if strings.HasSuffix(name, "-tools") {
 			wantSetting, wantRefresh = schemas.SettingTools, 8
 		}
+		if name == "qwen3-4b-tools" {
+			wantRefresh = 32 // cmd/tool_use/train_spade_4b.sh, not the blend script
+		}
 		if c.Setting != wantSetting || c.Sample.RefreshEvery != wantRefresh || c.Preset != name {
 			t.Errorf("preset %s: setting %s, refresh_every %d", name, c.Setting, c.Sample.RefreshEvery)
 		}
@@ -258,7 +261,7 @@ func TestOutcomeExcludeEndedBy(t *testing.T) {
 	}
 	c.Outcome.ExcludeEndedBy = "env_error,crashed"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `"outcome.exclude_ended_by"`) ||
-		!strings.Contains(err.Error(), "done, max_turns, env_error, timeout, agent_error") {
+		!strings.Contains(err.Error(), "done, max_turns, truncated, env_error, timeout, agent_error") {
 		t.Errorf("Validate() = %v, want an error naming outcome.exclude_ended_by and the values", err)
 	}
 }

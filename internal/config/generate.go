@@ -67,5 +67,8 @@ func presetGenerate(p presetSpec) Generate {
 	if p.setting == schemas.SettingTools {
 		g.HintMaxTokens = 2048
 	}
+	if p.ownToolsScript() {
+		g.HintMaxTokens = 512
+	}
 	return g
 }

@@ -120,6 +120,12 @@ type GRPO struct {
 	// share the grpo stage fails naming the cause. 0.05 in every preset (not in the authors' code, whose
 	// sequences cannot break: they are built token by token).
 	MaxLeftOutShare float64 `json:"max_left_out_share" range:"[0,1]"`
+	// CompactFilter trains nothing on a play that ran out before its env ended it (ended_by max_turns or
+	// truncated): the play keeps its return in its group, so the others' advantages are unchanged, but
+	// every token of its samples has loss mask 0. Running out of budget is not the Agent's failure, and
+	// training on it as a loss teaches giving up early (the authors' --spade-compact-filter, on in the
+	// tools presets).
+	CompactFilter bool `json:"compact_filter"`
 }
 
 func init() {
@@ -313,6 +319,10 @@ func presetGRPO(p presetSpec) GRPO {
 		AdvStd: AdvStdPopulation, FailedPlay: FailedDrop, MaxLeftOutShare: 0.05}
 	if p.size == "qwen3-8b" || p.setting == schemas.SettingTools {
 		g.KLBeta = 0.005
+	}
+	g.CompactFilter = p.setting == schemas.SettingTools
+	if p.ownToolsScript() {
+		g.GlobalBatch = 256
 	}
 	return g
 }

@@ -9,11 +9,11 @@ import "github.com/spadekit/spade/schemas"
 type Outcome struct {
 	// ExcludeEndedBy lists, comma-separated, the ended_by values of the episodes an env's rates leave out.
 	// They are left out of its counts, solve rates and mean outcomes (default "env_error,timeout"). Both
-	// say that the env program
-	// failed (it raised, broke the contract, or overran its sandbox deadline), not the Agent: counting
-	// them as failures would push the solve rate of a flaky env towards 0 and pay the anchor for
-	// brittleness. max_turns and agent_error stay in: running out of turns is the Agent failing, and an
-	// agent_error is the Agent's side too. An empty value counts every episode.
+	// say that the env program failed (it raised, broke the contract, or overran its sandbox deadline),
+	// not the Agent: counting them as failures would push the solve rate of a flaky env towards 0 and pay
+	// the anchor for brittleness. max_turns, truncated and agent_error stay in: running out of turns or
+	// of answer tokens is the Agent failing, and an agent_error is the Agent's side too. An empty value
+	// counts every episode.
 	ExcludeEndedBy string `json:"exclude_ended_by"`
 	// Value is what an episode's outcome o is: return or success. return is episodes.return, as
 	// rollout.return defines it; success is 1 for a solved episode, else 0. The mean r̄ of o is the hint

@@ -34,6 +34,12 @@ type presetSpec struct {
 	baseURL string
 }
 
+// ownToolsScript reports whether the preset follows cmd/tool_use/train_spade_4b.sh, the 4B tools
+// recipe, rather than the blend script the 8B and 30B tools presets follow.
+func (p presetSpec) ownToolsScript() bool {
+	return p.size == "qwen3-4b" && p.setting == schemas.SettingTools
+}
+
 // Default returns the 30B games configuration (the paper's main setting).
 func Default() *Config {
 	c, _ := Preset("qwen3-30b-a3b-games")
@@ -41,8 +47,8 @@ func Default() *Config {
 }
 
 // Preset returns the configuration of a named preset: every value of the method is the authors' launch
-// scripts' (cmd/games/train_spade_{4b,8b,30b}.sh and cmd/tool_use/_train_spade_blend.sh; the README's
-// preset table lists them), each family's from its preset function. Base URLs default to
+// scripts' (cmd/games/train_spade_{4b,8b,30b}.sh, cmd/tool_use/_train_spade_blend.sh for 8B and 30B
+// tools and cmd/tool_use/train_spade_4b.sh for 4B tools; docs/configuration.md's preset table lists them), each family's from its preset function. Base URLs default to
 // $OPENAI_BASE_URL at the time of the call.
 func Preset(name string) (*Config, error) {
 	p, err := parsePresetName(name)

@@ -42,6 +42,11 @@ type Regret struct {
 	// EMAUpdate is how often the EMA baselines move: pool or step. pool moves them once per pool, at its
 	// end, on the window's means (the authors'); step at every step, on the step's means.
 	EMAUpdate EMAUpdate `json:"ema_update"`
+	// TimeoutPenalty is the Designer's reward, in every variant, for an env one of whose episodes ended
+	// because its program overran the step deadline (ended_by timeout): the env is rewarded with it
+	// instead of being left out. 0 turns it off, leaving such envs to outcome.exclude_ended_by (the
+	// authors' STEP_TIMEOUT_PENALTY, -0.5).
+	TimeoutPenalty float64 `json:"timeout_penalty" range:"[-1,0]"`
 }
 
 func init() {
@@ -87,8 +92,16 @@ func (r Regret) validate(*Config) error {
 }
 
 // presetRegret is the authors' Designer reward: 0.4 · clip(Δ/0.15, 0, 1) + 0.6 · the plateau anchor on
-// [0.4, 0.6] with a 0.25 ramp, Δ against the matched step, EMA weights 0.98 and 0.85 moved once a pool.
-func presetRegret(presetSpec) Regret {
-	return Regret{WeightRegret: 0.4, WeightAnchor: 0.6, BandLo: 0.4, BandHi: 0.6, Variant: schemas.VariantRegretAnchor,
-		EMAFast: 0.98, EMASlow: 0.85, Scale: 0.15, Ramp: 0.25, Delta: DeltaMatched, EMAUpdate: EMAPerPool}
+// [0.4, 0.6] with a 0.25 ramp, Δ against the matched step, EMA weights 0.98 and 0.85 moved once a pool,
+// and -0.5 for an env whose step timed out; the 4B tools script rewards the hint regret alone.
+func presetRegret(p presetSpec) Regret {
+	r := Regret{WeightRegret: 0.4, WeightAnchor: 0.6, BandLo: 0.4, BandHi: 0.6, Variant: schemas.VariantRegretAnchor,
+		EMAFast: 0.98, EMASlow: 0.85, Scale: 0.15, Ramp: 0.25, Delta: DeltaMatched, EMAUpdate: EMAPerPool,
+		TimeoutPenalty: -0.5}
+	if p.ownToolsScript() {
+		// --spade-env-reward-variant regret_based: max(0, Δ) unscaled (its --spade-use-solver-variance-reward
+		// only acts on the learning-potential variant).
+		r.Variant, r.Scale = schemas.VariantRegret, 0
+	}
+	return r
 }

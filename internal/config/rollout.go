@@ -23,12 +23,16 @@ type Rollout struct {
 	// MaxTurns is the most actions an episode takes. An episode still running then ends with ended_by
 	// max_turns (the authors' --spade-max-turns, 25).
 	MaxTurns int `json:"max_turns" range:">=1"`
-	// ContextTokens is the Agent's context budget in tokens. A turn's prompt may hold context_tokens −
-	// llm.agent.max_tokens tokens, and rollout.context says what happens beyond (the authors'
-	// --spade-max-context-length, 32768).
+	// ContextTokens is the Agent's context budget in tokens, prompt and answer together. Under
+	// rollout.context truncate the prompt is counted in real tokens (the exact sequence under token_io
+	// tokens, else the server's usage plus an estimate of the newest observation), each answer's
+	// max_tokens is lowered to what is left less 64, and the play ends once no more than 64 are left;
+	// drop_oldest keeps each prompt under context_tokens − llm.agent.max_tokens by estimate (the
+	// authors' --spade-max-context-length, 32768).
 	ContextTokens int `json:"context_tokens" range:">=1"`
 	// Context is what happens when the history outgrows rollout.context_tokens: truncate or drop_oldest.
-	// truncate ends the episode with ended_by max_turns (the authors keep the whole history and stop);
+	// truncate ends the episode with ended_by max_turns when fewer than 65 tokens are left for an
+	// answer (the authors keep the whole history and stop);
 	// drop_oldest drops the oldest turns from the prompt and goes on.
 	Context ContextPolicy `json:"context"`
 	// PairedSeeds gives the i-th hinted and unhinted plays of an env the same reset seed. The hint regret
@@ -198,9 +202,14 @@ func (r Rollout) validate(c *Config) error {
 
 // presetRollout is the authors' episodes: 8 unhinted plays per env and step, 16 hinted ones at the pool's
 // first step, 25 turns in a 32,768-token context that ends the episode when spent, the terminal return,
-// the hint in the first observation, \boxed{} moves, unpaired seeds, chat calls.
-func presetRollout(presetSpec) Rollout {
-	return Rollout{GroupSize: 8, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
+// the hint in the first observation, \boxed{} moves, unpaired seeds, chat calls. The 4B tools script plays
+// 16 unhinted (global batch 256 over 16 envs) and 4 hinted plays per env.
+func presetRollout(p presetSpec) Rollout {
+	r := Rollout{GroupSize: 8, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
 		Context: ContextTruncate, PairedSeeds: false, Return: ReturnTerminal, HintPlacement: HintInObservation,
 		ActionFormat: ActionBoxed, TokenIO: TokenIOChat}
+	if p.ownToolsScript() {
+		r.GroupSize, r.HintedGroupSize = 16, 4
+	}
+	return r
 }

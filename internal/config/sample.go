@@ -124,5 +124,8 @@ func presetSample(p presetSpec) Sample {
 	if p.setting == schemas.SettingTools {
 		s.RefreshEvery, s.ExcerptWords = 8, 4000
 	}
+	if p.ownToolsScript() {
+		s.RefreshEvery, s.EnvsPerStep = 32, 16
+	}
 	return s
 }

@@ -122,7 +122,7 @@ func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
 		Seed:     RequestSeed(c.settings.Seed, req.Role, req.Step, req.Key),
 	}
 	if rs.Plain {
-		body.MaxCompletionTokens = rs.MaxTokens
+		body.MaxCompletionTokens = req.maxTokens(rs.MaxTokens)
 		if rs.Temperature != 1 {
 			body.Temperature = &rs.Temperature
 		}
@@ -131,7 +131,7 @@ func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
 		}
 	} else {
 		yes, zero := true, 0
-		body.MaxTokens = rs.MaxTokens
+		body.MaxTokens = req.maxTokens(rs.MaxTokens)
 		body.Temperature, body.TopP = &rs.Temperature, &rs.TopP
 		body.TopK = max(rs.TopK, 0)
 		body.Logprobs, body.TopLogprobs, body.ReturnTokenIDs = &yes, &zero, &yes
@@ -167,7 +167,7 @@ func (c *Client) encodeCompletion(req *Request, rs RoleSettings) ([]byte, string
 	}
 	yes, zero := true, 0
 	body := CompletionRequestBody{
-		Model: rs.Model, Prompt: req.PromptIDs, MaxTokens: rs.MaxTokens,
+		Model: rs.Model, Prompt: req.PromptIDs, MaxTokens: req.maxTokens(rs.MaxTokens),
 		Temperature: &rs.Temperature, TopP: &rs.TopP, TopK: max(rs.TopK, 0),
 		Seed:     RequestSeed(c.settings.Seed, req.Role, req.Step, req.Key),
 		Logprobs: &zero, ReturnTokenIDs: &yes,
@@ -243,7 +243,7 @@ func (c *Client) do(ctx context.Context, kind callKind, req *Request, body []byt
 		Key:            req.Key,
 		RequestHash:    hash,
 		RequestJSON:    string(body),
-		MaxTokens:      rs.MaxTokens,
+		MaxTokens:      req.maxTokens(rs.MaxTokens),
 		Temperature:    rs.Temperature,
 		TopP:           rs.TopP,
 		Seed:           RequestSeed(c.settings.Seed, req.Role, req.Step, req.Key),

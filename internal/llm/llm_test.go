@@ -238,8 +238,8 @@ func TestInvalidUTF8AndHugeResponsesFail(t *testing.T) {
 		switch req.Messages[1].Content {
 		case "utf8":
 			return llmtest.Reply{Raw: []byte("{\"model\":\"m\",\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"bad \xff\xfe\"},\"finish_reason\":\"stop\"}]}")}
-		case "huge":
-			return llmtest.Reply{Text: huge}
+		case "huge": // a body past the client's limit (sent raw: the stand-in, like a server, cuts answers at max_tokens)
+			return llmtest.Reply{Raw: []byte(`{"model":"m","choices":[{"message":{"role":"assistant","content":"` + huge + `"},"finish_reason":"stop"}]}`)}
 		case "empty":
 			return llmtest.Reply{Raw: []byte(`{"model":"m","choices":[]}`)}
 		}

@@ -135,6 +135,18 @@ type Request struct {
 	// (e.g. {"enable_thinking": false} for Qwen3's hybrid template); nil leaves the field out, so a
 	// request without it encodes, and replays, as before. Ignored by a token-id call (PromptIDs).
 	ChatTemplateKwargs map[string]any
+	// MaxTokens, when > 0 and below the role's max_tokens, lowers this call's max_tokens to it (the Agent's
+	// answer must fit in what is left of the context); 0 sends the role's, so a request without it
+	// encodes, and replays, as before.
+	MaxTokens int
+}
+
+// maxTokens is the max_tokens a call sends: the role's, or the request's lower limit.
+func (r *Request) maxTokens(role int) int {
+	if r.MaxTokens > 0 && (role <= 0 || r.MaxTokens < role) {
+		return r.MaxTokens
+	}
+	return role
 }
 
 // TokenizeRequest asks the server to tokenize text (vLLM's POST /tokenize, at the server root beside

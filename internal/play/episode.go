@@ -132,6 +132,8 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 	}
 	budget := cfg.Rollout.ContextTokens - cfg.LLM.Agent.MaxTokens
 	truncate := cfg.Rollout.Context == config.ContextTruncate
+	// count is the running prompt's length under truncate: real tokens where the server reported them.
+	var count PromptCount
 	var rewards []float64
 	// seq is, under rollout.token_io tokens, the next turn's prompt ids (nil until turn 0 answered).
 	var seq []int64
@@ -165,16 +167,16 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 			// token_io tokens: the running token sequence is the prompt, and its length is exact.
 			req.Messages, req.Tools, req.PromptIDs = nil, nil, seq
 		}
-		spent := false
+		room := true
 		switch {
 		case seq != nil:
-			spent = budget > 0 && len(seq) > budget
+			req.MaxTokens, room = AnswerBudget(len(seq), cfg.Rollout.ContextTokens, cfg.LLM.Agent.MaxTokens)
 		case truncate:
-			spent = OverContext(messages, budget)
+			req.MaxTokens, room = AnswerBudget(count.Tokens(messages), cfg.Rollout.ContextTokens, cfg.LLM.Agent.MaxTokens)
 		default:
 			req.Messages = CutHistory(messages, budget)
 		}
-		if spent {
+		if !room {
 			break // the context is spent: the episode ends as if out of turns
 		}
 		t1 := time.Now()
@@ -184,11 +186,23 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 			return Result{}, fmt.Errorf("rollout: env %s episode %s turn %d: %w", ep.EnvID, id, turn, err)
 		}
 		ep.Tokens += comp.PromptTokens + comp.CompletionTokens
+		if seq == nil && truncate {
+			count.Answered(comp, len(req.Messages))
+		}
 		row := schemas.TurnRow{Step: ep.Step, EpisodeID: id, EnvID: ep.EnvID, Turn: int32(turn), Observation: obs, Info: "{}", CallID: comp.CallID}
 		if comp.Failed() {
 			row.ParseError = "llm: " + comp.Err
 			out.Turns = append(out.Turns, row)
 			ep.EndedBy, ep.Error = schemas.EndedAgentError, comp.Err
+			break
+		}
+		if Truncated(comp) {
+			// The answer was cut at max_tokens: its tokens are the play's last (GRPO trains on them), but
+			// a move read from half an answer is not the Agent's, so the env is not stepped (the authors'
+			// missing-EOS rule).
+			row.ParseError = TruncatedAnswer
+			out.Turns = append(out.Turns, row)
+			ep.EndedBy = schemas.EndedTruncated
 			break
 		}
 		var actions []string
@@ -340,3 +354,11 @@ func ObservationKey(episodeID string, turn int) string {
 func TokenIOText(template, observation string) string {
 	return strings.ReplaceAll(template, config.TokenIOObservation, observation)
 }
+
+// TruncatedAnswer is the parse_error of the turn whose answer reached max_tokens (Truncated).
+const TruncatedAnswer = "truncated: the answer reached max_tokens without ending (finish_reason length); it was not played"
+
+// Truncated reports whether the server stopped an answer at its token limit rather than at its
+// end-of-turn token (finish_reason length, as vLLM and SGLang both report it): the play then ends with
+// ended_by truncated.
+func Truncated(comp *llm.Completion) bool { return comp.FinishReason == "length" }

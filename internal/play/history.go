@@ -57,6 +57,52 @@ func CutHistory(messages []llm.Message, budget int) []llm.Message {
 	return append(append(out, messages[:head]...), rest...)
 }
 
+// MinAnswerTokens is the least room an answer needs: a play whose prompt leaves no more than this of
+// rollout.context_tokens ends there (the authors' min_generation_tokens, 64).
+const MinAnswerTokens = 64
+
+// AnswerBudget returns the max_tokens of the next answer when the prompt holds used of contextTokens
+// (rollout.context truncate): min(maxTokens, contextTokens − used − MinAnswerTokens), so an answer
+// always fits what is left, and ok false when no more than MinAnswerTokens are left (the play ends).
+// contextTokens ≤ 0 means no limit: maxTokens, true.
+func AnswerBudget(used, contextTokens, maxTokens int) (answer int, ok bool) {
+	if contextTokens <= 0 {
+		return maxTokens, true
+	}
+	left := contextTokens - used
+	if left <= MinAnswerTokens {
+		return 0, false
+	}
+	return min(maxTokens, left-MinAnswerTokens), true
+}
+
+// PromptCount counts a growing conversation in real tokens: the server's usage for the last answer
+// (its prompt_tokens and completion_tokens cover the messages sent and the answer), then the estimate
+// (EstimateTokens) of what was added since. Before the first answer, or from a server that reports no
+// usage, the whole conversation is estimated. The zero value is ready.
+type PromptCount struct {
+	tokens, upTo int
+}
+
+// Answered records a completion of a request of sent messages: the first sent+1 messages of the
+// conversation (the request and the answer) are comp's usage tokens.
+func (c *PromptCount) Answered(comp *llm.Completion, sent int) {
+	if comp.PromptTokens > 0 {
+		c.tokens, c.upTo = int(comp.PromptTokens+comp.CompletionTokens), sent+1
+		return
+	}
+	c.tokens, c.upTo = 0, 0
+}
+
+// Tokens returns the conversation's prompt tokens: the counted part as the server counted it, the
+// rest estimated.
+func (c *PromptCount) Tokens(messages []llm.Message) int {
+	if c.upTo == 0 || c.upTo > len(messages) {
+		return HistoryTokens(messages)
+	}
+	return c.tokens + HistoryTokens(messages[c.upTo:])
+}
+
 // OverContext reports whether the whole conversation no longer fits in budget tokens (rollout.context
 // truncate, where the episode then ends with ended_by max_turns: its turn budget is the context). A
 // budget ≤ 0 means no limit.

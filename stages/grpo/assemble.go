@@ -57,6 +57,22 @@ type AgentInput struct {
 	Std config.AdvStd
 	// Failed is grpo.failed_play: env_error ("" too), drop or minus_one.
 	Failed config.FailedPlay
+	// Compact is grpo.compact_filter: a play that ran out (ranOut) keeps its return in its group and
+	// gives samples whose every token has loss mask 0.
+	Compact bool
+}
+
+// ranOut reports whether a play stopped before its env ended it: out of turns or context (max_turns) or
+// at an answer cut at max_tokens (truncated). These are the authors' TRUNCATED samples.
+func ranOut(e *schemas.EpisodeRow) bool {
+	return e.EndedBy == schemas.EndedMaxTurns || e.EndedBy == schemas.EndedTruncated
+}
+
+// maskAll sets every response token of samples to loss mask 0.
+func maskAll(samples []schemas.GRPOBatchRow) {
+	for i := range samples {
+		samples[i].LossMask = make([]int8, len(samples[i].ResponseIDs))
+	}
 }
 
 // failedPlay reports whether a play ended for an infrastructure reason rather than by the game or the
@@ -143,6 +159,8 @@ type AgentAssembly struct {
 	// under minus_one); LeftOut counts those of them that could not be assembled.
 	Plays   int
 	LeftOut LeftOut
+	// Compacted is the number of plays whose samples grpo.compact_filter masked out (ranOut).
+	Compacted int
 }
 
 // ExceedsShare reports whether more than share (grpo.max_left_out_share) of the plays were left out.
@@ -165,7 +183,9 @@ func (a AgentAssembly) ExceedsShare(share float64) bool {
 // A play whose samples cannot be assembled (ErrBrokenPrefix, ErrMissingTokens, a turn whose call is
 // missing) gives no sample at all, not even its other turns, and is counted in LeftOut; it keeps its
 // return in its group, since its outcome is sound and only its tokens are not, so the other plays'
-// advantages do not depend on which plays could be assembled. The error is an unknown setting only.
+// advantages do not depend on which plays could be assembled. Under Compact a play that ran out
+// (ranOut) keeps its return in its group too, and its samples stay in the batch with every loss mask
+// entry 0 (counted in Compacted). The error is an unknown setting only.
 func AssembleAgent(in AgentInput) (AgentAssembly, error) {
 	var res AgentAssembly
 	calls := make(map[string]*schemas.LLMCallRow, len(in.Calls))
@@ -255,9 +275,13 @@ func AssembleAgent(in AgentInput) (AgentAssembly, error) {
 			} else {
 				res.Samples, err = appendTurnSamples(res.Samples, e, ts, calls, advantages[i])
 			}
-			if err != nil {
+			switch {
+			case err != nil:
 				res.Samples = res.Samples[:before]
 				res.LeftOut.add(err)
+			case in.Compact && ranOut(e) && len(res.Samples) > before:
+				maskAll(res.Samples[before:])
+				res.Compacted++
 			}
 		}
 	}

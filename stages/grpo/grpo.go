@@ -28,6 +28,9 @@ type Result struct {
 	// training because they could not be assembled (both only when this process assembled the batch).
 	Plays   int
 	LeftOut LeftOut
+	// Compacted counts the plays grpo.compact_filter masked out (only when this process assembled the
+	// batch).
+	Compacted int
 	// Trained is true when this process ran the trainer; Metrics are its rows (none for `none`).
 	Trained bool
 	Metrics []schemas.TrainMetricsRow
@@ -77,6 +80,9 @@ func (s Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, err
 	if n := res.LeftOut.Total(); n > 0 {
 		line += fmt.Sprintf("; %d of %d plays left out (%s)", n, res.Plays, res.LeftOut)
 	}
+	if res.Compacted > 0 {
+		line += fmt.Sprintf("; %d plays that ran out masked (grpo.compact_filter)", res.Compacted)
+	}
 	return line, nil
 }
 
@@ -112,7 +118,7 @@ func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Resu
 			return res, err
 		}
 		agent, designer := asm.Agent, asm.Designer
-		res.PoolEnd, res.LeftOut, res.Plays = asm.PoolEnd, asm.LeftOut, asm.Plays
+		res.PoolEnd, res.LeftOut, res.Plays, res.Compacted = asm.PoolEnd, asm.LeftOut, asm.Plays, asm.Compacted
 		if n := asm.LeftOut.Total(); n > 0 {
 			log.Warn("grpo: plays left out of training", "step", step, "left_out", n, "plays", asm.Plays,
 				"causes", asm.LeftOut.String(), "first", asm.LeftOut.First)
@@ -204,9 +210,11 @@ type Batch struct {
 	Agent, Designer []schemas.GRPOBatchRow
 	// PoolEnd reports whether the step ended its pool.
 	PoolEnd bool
-	// Plays and LeftOut are AssembleAgent's: the plays that were to give samples and those left out.
-	Plays   int
-	LeftOut LeftOut
+	// Plays, LeftOut and Compacted are AssembleAgent's: the plays that were to give samples, those left
+	// out and those masked by grpo.compact_filter.
+	Plays     int
+	LeftOut   LeftOut
+	Compacted int
 }
 
 // Assemble reads the step's inputs and returns its agent samples and, at a pool's last step, its designer
@@ -237,14 +245,14 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 		return b, err
 	}
 	agent, err := AssembleAgent(AgentInput{Episodes: episodes, Turns: turns, Calls: calls, IncludeHinted: cfg.GRPO.IncludeHinted,
-		Unit: cfg.GRPO.SampleUnit, Std: cfg.GRPO.AdvStd, Failed: cfg.GRPO.FailedPlay})
+		Unit: cfg.GRPO.SampleUnit, Std: cfg.GRPO.AdvStd, Failed: cfg.GRPO.FailedPlay, Compact: cfg.GRPO.CompactFilter})
 	if err != nil {
 		return b, err
 	}
 	if agent.ExceedsShare(cfg.GRPO.MaxLeftOutShare) {
 		return b, leftOutError(step, agent, cfg.GRPO.MaxLeftOutShare)
 	}
-	b.Agent, b.Plays, b.LeftOut = agent.Samples, agent.Plays, agent.LeftOut
+	b.Agent, b.Plays, b.LeftOut, b.Compacted = agent.Samples, agent.Plays, agent.LeftOut, agent.Compacted
 	poolStep := cfg.PoolStep(step)
 	if !cfg.PoolEnd(step) {
 		return b, nil

@@ -74,7 +74,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	}
 	res := Result{Envs: len(out.StepScores), PoolEnd: out.PoolEnd, Memory: len(out.Memory)}
 	for _, s := range out.StepScores {
-		if !s.Scored() {
+		if !s.Rewarded() {
 			res.Excluded++
 		}
 	}
@@ -219,7 +219,8 @@ func memoryEntries(envs []schemas.EnvRow, scores []EnvScore, p Params) []schemas
 
 // rewardRows returns one designer_rewards row per env and variant, envs in order, variants in canonical
 // order. A regret_anchor row whose blend is negative is marked ExcludedNegativeBlend (never, with the
-// weights the config accepts; see DesignerReward).
+// weights the config accepts; see DesignerReward). A timed-out env's rows (EnvScore.TimedOut) carry the
+// penalty and no exclusion, so GRPO trains on them.
 func rewardRows(scores []EnvScore, p Params, slow map[string]float64, step int64, final bool) []schemas.DesignerRewardRow {
 	order := schemas.VariantValues()
 	rewards := map[schemas.Variant][]float64{}
@@ -230,7 +231,10 @@ func rewardRows(scores []EnvScore, p Params, slow map[string]float64, step int64
 	for i, s := range scores {
 		for _, v := range order {
 			excluded := s.Excluded
-			if v == schemas.VariantRegretAnchor && s.Scored() && NegativeBlend(rewards[v][i]) {
+			switch {
+			case s.TimedOut:
+				excluded = ""
+			case v == schemas.VariantRegretAnchor && s.Scored() && NegativeBlend(rewards[v][i]):
 				excluded = ExcludedNegativeBlend
 			}
 			rows = append(rows, schemas.DesignerRewardRow{Step: step, PoolStep: s.PoolStep, EnvID: s.EnvID, Skill: s.Skill,

@@ -37,6 +37,9 @@ type Params struct {
 	// EMAUpdate is regret.ema_update: pool moves the per-skill baselines once per pool, at its end, on the
 	// window's means; step (or empty) at every step on the step's means.
 	EMAUpdate config.EMAUpdate
+	// TimeoutPenalty is regret.timeout_penalty: when < 0, the reward of every variant for an env one of
+	// whose episodes timed out; 0 leaves those envs to Outcome's exclusions.
+	TimeoutPenalty float64
 }
 
 // matched reports whether Δ is taken against the hinted plays' own step (regret.delta = matched).
@@ -65,6 +68,7 @@ func ParamsFrom(cfg *config.Config) (Params, error) {
 		GammaFast: cfg.Regret.EMAFast, GammaSlow: cfg.Regret.EMASlow,
 		LearnLo: cfg.Metrics.BandLo, LearnHi: cfg.Metrics.BandHi,
 		Scale: cfg.Regret.Scale, Ramp: cfg.Regret.Ramp, Delta: cfg.Regret.Delta, EMAUpdate: cfg.Regret.EMAUpdate,
+		TimeoutPenalty: cfg.Regret.TimeoutPenalty,
 	}
 	v, err := schemas.ParseVariant(string(cfg.Regret.Variant))
 	if err != nil {
@@ -89,6 +93,8 @@ func ParamsFrom(cfg *config.Config) (Params, error) {
 		return p, fmt.Errorf("config keys regret.scale, regret.ramp: must be >= 0, got %v, %v", p.Scale, p.Ramp)
 	case p.Delta != "" && !slices.Contains(config.RegretDeltaValues(), p.Delta):
 		return p, fmt.Errorf("config key regret.delta: must be one of %s, got %q", schemas.JoinValues(config.RegretDeltaValues(), ", "), p.Delta)
+	case !(p.TimeoutPenalty >= -1 && p.TimeoutPenalty <= 0):
+		return p, fmt.Errorf("config key regret.timeout_penalty: must be in [-1, 0], got %v", p.TimeoutPenalty)
 	case p.EMAUpdate != "" && !slices.Contains(config.EMAUpdateValues(), p.EMAUpdate):
 		return p, fmt.Errorf("config key regret.ema_update: must be one of %s, got %q", schemas.JoinValues(config.EMAUpdateValues(), ", "), p.EMAUpdate)
 	}
@@ -134,10 +140,27 @@ type EnvScore struct {
 	Regret, Anchor float64
 	// Excluded is empty for a scored env, else one of the Excluded* reasons (every number is then 0).
 	Excluded string
+	// TimedOut is set, under a regret.timeout_penalty below 0, when one of the env's episodes ended_by
+	// timeout: every variant then rewards the env with the penalty, scored or excluded.
+	TimedOut bool
 }
 
-// Scored reports whether the env has a reward (is not excluded).
+// Scored reports whether the episodes measured the env (it is not excluded).
 func (s EnvScore) Scored() bool { return s.Excluded == "" }
+
+// Rewarded reports whether the env's reward trains the Designer: a scored env, or a timed-out one
+// under regret.timeout_penalty.
+func (s EnvScore) Rewarded() bool { return s.Scored() || s.TimedOut }
+
+// timedOut reports whether one of the episodes ended because the program overran its step deadline.
+func timedOut(episodes []schemas.EpisodeRow) bool {
+	for i := range episodes {
+		if episodes[i].EndedBy == schemas.EndedTimeout {
+			return true
+		}
+	}
+	return false
+}
 
 // ScoreEnv scores one env from its episodes (any mix of steps and of hinted and unhinted plays). Which
 // episodes count, the solve rates and the mean outcomes are outcome.Rules.Summarize's, under p.Outcome.
@@ -153,10 +176,11 @@ func (s EnvScore) Scored() bool { return s.Excluded == "" }
 // (ExcludedEnvError), and if no unhinted one is left it is excluded too (ExcludedNoBaseline). With no
 // hinted episode (a step other than the pool's first under hinted_at = pool_start), or under matched with
 // no counted unhinted play at the hinted plays' step, Δ is undefined: r̄(e|h) is set to the baseline and
-// the regret is 0. One episode is a valid group (solve rate 0 or 1).
+// the regret is 0. One episode is a valid group (solve rate 0 or 1). Under a regret.timeout_penalty below
+// 0 an env with an episode ended_by timeout is marked TimedOut, whatever else it scores.
 func ScoreEnv(envID string, episodes []schemas.EpisodeRow, p Params) EnvScore {
 	sum := p.Outcome.Summarize(episodes)
-	s := EnvScore{EnvID: envID, Skill: sum.Skill, PoolStep: sum.PoolStep}
+	s := EnvScore{EnvID: envID, Skill: sum.Skill, PoolStep: sum.PoolStep, TimedOut: p.TimeoutPenalty < 0 && timedOut(episodes)}
 	switch {
 	case sum.NoHint.Counted+sum.Hint.Counted == 0:
 		s.Excluded = ExcludedEnvError

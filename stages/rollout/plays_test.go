@@ -2,10 +2,12 @@ package rollout_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
+	"github.com/spadekit/spade/internal/play"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/rollout"
@@ -260,35 +263,72 @@ func TestRolloutBoxedAnswersHintInObservationAndTopK(t *testing.T) {
 	}
 }
 
-// rollout.context truncate keeps the whole history in every request and ends the episode (max_turns)
-// once it no longer fits rollout.context_tokens − llm.agent.max_tokens.
+// rollout.context truncate keeps the whole history in every request, counts it in real tokens (the
+// server's usage in chat mode, the exact sequence in tokens mode), lowers each answer's max_tokens to
+// what is left of rollout.context_tokens less 64, and ends the episode (max_turns) once no more than 64
+// tokens are left.
 func TestRolloutTruncateEndsTheEpisode(t *testing.T) {
-	chatty := envRow(0, 0, chattyEnv, "", schemas.SkillLogic, "games")
-	talk := func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: "<action>hello</action>"} }
-	f := newScriptedFixture(t, "games", []schemas.EnvRow{chatty}, talk, func(c *config.Config) {
-		c.Rollout.GroupSize, c.Rollout.HintedGroupSize, c.Rollout.MaxTurns = 1, 0, 12
-		c.Rollout.Context = config.ContextTruncate
-		c.LLM.Agent.MaxTokens = 100
-		c.Rollout.ContextTokens = 100 + 450 // the system prompt, the task and about three exchanges
-	})
-	f.rollout(t, 0)
-	budget := 450
-	requests := f.srv.Requests()
-	for i, req := range requests {
-		if len(req.Messages) != 2+2*i {
-			t.Fatalf("request %d has %d messages: the history was cut", i, len(req.Messages))
-		}
-		if got := rollout.HistoryTokens(req.Messages); got > budget {
-			t.Fatalf("request %d of about %d tokens was sent over the budget %d", i, got, budget)
-		}
-	}
-	episodes := readStep[schemas.EpisodeRow](t, f, "episodes", 0)
-	if len(episodes) != 1 {
-		t.Fatalf("%d episodes", len(episodes))
-	}
-	e := episodes[0]
-	if e.EndedBy != schemas.EndedMaxTurns || e.Turns < 2 || e.Turns >= 12 || int(e.Turns) != len(requests) {
-		t.Fatalf("episode ended by %s after %d turns (%d requests); want max_turns well before 12", e.EndedBy, e.Turns, len(requests))
+	const context, maxTokens = 550, 100
+	for _, mode := range []config.TokenIO{config.TokenIOChat, config.TokenIOTokens} {
+		t.Run(string(mode), func(t *testing.T) {
+			chatty := envRow(0, 0, chattyEnv, "", schemas.SkillLogic, "games")
+			talk := func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: "<action>hello</action>"} }
+			f := newScriptedFixture(t, "games", []schemas.EnvRow{chatty}, talk, func(c *config.Config) {
+				if mode == config.TokenIOTokens {
+					tokenIO(c)
+				}
+				c.Rollout.GroupSize, c.Rollout.HintedGroupSize, c.Rollout.MaxTurns = 1, 0, 12
+				c.Rollout.Context = config.ContextTruncate
+				c.LLM.Agent.MaxTokens = maxTokens
+				c.Rollout.ContextTokens = context // the system prompt, the task and about three exchanges
+			})
+			f.rollout(t, 0)
+			requests := f.srv.Requests()
+			for i, req := range requests {
+				if len(req.Messages) != 2+2*i {
+					t.Fatalf("request %d has %d messages: the history was cut", i, len(req.Messages))
+				}
+			}
+			calls := readStep[schemas.LLMCallRow](t, f, "llm_calls", 0)
+			sort.Slice(calls, func(i, j int) bool { return calls[i].CallID < calls[j].CallID })
+			shrunk, answers := false, 0
+			for _, c := range calls {
+				if c.CompletionTokens == 0 {
+					continue // a /tokenize call
+				}
+				answers++
+				var body struct {
+					MaxTokens int64 `json:"max_tokens"`
+				}
+				if err := json.Unmarshal([]byte(c.Request), &body); err != nil || body.MaxTokens == 0 {
+					t.Fatalf("call %s: request %s without max_tokens (%v)", c.CallID, c.Request, err)
+				}
+				// The request's max_tokens fits what was left; in tokens mode the prompt is counted
+				// exactly, in chat mode all but the newest observation (estimated) is the server's count.
+				slack := int64(0)
+				if mode == config.TokenIOChat {
+					slack = 8
+				}
+				if c.PromptTokens+body.MaxTokens > context-play.MinAnswerTokens+slack || body.MaxTokens > maxTokens {
+					t.Errorf("call %s: %d prompt tokens and max_tokens %d overrun the context %d less %d", c.CallID, c.PromptTokens, body.MaxTokens, context, play.MinAnswerTokens)
+				}
+				if mode == config.TokenIOTokens && c.PromptTokens > 0 && body.MaxTokens != min(maxTokens, context-c.PromptTokens-play.MinAnswerTokens) {
+					t.Errorf("call %s: max_tokens %d, want min(%d, %d − %d − %d)", c.CallID, body.MaxTokens, maxTokens, context, c.PromptTokens, play.MinAnswerTokens)
+				}
+				shrunk = shrunk || body.MaxTokens < maxTokens
+			}
+			if !shrunk {
+				t.Error("no answer's max_tokens was lowered to the context left")
+			}
+			episodes := readStep[schemas.EpisodeRow](t, f, "episodes", 0)
+			if len(episodes) != 1 {
+				t.Fatalf("%d episodes", len(episodes))
+			}
+			e := episodes[0]
+			if e.EndedBy != schemas.EndedMaxTurns || e.Turns < 2 || e.Turns >= 12 || int(e.Turns) != answers {
+				t.Fatalf("episode ended by %s after %d turns (%d answers); want max_turns well before 12", e.EndedBy, e.Turns, answers)
+			}
+		})
 	}
 }
 

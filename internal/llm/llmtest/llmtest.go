@@ -288,7 +288,11 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
 		return
 	}
+	reply = cutAtMaxTokens(reply, req.MaxTokens)
 	chunks := append(chunk(reply.Text), endOfMessage)
+	if reply.FinishReason == "length" {
+		chunks = chunks[:len(chunks)-1] // cut short: no end-of-turn token
+	}
 	ids := make([]int64, len(chunks))
 	lps := make([]float64, len(chunks))
 	for i, c := range chunks {
@@ -322,11 +326,15 @@ func (s *Server) serves(model string) bool {
 // turn's prompt begins with this prompt and this completion.
 func Response(req *llm.ChatRequestBody, reply Reply) *llm.ChatResponseBody {
 	promptIDs := TokenizePrompt(req)
+	reply = cutAtMaxTokens(reply, max(req.MaxTokens, req.MaxCompletionTokens))
 	completion := reply.Text
 	for _, tc := range reply.ToolCalls {
 		completion += tc.Function.Name + tc.Function.Arguments
 	}
 	chunks := append(chunk(completion), endOfMessage)
+	if reply.FinishReason == "length" {
+		chunks = chunks[:len(chunks)-1] // cut short: no end-of-turn token
+	}
 	finish := reply.FinishReason
 	if finish == "" {
 		finish = "stop"
@@ -455,6 +463,22 @@ func chunk(text string) []string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// cutAtMaxTokens does what a real server does to an answer longer than the request's max_tokens (> 0):
+// it keeps the first max_tokens tokens of the text and tool calls, as text, with no end-of-turn token and
+// finish_reason length.
+func cutAtMaxTokens(reply Reply, maxTokens int) Reply {
+	completion := reply.Text
+	for _, tc := range reply.ToolCalls {
+		completion += tc.Function.Name + tc.Function.Arguments
+	}
+	chunks := chunk(completion)
+	if maxTokens <= 0 || len(chunks)+1 <= maxTokens {
+		return reply
+	}
+	reply.Text, reply.ToolCalls, reply.FinishReason = strings.Join(chunks[:maxTokens], ""), nil, "length"
+	return reply
+}
 
 func tokenID(c string) int64 {
 	h := fnv.New32a()
