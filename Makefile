@@ -27,10 +27,13 @@ build: blas-note
 blas-note:
 	@if [ -n "$(filter noopenblas,$(GOTAGS))" ]; then echo "note: OpenBLAS not found (libopenblas-dev): building with -tags noopenblas, the slower pure-Go Vendi and LSA routes"; fi
 
-# tools installs the S3-compatible server the lake's S3 tests start (into ./bin, not system-wide).
-tools: $(BIN)/versitygw
+# tools installs the S3-compatible server the lake's S3 tests start and Qwen3's real tokenizer files the
+# server emulator uses (into ./bin, not system-wide).
+tools: $(BIN)/versitygw $(BIN)/qwen3/tokenizer.json
 $(BIN)/versitygw:
 	GOBIN=$(BIN) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+$(BIN)/qwen3/tokenizer.json:
+	./scripts/qwen3.sh $(BIN)/qwen3
 
 # deps installs the Debian packages the tests need (as root; otherwise it prints the sudo line and stops).
 deps:
