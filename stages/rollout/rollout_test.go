@@ -71,7 +71,7 @@ func newScriptedFixture(t *testing.T, setting string, envs []schemas.EnvRow, scr
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Rollout.GroupSize, cfg.Rollout.MaxTurns = 8, 6
+	cfg.Rollout.GroupSize, cfg.Rollout.HintedGroupSize, cfg.Rollout.MaxTurns = 8, 16, 6 // 16 hinted plays as in the games presets
 	// The tests below were written for the settings before the presets took the authors' values: <action>
 	// tags with the hint in the system prompt, hinted plays at every step, summed returns, paired seeds,
 	// the history cut to the context, inline hints (agent_tools.v1). plays_test.go sets the authors'.

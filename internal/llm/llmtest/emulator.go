@@ -1,0 +1,292 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/spadekit/spade/internal/chattemplate"
+	"github.com/spadekit/spade/internal/llm"
+)
+
+// Emulator is a scripted server that tokenizes and renders like a real one: the model's own chat
+// template (rendered over every request's whole history, so a template that re-renders the history
+// does so here too) and its real BPE tokenizer (chattemplate.Helper), in vLLM's response layout. One
+// completion in DriftEvery is served with a non-canonical split of its text (a merged token replaced by
+// its two pieces: the same text, other ids), as real samplers sometimes produce. It serves
+// /v1/chat/completions, /v1/completions with a token-id prompt (decoded back into the conversation the
+// script is asked with), /tokenize (a prompt, or messages rendered through the template) and
+// /v1/models.
+type Emulator struct {
+	// URL is the OpenAI base URL, ending in /v1.
+	URL string
+
+	srv    *httptest.Server
+	tok    *chattemplate.Helper
+	script Script
+	models []string
+	drift  int64
+
+	mu       sync.Mutex
+	served   []Served
+	requests []llm.ChatRequestBody
+}
+
+// Served is one completion the emulator sampled: the exact prompt ids the model saw and the ids it
+// returned.
+type Served struct {
+	Prompt, Completion []int64
+	// Drifted reports a completion served with a non-canonical split.
+	Drifted bool
+}
+
+// StartEmulator starts an emulator over tok answering with script (the script writes raw text: tool
+// calls as <tool_call> blocks, think blocks as <think>…</think>); driftEvery > 0 splits the completions
+// whose request seed is a multiple of it. It stops at the end of the test.
+func StartEmulator(t testing.TB, tok *chattemplate.Helper, script Script, driftEvery int64, models ...string) *Emulator {
+	t.Helper()
+	e := &Emulator{tok: tok, script: script, models: models, drift: driftEvery}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", e.handleChat)
+	mux.HandleFunc("POST /v1/completions", e.handleCompletions)
+	mux.HandleFunc("POST /tokenize", e.handleTokenize)
+	mux.HandleFunc("GET /v1/models", (&Server{models: models}).handleModels)
+	e.srv = httptest.NewServer(mux)
+	e.URL = e.srv.URL + "/v1"
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// Served returns every completion sampled so far, in order.
+func (e *Emulator) Served() []Served {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Served(nil), e.served...)
+}
+
+// Requests returns the chat requests received (a /v1/completions call as the conversation it decodes to).
+func (e *Emulator) Requests() []llm.ChatRequestBody {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]llm.ChatRequestBody(nil), e.requests...)
+}
+
+func (e *Emulator) serves(model string) bool {
+	for _, m := range e.models {
+		if m == model {
+			return true
+		}
+	}
+	return false
+}
+
+// sample asks the script and tokenizes its answer: the text's ids then EOS, cut at maxTokens (no EOS,
+// finish_reason length), split non-canonically when the seed says so.
+func (e *Emulator) sample(req *llm.ChatRequestBody, prompt []int64, maxTokens int) (text string, ids []int64, finish string, reply Reply, err error) {
+	e.mu.Lock()
+	e.requests = append(e.requests, *req)
+	e.mu.Unlock()
+	reply = e.script(req)
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		return "", nil, "", reply, nil
+	}
+	text = reply.Text
+	if ids, err = e.tok.Encode(text); err != nil {
+		return
+	}
+	finish = "stop"
+	if reply.FinishReason != "" {
+		finish = reply.FinishReason
+	}
+	drifted := false
+	if e.drift > 0 && req.Seed%e.drift == 0 {
+		pieces, perr := e.tok.Pieces(ids)
+		if perr != nil {
+			return "", nil, "", reply, perr
+		}
+		for i := range ids {
+			if len(pieces[i]) == 2 {
+				ids = append(append(append([]int64(nil), ids[:i]...), pieces[i]...), ids[i+1:]...)
+				drifted = true
+				break
+			}
+		}
+	}
+	if finish != "length" {
+		ids = append(ids, e.tok.EOS())
+	}
+	if maxTokens > 0 && len(ids) > maxTokens {
+		ids, finish = ids[:maxTokens], "length"
+		if text, err = e.tok.Decode(ids); err != nil {
+			return
+		}
+	}
+	e.mu.Lock()
+	e.served = append(e.served, Served{Prompt: append([]int64(nil), prompt...), Completion: append([]int64(nil), ids...), Drifted: drifted})
+	e.mu.Unlock()
+	return text, ids, finish, reply, nil
+}
+
+// logprobs gives each sampled id its toy log-prob and its text.
+func (e *Emulator) logprobs(ids []int64) ([]llm.TokenLogprob, error) {
+	out := make([]llm.TokenLogprob, len(ids))
+	for i, id := range ids {
+		piece, err := e.tok.Decode([]int64{id})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = llm.TokenLogprob{Token: piece, Logprob: TokenLogprob(id), TopLogprobs: []llm.TokenLogprob{}}
+	}
+	return out, nil
+}
+
+func (e *Emulator) handleChat(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var req llm.ChatRequestBody
+	if err := json.Unmarshal(raw, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	if !e.serves(req.Model) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	rendered, err := e.tok.Render(req.Messages, req.Tools, true, req.ChatTemplateKwargs)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	prompt, err := e.tok.Encode(rendered)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	text, ids, finish, reply, err := e.sample(&req, prompt, max(req.MaxTokens, req.MaxCompletionTokens))
+	switch {
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	case reply.Status != 0 && reply.Status != http.StatusOK:
+		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
+		return
+	}
+	content, err := e.logprobs(ids)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, &llm.ChatResponseBody{
+		ID: "chatcmpl-emulator", Object: "chat.completion", Model: req.Model, PromptTokenIDs: prompt,
+		Choices: []llm.ChatChoice{{Message: llm.ResponseMessage{Role: "assistant", Content: &text}, FinishReason: finish,
+			TokenIDs: ids, Logprobs: &llm.ChoiceLogprobs{Content: content}}},
+		Usage: &llm.Usage{PromptTokens: int64(len(prompt)), CompletionTokens: int64(len(ids)), TotalTokens: int64(len(prompt) + len(ids))},
+	})
+}
+
+// handleCompletions samples from a token-id prompt: the prompt is decoded and read back as ChatML into
+// the conversation the script is asked with.
+func (e *Emulator) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	var req llm.CompletionRequestBody
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	if !e.serves(req.Model) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	text, err := e.tok.Decode(req.Prompt)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	chat := llm.ChatRequestBody{Model: req.Model, Messages: ReadChatML(text), MaxTokens: req.MaxTokens, Temperature: req.Temperature,
+		TopP: req.TopP, TopK: req.TopK, Seed: req.Seed}
+	out, ids, finish, reply, err := e.sample(&chat, req.Prompt, req.MaxTokens)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	case reply.Status != 0 && reply.Status != http.StatusOK:
+		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
+		return
+	}
+	content, err := e.logprobs(ids)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	tokens, lps := make([]string, len(ids)), make([]float64, len(ids))
+	for i, c := range content {
+		tokens[i], lps[i] = c.Token, c.Logprob
+	}
+	writeJSON(w, http.StatusOK, &llm.CompletionResponseBody{
+		ID: "cmpl-emulator", Object: "text_completion", Model: req.Model,
+		Choices: []llm.CompletionChoice{{Text: out, FinishReason: finish, PromptTokenIDs: req.Prompt, TokenIDs: ids,
+			Logprobs: &llm.CompletionLogprob{Tokens: tokens, TokenLogprobs: lps}}},
+		Usage: &llm.Usage{PromptTokens: int64(len(req.Prompt)), CompletionTokens: int64(len(ids)), TotalTokens: int64(len(req.Prompt) + len(ids))},
+	})
+}
+
+// handleTokenize serves vLLM's /tokenize: a prompt tokenized as it is, or messages rendered through
+// the template (add_generation_prompt as asked) and tokenized.
+func (e *Emulator) handleTokenize(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model               string            `json:"model"`
+		Prompt              *string           `json:"prompt"`
+		Messages            []llm.Message     `json:"messages"`
+		Tools               []json.RawMessage `json:"tools"`
+		AddGenerationPrompt bool              `json:"add_generation_prompt"`
+		ChatTemplateKwargs  map[string]any    `json:"chat_template_kwargs"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	if !e.serves(req.Model) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	text := ""
+	switch {
+	case req.Prompt != nil:
+		text = *req.Prompt
+	default:
+		var err error
+		if text, err = e.tok.Render(req.Messages, req.Tools, req.AddGenerationPrompt, req.ChatTemplateKwargs); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	ids, err := e.tok.Encode(text)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"count": len(ids), "max_model_len": 32768, "tokens": ids})
+}
+
+// ReadChatML reads ChatML text (<|im_start|>role\ncontent<|im_end|>…) back into messages; the trailing
+// generation prompt (an open assistant turn) is dropped. A user turn of <tool_response> blocks stays one
+// user message.
+func ReadChatML(text string) []llm.Message {
+	var out []llm.Message
+	for _, part := range strings.Split(text, "<|im_start|>")[1:] {
+		role, content, _ := strings.Cut(part, "\n")
+		closed := strings.Contains(content, "<|im_end|>")
+		content, _, _ = strings.Cut(content, "<|im_end|>")
+		if !closed && role == "assistant" {
+			continue // the generation prompt
+		}
+		out = append(out, llm.Message{Role: role, Content: content})
+	}
+	return out
+}
