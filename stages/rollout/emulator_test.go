@@ -58,7 +58,9 @@ func servedScript(req *llm.ChatRequestBody) llmtest.Reply {
 }
 
 // runKey identifies a served completion in its context.
-func runKey(prompt, completion []int64) string { return fmt.Sprint(prompt) + "|" + fmt.Sprint(completion) }
+func runKey(prompt, completion []int64) string {
+	return fmt.Sprint(prompt) + "|" + fmt.Sprint(completion)
+}
 
 // trainedRuns checks every Agent sample against what the emulator served: each run of trained tokens
 // must be one served completion's ids, preceded by exactly the prompt the model saw, and no completion
