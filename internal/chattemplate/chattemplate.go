@@ -45,14 +45,21 @@ type Options struct {
 	ModelDir string
 	// TemplateFile, when set, is a Jinja2 file rendered instead of tokenizer_config.json's chat_template.
 	TemplateFile string
+	// RenderOnly starts without the tokenizer: only tokenizer_config.json is read (and only jinja2 is
+	// needed); Encode, Decode and Pieces then fail.
+	RenderOnly bool
 }
 
 // Start starts the helper; the process ends with ctx or Close. A missing file or module is its error,
 // naming what to install.
 func Start(ctx context.Context, o Options) (*Helper, error) {
-	for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
+	names := []string{"tokenizer.json", "tokenizer_config.json"}
+	if o.RenderOnly {
+		names = names[1:]
+	}
+	for _, name := range names {
 		if _, err := os.Stat(filepath.Join(o.ModelDir, name)); err != nil {
-			return nil, fmt.Errorf("chattemplate: the model directory %s has no %s (a Hugging Face model directory holds both)", o.ModelDir, name)
+			return nil, fmt.Errorf("chattemplate: the model directory %s has no %s (a Hugging Face model directory has it)", o.ModelDir, name)
 		}
 	}
 	dir, err := os.MkdirTemp("", "spade-chattemplate-")
@@ -66,7 +73,10 @@ func Start(ctx context.Context, o Options) (*Helper, error) {
 	}
 	args := []string{script, o.ModelDir}
 	if o.TemplateFile != "" {
-		args = append(args, o.TemplateFile)
+		args = append(args, "--template", o.TemplateFile)
+	}
+	if o.RenderOnly {
+		args = append(args, "--render-only")
 	}
 	python := o.Python
 	if python == "" {

@@ -1,7 +1,8 @@
 """A model's chat template and byte-level BPE tokenizer, served over stdin/stdout.
 
-Started once by the Go package internal/chattemplate with the model directory (the Hugging Face
-tokenizer.json and tokenizer_config.json) as its argument. It reads one JSON request per line and
+Started once by the Go package internal/chattemplate as `chattemplate.py MODEL_DIR [--template FILE]
+[--render-only]`: MODEL_DIR holds the Hugging Face tokenizer_config.json (its chat_template, unless
+--template names a Jinja2 file) and, unless --render-only, tokenizer.json. It reads one JSON request per line and
 writes one JSON answer per line:
 
   {"op": "render", "messages": [...], "tools": [...] | null, "add_generation_prompt": bool,
@@ -27,7 +28,6 @@ import unicodedata
 import jinja2
 import jinja2.ext
 import jinja2.sandbox
-import regex
 
 
 def byte_alphabet():
@@ -47,6 +47,8 @@ class Tokenizer:
     """A ByteLevel BPE tokenizer read from tokenizer.json."""
 
     def __init__(self, spec):
+        import regex  # the pre-tokenizer's \p{L} classes; only the tokenizer needs it
+
         model = spec["model"]
         if model.get("type") != "BPE":
             raise ValueError("tokenizer.json: model type %r, want BPE" % model.get("type"))
@@ -164,14 +166,26 @@ def special_variables(config):
 
 
 def main():
-    model_dir = sys.argv[1]
-    with open(model_dir + "/tokenizer.json", encoding="utf-8") as f:
-        tokenizer = Tokenizer(json.load(f))
+    args = sys.argv[1:]
+    model_dir = args.pop(0)
+    template_file, render_only = None, False
+    while args:
+        flag = args.pop(0)
+        if flag == "--template":
+            template_file = args.pop(0)
+        elif flag == "--render-only":
+            render_only = True
+        else:
+            raise SystemExit("chattemplate.py: unknown argument %r" % flag)
+    tokenizer = None
+    if not render_only:
+        with open(model_dir + "/tokenizer.json", encoding="utf-8") as f:
+            tokenizer = Tokenizer(json.load(f))
     with open(model_dir + "/tokenizer_config.json", encoding="utf-8") as f:
         config = json.load(f)
     source = config.get("chat_template")
-    if len(sys.argv) > 2:
-        with open(sys.argv[2], encoding="utf-8") as f:
+    if template_file:
+        with open(template_file, encoding="utf-8") as f:
             source = f.read()
     if isinstance(source, list):
         source = next((t["template"] for t in source if t.get("name") == "default"), source[0]["template"])
@@ -193,6 +207,8 @@ def main():
                     values["tools"] = req["tools"]
                 values["add_generation_prompt"] = bool(req.get("add_generation_prompt"))
                 answer = {"text": template.render(**values)}
+            elif tokenizer is None and op != "info":
+                raise ValueError("started with --render-only: no tokenizer")
             elif op == "encode":
                 answer = {"ids": tokenizer.encode(req["text"])}
             elif op == "decode":
@@ -200,7 +216,8 @@ def main():
             elif op == "pieces":
                 answer = {"pieces": [tokenizer.parts.get(i, []) for i in req["ids"]]}
             elif op == "info":
-                answer = {"eos_token_id": tokenizer.added.get(eos, -1) if eos else -1, "special": specials}
+                eos_id = tokenizer.added.get(eos, -1) if tokenizer and eos else -1
+                answer = {"eos_token_id": eos_id, "special": specials}
             else:
                 raise ValueError("unknown op %r" % op)
         except Exception as e:  # every failure is the answer of its line

@@ -71,11 +71,44 @@ type Rollout struct {
 	// header, the observation, the end of the user turn and the generation prompt. It is tokenized by the
 	// server's /tokenize without special tokens added, and must hold {observation} under tokens. For a
 	// ChatML template (Qwen3), whose completions end with the sampled <|im_end|>:
-	// "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n". Unused under chat.
+	// "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n". Read under
+	// rollout.token_io_delta text only.
 	TokenIOTemplate string `json:"token_io_template"`
+	// TokenIODelta is where the tokens after each completion come from under rollout.token_io tokens:
+	// server, template or text. Each is the authors' get_token_delta: the chat template rendered with the
+	// new message and without it, the difference tokenized. server has the server render and tokenize
+	// both (vLLM's /tokenize with messages: the served model's own template, no files needed); template
+	// renders the model's own chat template here (rollout.chat_template_dir, Jinja2 through the Python
+	// interpreter of sandbox.python) and has the server tokenize the difference (vLLM and SGLang); text
+	// tokenizes rollout.token_io_template around the observation, a hand-written string.
+	TokenIODelta TokenIODelta `json:"token_io_delta"`
+	// ChatTemplateDir is the Agent model's Hugging Face directory, whose tokenizer_config.json holds its
+	// chat template, for rollout.token_io_delta template; empty means grpo.model_path.
+	ChatTemplateDir string `json:"chat_template_dir"`
+}
+
+// TokenIODelta is rollout.token_io_delta: where the tokens between two completions come from.
+type TokenIODelta string
+
+// The delta sources.
+const (
+	// DeltaServer has the server render the chat template with and without the new message and tokenize
+	// both (vLLM's /tokenize with messages); the delta is the second's ids past the first's.
+	DeltaServer TokenIODelta = "server"
+	// DeltaTemplate renders the model's chat template (rollout.chat_template_dir) here and has the server
+	// tokenize the text the new message adds.
+	DeltaTemplate TokenIODelta = "template"
+	// DeltaText has the server tokenize rollout.token_io_template around the observation.
+	DeltaText TokenIODelta = "text"
+)
+
+// TokenIODeltaValues lists every delta source.
+func TokenIODeltaValues() []TokenIODelta {
+	return []TokenIODelta{DeltaServer, DeltaTemplate, DeltaText}
 }
 
 func init() {
+	registerEnum(TokenIODeltaValues())
 	registerEnum(HintedAtValues())
 	registerEnum(ContextPolicyValues())
 	registerEnum(ReturnKindValues())
@@ -189,9 +222,11 @@ func (r Rollout) validate(c *Config) error {
 		return nil
 	}
 	switch {
-	case !strings.Contains(r.TokenIOTemplate, TokenIOObservation):
-		return invalidf("config: key \"rollout.token_io_template\" must contain %s when rollout.token_io is tokens (for Qwen3's ChatML: %q)",
+	case r.TokenIODelta == DeltaText && !strings.Contains(r.TokenIOTemplate, TokenIOObservation):
+		return invalidf("config: key \"rollout.token_io_template\" must contain %s when rollout.token_io is tokens and rollout.token_io_delta text (for Qwen3's ChatML: %q)",
 			TokenIOObservation, qwen3TokenIOTemplate)
+	case r.TokenIODelta == DeltaTemplate && r.ChatTemplateDir == "" && c.GRPO.ModelPath == "":
+		return invalidf("config: rollout.token_io_delta template needs the Agent model's chat template: set rollout.chat_template_dir (or grpo.model_path) to its Hugging Face directory, or use rollout.token_io_delta server with vLLM")
 	case r.Context != ContextTruncate:
 		return invalidf("config: key \"rollout.context\" must be truncate when rollout.token_io is tokens (dropping old turns would break the token sequence)")
 	case c.Setting == schemas.SettingTools:
@@ -207,7 +242,7 @@ func (r Rollout) validate(c *Config) error {
 func presetRollout(p presetSpec) Rollout {
 	r := Rollout{GroupSize: 8, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
 		Context: ContextTruncate, PairedSeeds: false, Return: ReturnTerminal, HintPlacement: HintInObservation,
-		ActionFormat: ActionBoxed, TokenIO: TokenIOChat}
+		ActionFormat: ActionBoxed, TokenIO: TokenIOChat, TokenIODelta: DeltaServer}
 	if p.ownToolsScript() {
 		r.GroupSize, r.HintedGroupSize = 16, 4
 	}

@@ -216,6 +216,23 @@ func (c *Client) Tokenize(ctx context.Context, treq TokenizeRequest) (*Completio
 	return c.do(ctx, kindTokenize, &req, body, hash)
 }
 
+// TokenizeChat has the role's server render its chat template over req.Messages and tokenize the result
+// (vLLM's POST /tokenize with messages), and records the call like Tokenize; the tokens are the
+// Completion's PromptTokenIDs.
+func (c *Client) TokenizeChat(ctx context.Context, treq TokenizeChatRequest) (*Completion, error) {
+	rs, ok := c.settings.Roles[treq.Role]
+	if !ok {
+		return nil, fmt.Errorf("llm: role %s is not configured", treq.Role)
+	}
+	req := Request{Role: treq.Role, Step: treq.Step, Key: treq.Key}
+	body, hash, err := encodeBody(&TokenizeChatRequestBody{Model: rs.Model, Messages: treq.Messages, Tools: treq.Tools,
+		AddGenerationPrompt: treq.AddGenerationPrompt, ChatTemplateKwargs: treq.ChatTemplateKwargs}, &req)
+	if err != nil {
+		return nil, err
+	}
+	return c.do(ctx, kindTokenize, &req, body, hash)
+}
+
 // do sends one encoded call through the role's backend and records it.
 func (c *Client) do(ctx context.Context, kind callKind, req *Request, body []byte, hash string) (*Completion, error) {
 	b := c.backends[req.Role]

@@ -161,6 +161,20 @@ type TokenizeRequest struct {
 	Text string
 }
 
+// TokenizeChatRequest asks the server to render its chat template over Messages and tokenize it (vLLM's
+// POST /tokenize with messages); Role, Step and Key identify the call as for Request.
+type TokenizeChatRequest struct {
+	Role schemas.Role
+	Step int64
+	Key  string
+	// Messages are rendered with Tools and, when AddGenerationPrompt, the assistant's generation prompt.
+	Messages            []Message
+	Tools               []json.RawMessage
+	AddGenerationPrompt bool
+	// ChatTemplateKwargs are the template's extra variables; nil sends none.
+	ChatTemplateKwargs map[string]any
+}
+
 // Outcome is what a backend returns for one request: the parsed answer or the failure reason.
 type Outcome struct {
 	// Text is the assistant message content.

@@ -82,6 +82,17 @@ type TokenizeRequestBody struct {
 	AddSpecialTokens bool   `json:"add_special_tokens"`
 }
 
+// TokenizeChatRequestBody is vLLM's POST /tokenize body for a conversation: the server renders its chat
+// template over the messages and tokenizes the text (add_special_tokens false: the template holds them).
+type TokenizeChatRequestBody struct {
+	Model               string            `json:"model"`
+	Messages            []Message         `json:"messages"`
+	Tools               []json.RawMessage `json:"tools,omitempty"`
+	AddGenerationPrompt bool              `json:"add_generation_prompt"`
+	AddSpecialTokens    bool              `json:"add_special_tokens"`
+	ChatTemplateKwargs  map[string]any    `json:"chat_template_kwargs,omitempty"`
+}
+
 // TokenizeResponseBody is the part of vLLM's /tokenize response this client reads.
 type TokenizeResponseBody struct {
 	Count  int     `json:"count"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"text/template"
@@ -33,6 +34,90 @@ type Episode struct {
 	Hint string
 	// LLMNanos and SandboxNanos, when set, accumulate the time spent in Chat and in sandbox calls.
 	LLMNanos, SandboxNanos *atomic.Int64
+	// Template renders the Agent model's chat template under rollout.token_io_delta template.
+	Template Renderer
+}
+
+// Renderer renders a model's chat template over a conversation (internal/chattemplate.Helper).
+type Renderer interface {
+	Render(messages any, tools []json.RawMessage, addGenerationPrompt bool, kwargs map[string]any) (string, error)
+}
+
+// lastAnswer is the index of the conversation's last assistant message (-1 when none).
+func lastAnswer(messages []llm.Message) int {
+	for i := len(messages) - 1; i >= 0; i-- {
+		if messages[i].Role == "assistant" {
+			return i
+		}
+	}
+	return -1
+}
+
+// delta returns the token ids that follow the last completion in the running sequence: what the chat
+// template adds for the messages after the last assistant message, with the generation prompt (the
+// authors' get_token_delta), from the source rollout.token_io_delta names. A non-empty reason is a play
+// that cannot go on (the server failed the call, or the template re-renders the history, so the
+// conversation is no longer an extension of what was sampled); the error is a replay error.
+func (e Episode) delta(ctx context.Context, step int64, key string, messages []llm.Message, observation string) ([]int64, string, error) {
+	cfg := e.Cfg
+	tokenize := func(text string) ([]int64, string, error) {
+		tok, err := e.Client.Tokenize(ctx, llm.TokenizeRequest{Role: schemas.RoleAgent, Step: step, Key: key, Text: text})
+		if err != nil || tok.Failed() {
+			return nil, failReason("tokenize", tok), err
+		}
+		return tok.PromptTokenIDs, "", nil
+	}
+	last := lastAnswer(messages)
+	switch cfg.Rollout.TokenIODelta {
+	case config.DeltaServer:
+		var ids [2][]int64
+		for i, with := range []bool{false, true} {
+			shown, suffix := messages[:last+1], "/without"
+			if with {
+				shown, suffix = messages, "/with"
+			}
+			tok, err := e.Client.TokenizeChat(ctx, llm.TokenizeChatRequest{Role: schemas.RoleAgent, Step: step, Key: key + suffix,
+				Messages: shown, AddGenerationPrompt: with})
+			if err != nil || tok.Failed() {
+				return nil, failReason("tokenize the conversation (rollout.token_io_delta server needs vLLM's /tokenize with messages; with SGLang use template)", tok), err
+			}
+			ids[i] = tok.PromptTokenIDs
+		}
+		if len(ids[1]) < len(ids[0]) || !slices.Equal(ids[1][:len(ids[0])], ids[0]) {
+			return nil, reRendered, nil
+		}
+		return ids[1][len(ids[0]):], "", nil
+	case config.DeltaTemplate:
+		if e.Template == nil {
+			return nil, "", errors.New("rollout.token_io_delta template: no chat template renderer was started")
+		}
+		without, err := e.Template.Render(messages[:last+1], nil, false, nil)
+		if err != nil {
+			return nil, "chat template: " + err.Error(), nil
+		}
+		with, err := e.Template.Render(messages, nil, true, nil)
+		if err != nil {
+			return nil, "chat template: " + err.Error(), nil
+		}
+		rest, ok := strings.CutPrefix(with, without)
+		if !ok {
+			return nil, reRendered, nil
+		}
+		return tokenize(rest)
+	}
+	return tokenize(TokenIOText(cfg.Rollout.TokenIOTemplate, observation))
+}
+
+// reRendered ends a token-mode play whose template renders the history differently once a message is
+// added (a thinking template that strips past think blocks): its turns are no longer one sequence.
+const reRendered = "rollout.token_io tokens: the chat template renders the earlier turns differently once the observation is added (a thinking template strips past think blocks); run this model with rollout.token_io chat and grpo.sample_unit turn"
+
+// failReason words a failed tokenize call; empty for a call that did not come back (the error says why).
+func failReason(what string, tok *llm.Completion) string {
+	if tok == nil {
+		return ""
+	}
+	return what + ": " + tok.Err
 }
 
 // Result is a played episode.
@@ -147,17 +232,16 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 			return "rollout.token_io tokens: the server returned no prompt or completion token ids (serve the Agent with vLLM, which returns them for return_token_ids)", nil
 		}
 		t := time.Now()
-		tok, err := e.Client.Tokenize(ctx, llm.TokenizeRequest{Role: schemas.RoleAgent, Step: ep.Step, Key: ObservationKey(id, turn+1),
-			Text: TokenIOText(cfg.Rollout.TokenIOTemplate, observation)})
+		delta, reason, err := e.delta(ctx, ep.Step, ObservationKey(id, turn+1), messages, observation)
 		add(e.LLMNanos, t)
 		if err != nil {
 			return "", fmt.Errorf("rollout: env %s episode %s turn %d: tokenize the observation: %w", ep.EnvID, id, turn+1, err)
 		}
-		if tok.Failed() {
-			return "tokenize: " + tok.Err, nil
+		if reason != "" {
+			return reason, nil
 		}
-		next := make([]int64, 0, len(comp.PromptTokenIDs)+len(comp.CompletionTokenIDs)+len(tok.PromptTokenIDs))
-		seq = append(append(append(next, comp.PromptTokenIDs...), comp.CompletionTokenIDs...), tok.PromptTokenIDs...)
+		next := make([]int64, 0, len(comp.PromptTokenIDs)+len(comp.CompletionTokenIDs)+len(delta))
+		seq = append(append(append(next, comp.PromptTokenIDs...), comp.CompletionTokenIDs...), delta...)
 		return "", nil
 	}
 	ep.EndedBy = schemas.EndedMaxTurns

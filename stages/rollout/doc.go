@@ -23,15 +23,19 @@
 // Token I/O (rollout.token_io): chat (the default) sends every turn to Chat Completions with the message
 // history. tokens (games only, context truncate) sends turn 0 the same way and every later turn to the
 // OpenAI-compatible POST /v1/completions with a token-id prompt: the previous turn's prompt ids and
-// completion ids as the server returned them, then the server's tokens (vLLM's POST /tokenize, no special
-// tokens added) of exactly TokenIOText(rollout.token_io_template, observation): the template with
-// {observation} replaced by the next observation (or the parse feedback). For Qwen3's ChatML, whose
-// completions end with the sampled <|im_end|>, the template is
-// "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n". Every turn's prompt
-// then extends the previous one by construction (no chat template re-renders the history), so GRPO's
-// episode samples hold exactly what was sampled; the context check counts the real prompt length. The
-// tokenize calls are recorded in llm_calls (key ObservationKey, the tokens as prompt_token_ids, no
-// completion) beside the turns' calls, so a replayed run answers them too.
+// completion ids as the server returned them, then the tokens the chat template adds for the next
+// observation (or the parse feedback), as the authors' get_token_delta finds them: the template
+// rendered with the new message and without it, the difference tokenized (rollout.token_io_delta:
+// server, vLLM's /tokenize with messages, the two renderings' ids; template, the model's own template
+// rendered here by internal/chattemplate, the text difference tokenized by the server's /tokenize; text,
+// the hand-written TokenIOText(rollout.token_io_template, observation)). For Qwen3's ChatML the delta is
+// "<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n" after the sampled <|im_end|>. Every
+// turn's prompt then extends the previous one by construction, so GRPO's episode samples hold exactly
+// what was sampled; the context check counts the real prompt length. A template that renders the earlier
+// turns differently once a message is added (Qwen3-8B's hybrid one) ends the play with agent_error naming
+// chat mode with per-turn samples. The tokenize calls are recorded in llm_calls (key ObservationKey, with
+// "/with" and "/without" under server; the tokens as prompt_token_ids, no completion) beside the turns'
+// calls, so a replayed run answers them too.
 //
 // Failures: an unparsable answer is a turn with a parse error and feedback, not a crash; an env that
 // raises, crashes or times out ends its episode with ended_by env_error or timeout; a failed model call

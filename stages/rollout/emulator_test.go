@@ -2,7 +2,10 @@ package rollout_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,16 +115,32 @@ func int32s(ids []int32) []int64 {
 
 // Against a server with Qwen3's real tokenizer and template that sometimes samples a non-canonical split:
 // chat mode's episode samples break at a drifted completion and those plays are left out and counted,
-// while token mode (the Qwen3 ChatML text around each observation, tokenized by the server) assembles
-// every play, each trained token run exactly one served completion in exactly the context it was served
-// in, every unhinted completion trained once.
+// while token mode assembles every play, each trained token run exactly one served completion in exactly
+// the context it was served in, every unhinted completion trained once, whichever source the tokens
+// after a completion come from: the server's rendering of its template (server), the model's template
+// rendered here (template), or the ChatML text written by hand (text).
 func TestEmulatorTrainsExactlyWhatWasServed(t *testing.T) {
 	env := envRow(0, 0, counterEnv, "say 7", schemas.SkillMath, "games")
-	for _, mode := range []config.TokenIO{config.TokenIOChat, config.TokenIOTokens} {
-		t.Run(string(mode), func(t *testing.T) {
+	templateDir := t.TempDir()
+	raw, _ := json.Marshal(map[string]string{"chat_template": chattemplatetest.Instruct2507, "eos_token": "<|im_end|>"})
+	if err := os.WriteFile(filepath.Join(templateDir, "tokenizer_config.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		io    config.TokenIO
+		delta config.TokenIODelta
+	}{
+		{"chat", config.TokenIOChat, ""},
+		{"tokens-server", config.TokenIOTokens, config.DeltaServer},
+		{"tokens-template", config.TokenIOTokens, config.DeltaTemplate},
+		{"tokens-text", config.TokenIOTokens, config.DeltaText},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			f, emu := newEmulatorFixture(t, "qwen3-30b-a3b-games", chattemplatetest.NonThinking, []schemas.EnvRow{env}, servedScript, func(c *config.Config) {
-				if mode == config.TokenIOTokens {
-					c.Rollout.TokenIO, c.Rollout.TokenIOTemplate = config.TokenIOTokens, "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n"
+				if tc.io == config.TokenIOTokens {
+					c.Rollout.TokenIO, c.Rollout.TokenIODelta, c.Rollout.ChatTemplateDir = tc.io, tc.delta, templateDir
+					c.Rollout.TokenIOTemplate = "<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n"
 				}
 			})
 			f.rollout(t, 0)
@@ -150,19 +169,35 @@ func TestEmulatorTrainsExactlyWhatWasServed(t *testing.T) {
 				t.Fatal(err)
 			}
 			trained := trainedRuns(t, asm.Samples, emu.Served())
-			switch mode {
-			case config.TokenIOChat:
+			if tc.io == config.TokenIOChat {
 				if asm.LeftOut.BrokenPrefix == 0 || asm.LeftOut.Total() != asm.Plays-len(asm.Samples) {
 					t.Errorf("chat mode: left out %v of %d plays, %d samples; want broken prefixes counted", asm.LeftOut, asm.Plays, len(asm.Samples))
 				}
 				if asm.LeftOut.First == nil || !strings.Contains(asm.LeftOut.First.Error(), "token") {
 					t.Errorf("chat mode: first left-out error %v", asm.LeftOut.First)
 				}
-			case config.TokenIOTokens:
-				if asm.LeftOut.Total() != 0 || len(asm.Samples) != asm.Plays || trained != unhintedCalls {
-					t.Errorf("token mode: left out %v, %d samples of %d plays, %d completions trained of %d unhinted calls", asm.LeftOut, len(asm.Samples), asm.Plays, trained, unhintedCalls)
-				}
+				return
+			}
+			if asm.LeftOut.Total() != 0 || len(asm.Samples) != asm.Plays || trained != unhintedCalls {
+				t.Errorf("token mode: left out %v, %d samples of %d plays, %d completions trained of %d unhinted calls", asm.LeftOut, len(asm.Samples), asm.Plays, trained, unhintedCalls)
 			}
 		})
+	}
+}
+
+// Qwen3-8B's hybrid template renders the last assistant turn with an empty think block and drops it once
+// a user message follows, so a rendering with the new observation does not extend the one without it:
+// token mode ends those plays (agent_error) with a reason that names the setting to use, rather than
+// training on a sequence the model never saw.
+func TestTokenModeRefusesATemplateThatReRenders(t *testing.T) {
+	env := envRow(0, 0, counterEnv, "say 7", schemas.SkillMath, "games")
+	f, _ := newEmulatorFixture(t, "qwen3-8b-games", chattemplatetest.Hybrid, []schemas.EnvRow{env}, servedScript, func(c *config.Config) {
+		c.Rollout.TokenIO, c.Rollout.TokenIODelta = config.TokenIOTokens, config.DeltaServer
+	})
+	f.rollout(t, 0)
+	for _, e := range readStep[schemas.EpisodeRow](t, f, "episodes", 0) {
+		if e.EndedBy != schemas.EndedAgentError || !strings.Contains(e.Error, "grpo.sample_unit turn") {
+			t.Errorf("episode %s: ended %s (%q); want agent_error naming the chat mode to use", e.EpisodeID, e.EndedBy, e.Error)
+		}
 	}
 }

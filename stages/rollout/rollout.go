@@ -13,6 +13,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/spadekit/spade/internal/chattemplate"
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/llm"
@@ -179,9 +180,19 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	chatTemplate, err := startChatTemplate(ctx, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	if chatTemplate != nil {
+		defer chatTemplate.Close()
+	}
 	unhinted, hinted := Plays(cfg, step)
 	r := &runner{cfg: cfg, step: step, client: client, pool: pool, tmpl: tmpl, log: log, unhinted: unhinted, hinted: hinted,
 		discarded: map[string]bool{}}
+	if chatTemplate != nil {
+		r.chatTemplate = chatTemplate
+	}
 	r.progress = newProgress(env.Progress, len(mine)*(unhinted+hinted))
 	start := time.Now()
 	episodes, turns, err := r.playAll(ctx, mine)
@@ -247,13 +258,15 @@ func readPool(ctx context.Context, lk *lake.Lake, run string, step int64) (int64
 
 // runner plays the episodes of one step.
 type runner struct {
-	cfg      *config.Config
-	step     int64
-	client   *llm.Client
-	pool     *sandbox.Pool
-	tmpl     *template.Template
-	log      *slog.Logger
-	progress *rolloutProgress
+	cfg    *config.Config
+	step   int64
+	client *llm.Client
+	pool   *sandbox.Pool
+	tmpl   *template.Template
+	// chatTemplate renders the Agent model's chat template under rollout.token_io_delta template.
+	chatTemplate play.Renderer
+	log          *slog.Logger
+	progress     *rolloutProgress
 	// unhinted and hinted are the step's plays per env (Plays).
 	unhinted, hinted int
 
@@ -490,9 +503,31 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		Hinted: hinted, Index: int32(index), Seed: EpisodeSeed(r.cfg.Seed, r.step, env.EnvID, index, hinted, r.cfg.Rollout.PairedSeeds),
 	}
 	res, err := play.Play(ctx, play.Episode{Cfg: r.cfg, Client: r.client, Tmpl: r.tmpl, Row: row, Hint: env.Hint,
-		LLMNanos: &r.llmNanos, SandboxNanos: &r.sandboxNanos}, prog, loadErr)
+		LLMNanos: &r.llmNanos, SandboxNanos: &r.sandboxNanos, Template: r.chatTemplate}, prog, loadErr)
 	if err != nil {
 		return episodeOut{}, err
 	}
 	return episodeOut{episode: res.Episode, turns: res.Turns, sandboxErr: res.SandboxErr}, nil
+}
+
+// startChatTemplate starts the renderer of the Agent model's chat template when rollout.token_io is
+// tokens and rollout.token_io_delta template (rollout.chat_template_dir, else grpo.model_path; the
+// interpreter of sandbox.python, which needs jinja2); nil otherwise. The caller closes it.
+func startChatTemplate(ctx context.Context, cfg *config.Config) (*chattemplate.Helper, error) {
+	if cfg.Rollout.TokenIO != config.TokenIOTokens || cfg.Rollout.TokenIODelta != config.DeltaTemplate {
+		return nil, nil
+	}
+	dir := cfg.Rollout.ChatTemplateDir
+	if dir == "" {
+		dir = cfg.GRPO.ModelPath
+	}
+	python := cfg.Sandbox.Python
+	if python == "" {
+		python = sandbox.DefaultPython()
+	}
+	h, err := chattemplate.Start(ctx, chattemplate.Options{Python: python, ModelDir: dir, RenderOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("rollout: rollout.token_io_delta template: %w", err)
+	}
+	return h, nil
 }

@@ -22,7 +22,7 @@ import (
 // tokenIO sets rollout.token_io tokens with the toy chat template's text between turns.
 func tokenIO(c *config.Config) {
 	c.Rollout.GroupSize, c.Rollout.HintedGroupSize = 3, 2
-	c.Rollout.TokenIO, c.Rollout.TokenIOTemplate = config.TokenIOTokens, llmtest.TokenIOTemplate
+	c.Rollout.TokenIO, c.Rollout.TokenIODelta, c.Rollout.TokenIOTemplate = config.TokenIOTokens, config.DeltaText, llmtest.TokenIOTemplate
 	c.Rollout.Context = config.ContextTruncate
 }
 
@@ -123,13 +123,17 @@ func TestRolloutTokenIOExtendsThePromptAndReplays(t *testing.T) {
 	sameRows(t, "episodes", episodes, replayed)
 }
 
-// The config refuses token_io tokens without a template, with drop_oldest, or in the tools setting.
+// The config refuses token_io tokens without a template (delta text) or a chat template directory
+// (delta template), with drop_oldest, or in the tools setting.
 func TestTokenIOConfigIsChecked(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		mutate func(*config.Config)
 	}{
 		{"no template", func(c *config.Config) { c.Rollout.TokenIOTemplate = "<|user|>" }},
+		{"no chat template dir", func(c *config.Config) {
+			c.Rollout.TokenIODelta, c.Rollout.ChatTemplateDir, c.GRPO.ModelPath = config.DeltaTemplate, "", ""
+		}},
 		{"drop_oldest", func(c *config.Config) { c.Rollout.Context = config.ContextDropOldest }},
 		{"tools", func(c *config.Config) { c.Setting = schemas.SettingTools }},
 	} {
