@@ -14,6 +14,10 @@ type Generate struct {
 	// HintMaxTokens caps the completion tokens of the separate hint call (the authors'
 	// --spade-hint-max-tokens: 4096 in games, 2048 in tools).
 	HintMaxTokens int `json:"hint_max_tokens" range:">=1"`
+	// HintThinking is whether the separate hint call asks a hybrid template to think: default, on or off.
+	// default follows llm.designer.thinking (the hint writer is the Designer's model). The authors write
+	// hints with thinking off at 8B.
+	HintThinking Thinking `json:"hint_thinking"`
 	// HintPromptFile names a template file to use instead of the embedded hint prompt; empty uses it.
 	HintPromptFile string `json:"hint_prompt_file"`
 	// Regen is how a slot whose candidate failed the gate is asked again: resample or repair. resample
@@ -63,7 +67,10 @@ func (Generate) validate(*Config) error { return nil }
 // presetGenerate is the authors' hint writer and regeneration: a separate hint call at temperature 0.3
 // with 4,096 tokens (2,048 in tools), failed slots resampled.
 func presetGenerate(p presetSpec) Generate {
-	g := Generate{HintMode: HintSeparate, HintTemperature: 0.3, HintMaxTokens: 4096, Regen: RegenResample}
+	g := Generate{HintMode: HintSeparate, HintTemperature: 0.3, HintMaxTokens: 4096, Regen: RegenResample, HintThinking: ThinkingDefault}
+	if p.size == "qwen3-8b" {
+		g.HintThinking = ThinkingOff
+	}
 	if p.setting == schemas.SettingTools {
 		g.HintMaxTokens = 2048
 	}

@@ -60,25 +60,61 @@ type Role struct {
 	// TopK keeps the role's k most likely tokens at each sampling step; 0 leaves it to the server. The
 	// authors sample the Designer and the Agent with 20.
 	TopK int `json:"top_k" range:">=0"`
+	// Thinking is whether the role's chat requests ask a hybrid thinking template to think: default, on or
+	// off. on and off send chat_template_kwargs {"enable_thinking": true|false} (read by vLLM and SGLang
+	// alike); default sends none, leaving the template's own default (Qwen3-8B thinks). The authors' 8B
+	// recipes think in both roles (--spade-env-enable-thinking, ACTOR_THINKING=1).
+	Thinking Thinking `json:"thinking"`
 }
+
+// Thinking is llm.<role>.thinking, generate.hint_thinking and rollout.hinted_thinking: what a call asks
+// of a hybrid thinking chat template.
+type Thinking string
+
+// The thinking values.
+const (
+	// ThinkingDefault sends no chat_template_kwargs.
+	ThinkingDefault Thinking = "default"
+	// ThinkingOn sends {"enable_thinking": true}.
+	ThinkingOn Thinking = "on"
+	// ThinkingOff sends {"enable_thinking": false}.
+	ThinkingOff Thinking = "off"
+)
+
+// ThinkingValues lists every thinking value.
+func ThinkingValues() []Thinking { return []Thinking{ThinkingDefault, ThinkingOn, ThinkingOff} }
+
+// Kwargs is the chat_template_kwargs the value sends: nil for default (or empty, an old run's value).
+func (t Thinking) Kwargs() map[string]any {
+	switch t {
+	case ThinkingOn:
+		return map[string]any{"enable_thinking": true}
+	case ThinkingOff:
+		return map[string]any{"enable_thinking": false}
+	}
+	return nil
+}
+
+func init() { registerEnum(ThinkingValues()) }
 
 // validate has no rule beyond the declared ranges.
 func (LLM) validate(*Config) error { return nil }
 
 // presetLLM is the sampling of the authors' launch scripts for the Designer and the Agent (temperature
-// 0.6, top-p 0.95, top-k 20; 16,384 Designer tokens, 20,000 at 8B; 8,192 Agent tokens), a greedy screen,
+// 0.6, top-p 0.95, top-k 20; 16,384 Designer tokens, 20,000 at 8B; 8,192 Agent tokens; both thinking at
+// 8B, the only hybrid model), a greedy screen,
 // and the client limits: 256 calls in flight, 10 minutes per attempt, 6 retries.
 func presetLLM(p presetSpec) LLM {
-	designerTokens := 16384
+	designerTokens, thinking := 16384, ThinkingDefault
 	if p.size == "qwen3-8b" {
-		designerTokens = 20000
+		designerTokens, thinking = 20000, ThinkingOn
 	}
 	return LLM{
 		Designer: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: designerTokens,
-			Temperature: 0.6, TopP: 0.95, TopK: 20},
+			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: thinking},
 		Agent: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 8192,
-			Temperature: 0.6, TopP: 0.95, TopK: 20},
-		Screen:         Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0},
+			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: thinking},
+		Screen:         Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0, Thinking: ThinkingDefault},
 		MaxInFlight:    256,
 		TimeoutSeconds: 600,
 		MaxRetries:     6,

@@ -20,6 +20,10 @@ type Rollout struct {
 	// HintedAt is when the hinted plays run: pool_start or every_step. pool_start plays them at the
 	// pool's first step only (the authors' schedule); every_step at every step, beside the unhinted plays.
 	HintedAt HintedAt `json:"hinted_at"`
+	// HintedThinking is whether the hinted plays' calls ask a hybrid template to think: default, on or off.
+	// default follows llm.agent.thinking, as the unhinted plays always do. The authors play the hinted
+	// group with thinking off at 8B.
+	HintedThinking Thinking `json:"hinted_thinking"`
 	// MaxTurns is the most actions an episode takes. An episode still running then ends with ended_by
 	// max_turns (the authors' --spade-max-turns, 25).
 	MaxTurns int `json:"max_turns" range:">=1"`
@@ -245,6 +249,10 @@ func presetRollout(p presetSpec) Rollout {
 		ActionFormat: ActionBoxed, TokenIO: TokenIOChat, TokenIODelta: DeltaServer}
 	if p.ownToolsScript() {
 		r.GroupSize, r.HintedGroupSize = 16, 4
+	}
+	r.HintedThinking = ThinkingDefault
+	if p.size == "qwen3-8b" {
+		r.HintedThinking = ThinkingOff
 	}
 	return r
 }

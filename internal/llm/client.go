@@ -145,8 +145,11 @@ func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
 		// llm.tool_choice omit (Settings.OmitToolChoice) sends none there.
 		body.ToolChoice = "none"
 	}
-	if len(req.ChatTemplateKwargs) > 0 {
-		body.ChatTemplateKwargs = req.ChatTemplateKwargs
+	if !rs.Plain { // a hosted API takes no template variables
+		body.ChatTemplateKwargs = rs.ChatTemplateKwargs
+		if req.ChatTemplateKwargs != nil {
+			body.ChatTemplateKwargs = req.ChatTemplateKwargs
+		}
 	}
 	raw, err := json.Marshal(&body)
 	if err != nil {
@@ -225,8 +228,12 @@ func (c *Client) TokenizeChat(ctx context.Context, treq TokenizeChatRequest) (*C
 		return nil, fmt.Errorf("llm: role %s is not configured", treq.Role)
 	}
 	req := Request{Role: treq.Role, Step: treq.Step, Key: treq.Key}
+	kwargs := rs.ChatTemplateKwargs
+	if treq.ChatTemplateKwargs != nil {
+		kwargs = treq.ChatTemplateKwargs
+	}
 	body, hash, err := encodeBody(&TokenizeChatRequestBody{Model: rs.Model, Messages: treq.Messages, Tools: treq.Tools,
-		AddGenerationPrompt: treq.AddGenerationPrompt, ChatTemplateKwargs: treq.ChatTemplateKwargs}, &req)
+		AddGenerationPrompt: treq.AddGenerationPrompt, ChatTemplateKwargs: kwargs}, &req)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ import (
 func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 	role := func(r config.Role, trained bool) RoleSettings {
 		rs := RoleSettings{BaseURL: r.BaseURL, Model: r.Model, APIKeyEnv: r.APIKeyEnv, MaxTokens: r.MaxTokens,
-			Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, WeightsVersion: r.Model}
+			Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, WeightsVersion: r.Model, ChatTemplateKwargs: r.Thinking.Kwargs()}
 		if trained && weightsVersion != "" {
 			rs.WeightsVersion = weightsVersion
 			if !cfg.GRPO.Publish.FullWeights() {
@@ -61,6 +61,9 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 	// temperature and length (generate.hint_temperature, generate.hint_max_tokens).
 	hint := designer
 	hint.Temperature, hint.MaxTokens = cfg.Generate.HintTemperature, cfg.Generate.HintMaxTokens
+	if kw := cfg.Generate.HintThinking.Kwargs(); kw != nil {
+		hint.ChatTemplateKwargs = kw // the hint call's own thinking, else the Designer's
+	}
 	s.Roles[schemas.RoleHint] = hint
 	return s
 }

@@ -34,6 +34,9 @@ type RoleSettings struct {
 	// max_completion_tokens instead of max_tokens, and temperature and top_p only when not 1. For a
 	// hosted model serving a frozen Designer, whose calls are never trained (token columns stay null).
 	Plain bool
+	// ChatTemplateKwargs are sent as chat_template_kwargs with every chat request of the role (the role's
+	// thinking setting) unless the request carries its own; nil sends none.
+	ChatTemplateKwargs map[string]any
 }
 
 // Settings configures a Client.
@@ -131,9 +134,10 @@ type Request struct {
 	// sent to POST /completions with these token ids as the prompt (vLLM takes a list of ids as `prompt`)
 	// instead of Messages to /chat/completions; Messages and Tools must then be empty.
 	PromptIDs []int64
-	// ChatTemplateKwargs, when not empty, is sent as the Chat Completions body's chat_template_kwargs
-	// (e.g. {"enable_thinking": false} for Qwen3's hybrid template); nil leaves the field out, so a
-	// request without it encodes, and replays, as before. Ignored by a token-id call (PromptIDs).
+	// ChatTemplateKwargs, when not nil, is sent as the Chat Completions body's chat_template_kwargs
+	// (e.g. {"enable_thinking": false} for Qwen3's hybrid template) instead of the role's; nil sends the
+	// role's (RoleSettings.ChatTemplateKwargs), and none when the role has none, so a request without
+	// them encodes, and replays, as before. Ignored by a token-id call (PromptIDs).
 	ChatTemplateKwargs map[string]any
 	// MaxTokens, when > 0 and below the role's max_tokens, lowers this call's max_tokens to it (the Agent's
 	// answer must fit in what is left of the context); 0 sends the role's, so a request without it
@@ -171,7 +175,7 @@ type TokenizeChatRequest struct {
 	Messages            []Message
 	Tools               []json.RawMessage
 	AddGenerationPrompt bool
-	// ChatTemplateKwargs are the template's extra variables; nil sends none.
+	// ChatTemplateKwargs are the template's extra variables; nil sends the role's.
 	ChatTemplateKwargs map[string]any
 }
 

@@ -58,7 +58,7 @@ func lastAnswer(messages []llm.Message) int {
 // authors' get_token_delta), from the source rollout.token_io_delta names. A non-empty reason is a play
 // that cannot go on (the server failed the call, or the template re-renders the history, so the
 // conversation is no longer an extension of what was sampled); the error is a replay error.
-func (e Episode) delta(ctx context.Context, step int64, key string, messages []llm.Message, observation string) ([]int64, string, error) {
+func (e Episode) delta(ctx context.Context, step int64, key string, messages []llm.Message, observation string, kwargs map[string]any) ([]int64, string, error) {
 	cfg := e.Cfg
 	tokenize := func(text string) ([]int64, string, error) {
 		tok, err := e.Client.Tokenize(ctx, llm.TokenizeRequest{Role: schemas.RoleAgent, Step: step, Key: key, Text: text})
@@ -77,7 +77,7 @@ func (e Episode) delta(ctx context.Context, step int64, key string, messages []l
 				shown, suffix = messages, "/with"
 			}
 			tok, err := e.Client.TokenizeChat(ctx, llm.TokenizeChatRequest{Role: schemas.RoleAgent, Step: step, Key: key + suffix,
-				Messages: shown, AddGenerationPrompt: with})
+				Messages: shown, AddGenerationPrompt: with, ChatTemplateKwargs: kwargs})
 			if err != nil || tok.Failed() {
 				return nil, failReason("tokenize the conversation (rollout.token_io_delta server needs vLLM's /tokenize with messages; with SGLang use template)", tok), err
 			}
@@ -91,11 +91,11 @@ func (e Episode) delta(ctx context.Context, step int64, key string, messages []l
 		if e.Template == nil {
 			return nil, "", errors.New("rollout.token_io_delta template: no chat template renderer was started")
 		}
-		without, err := e.Template.Render(messages[:last+1], nil, false, nil)
+		without, err := e.Template.Render(messages[:last+1], nil, false, kwargs)
 		if err != nil {
 			return nil, "chat template: " + err.Error(), nil
 		}
-		with, err := e.Template.Render(messages, nil, true, nil)
+		with, err := e.Template.Render(messages, nil, true, kwargs)
 		if err != nil {
 			return nil, "chat template: " + err.Error(), nil
 		}
@@ -219,6 +219,7 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 	truncate := cfg.Rollout.Context == config.ContextTruncate
 	// count is the running prompt's length under truncate: real tokens where the server reported them.
 	var count PromptCount
+	kwargs := ThinkingKwargs(cfg, ep.Hinted)
 	var rewards []float64
 	// seq is, under rollout.token_io tokens, the next turn's prompt ids (nil until turn 0 answered).
 	var seq []int64
@@ -232,7 +233,7 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 			return "rollout.token_io tokens: the server returned no prompt or completion token ids (serve the Agent with vLLM, which returns them for return_token_ids)", nil
 		}
 		t := time.Now()
-		delta, reason, err := e.delta(ctx, ep.Step, ObservationKey(id, turn+1), messages, observation)
+		delta, reason, err := e.delta(ctx, ep.Step, ObservationKey(id, turn+1), messages, observation, kwargs)
 		add(e.LLMNanos, t)
 		if err != nil {
 			return "", fmt.Errorf("rollout: env %s episode %s turn %d: tokenize the observation: %w", ep.EnvID, id, turn+1, err)
@@ -246,7 +247,8 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 	}
 	ep.EndedBy = schemas.EndedMaxTurns
 	for turn := 0; turn < cfg.Rollout.MaxTurns; turn++ {
-		req := llm.Request{Role: schemas.RoleAgent, Step: ep.Step, Key: fmt.Sprintf("%s/turn=%d", id, turn), Messages: messages, Tools: tools}
+		req := llm.Request{Role: schemas.RoleAgent, Step: ep.Step, Key: fmt.Sprintf("%s/turn=%d", id, turn), Messages: messages, Tools: tools,
+			ChatTemplateKwargs: kwargs}
 		if seq != nil {
 			// token_io tokens: the running token sequence is the prompt, and its length is exact.
 			req.Messages, req.Tools, req.PromptIDs = nil, nil, seq
@@ -446,3 +448,14 @@ const TruncatedAnswer = "truncated: the answer reached max_tokens without ending
 // end-of-turn token (finish_reason length, as vLLM and SGLang both report it): the play then ends with
 // ended_by truncated.
 func Truncated(comp *llm.Completion) bool { return comp.FinishReason == "length" }
+
+// ThinkingKwargs is the chat_template_kwargs of a play's calls: rollout.hinted_thinking's for a hinted
+// play when it is not default, else llm.agent.thinking's; nil when neither asks anything.
+func ThinkingKwargs(cfg *config.Config, hinted bool) map[string]any {
+	if hinted {
+		if kw := cfg.Rollout.HintedThinking.Kwargs(); kw != nil {
+			return kw
+		}
+	}
+	return cfg.LLM.Agent.Thinking.Kwargs()
+}

@@ -201,3 +201,62 @@ func TestTokenModeRefusesATemplateThatReRenders(t *testing.T) {
 		}
 	}
 }
+
+// The 8B preset on Qwen3-8B's hybrid template: the unhinted plays think (chat_template_kwargs
+// enable_thinking true), the hinted ones do not (false); each turn's prompt is the server's rendering of
+// the canonical history (past think blocks stripped), so every turn is its own sample: none is left out,
+// each trains exactly the served ids in exactly the served context, and every unhinted completion is
+// trained once. The think block never reaches the env: the move is read after it.
+func TestEmulatorThinkingAgentTrainsEachTurn(t *testing.T) {
+	env := envRow(0, 0, counterEnv, "say 7", schemas.SkillMath, "games")
+	script := func(req *llm.ChatRequestBody) llmtest.Reply {
+		if req.ChatTemplateKwargs["enable_thinking"] == false {
+			return llmtest.Reply{Text: "\\boxed{7}"}
+		}
+		return llmtest.Reply{Text: "<think>\nThe counter wants a number; \\boxed{3} would be wrong here.\n</think>\n\nI say \\boxed{7}"}
+	}
+	f, emu := newEmulatorFixture(t, "qwen3-8b-games", chattemplatetest.Hybrid, []schemas.EnvRow{env}, script, nil)
+	if f.cfg.GRPO.SampleUnit != config.SampleTurn || f.cfg.LLM.Agent.Thinking != config.ThinkingOn || f.cfg.Rollout.HintedThinking != config.ThinkingOff {
+		t.Fatalf("8B preset: sample_unit %s, agent thinking %s, hinted thinking %s", f.cfg.GRPO.SampleUnit, f.cfg.LLM.Agent.Thinking, f.cfg.Rollout.HintedThinking)
+	}
+	f.rollout(t, 0)
+	episodes := readStep[schemas.EpisodeRow](t, f, "episodes", 0)
+	unhintedCalls := 0
+	for _, e := range episodes {
+		if e.EndedBy != schemas.EndedDone || e.Turns != 3 || !e.Success {
+			t.Fatalf("episode %s ended %s after %d turns (%s); want solved after 3", e.EpisodeID, e.EndedBy, e.Turns, e.Error)
+		}
+		if !e.Hinted {
+			unhintedCalls += int(e.Turns)
+		}
+	}
+	for _, tr := range readStep[schemas.TurnRow](t, f, "turns", 0) {
+		if tr.Action != "7" {
+			t.Errorf("turn %d of %s played %q; want 7, read after the think block", tr.Turn, tr.EpisodeID, tr.Action)
+		}
+	}
+	thinking := map[bool]int{}
+	for _, req := range emu.Requests() {
+		on, _ := req.ChatTemplateKwargs["enable_thinking"].(bool)
+		hinted := false
+		for _, m := range req.Messages {
+			hinted = hinted || strings.Contains(m.Content, "say 7") // the hint
+		}
+		if hinted == on {
+			t.Errorf("a request (hinted %v) asked enable_thinking %v", hinted, on)
+		}
+		thinking[on]++
+	}
+	if thinking[true] == 0 || thinking[false] == 0 {
+		t.Fatalf("requests by enable_thinking: %v; want both", thinking)
+	}
+	asm, err := grpo.AssembleAgent(grpo.AgentInput{Episodes: episodes, Turns: readStep[schemas.TurnRow](t, f, "turns", 0),
+		Calls: readStep[schemas.LLMCallRow](t, f, "llm_calls", 0), Unit: f.cfg.GRPO.SampleUnit, Std: f.cfg.GRPO.AdvStd, Failed: f.cfg.GRPO.FailedPlay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trained := trainedRuns(t, asm.Samples, emu.Served())
+	if asm.LeftOut.Total() != 0 || len(asm.Samples) != unhintedCalls || trained != unhintedCalls {
+		t.Errorf("left out %v, %d samples, %d runs trained; want none left out and %d turn samples", asm.LeftOut, len(asm.Samples), trained, unhintedCalls)
+	}
+}
