@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/sandbox"
 )
 
@@ -19,6 +20,9 @@ type doctorOptions struct {
 	Python string
 	// Strict is --strict: fail unless bwrap works.
 	Strict bool
+	// LLM is --llm, a server's /v1 root to check instead of the sandbox; Model, Publish and APIKeyEnv
+	// are --model, --publish and --api-key-env.
+	LLM, Model, Publish, APIKeyEnv string
 }
 
 func newDoctorCommand() *cli.Command {
@@ -32,14 +36,30 @@ isolation layer works (generated code would then be refused without --unsafe-no-
 --strict, when the best layer is not bwrap. Every layer that fails, and a missing optional module, gets a
 line saying what to set or install.
 
+With --llm URL it checks a live inference server instead, one line per check with its fix: the models
+it serves and whether it is vLLM or SGLang, whether a chat call returns the token ids and log-probs GRPO
+trains on, whether it tokenizes text and conversations (token mode), whether its chat template keeps
+the history (which token mode that implies), and whether the --publish endpoint exists. Exits 1 when a
+check fails.
+
 Example: spade doctor
-         SPADE_PYTHON=/usr/bin/python3 spade doctor`,
+         SPADE_PYTHON=/usr/bin/python3 spade doctor
+         spade doctor --llm http://gpu1:30000/v1 --publish sglang`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 unless bwrap, the strongest layer, works"},
+			&cli.StringFlag{Name: "llm", Usage: "check the inference server at this OpenAI root (http://host:port/v1) instead of the sandbox"},
+			&cli.StringFlag{Name: "model", Usage: "with --llm: the served model to call (default: the first listed)"},
+			&cli.StringFlag{Name: "publish", Value: "sglang", Usage: "with --llm: the grpo.publish mode whose endpoint to probe: sglang, vllm_reload, lora or none"},
+			&cli.StringFlag{Name: "api-key-env", Value: "OPENAI_API_KEY", Usage: "with --llm: the variable holding the API key"},
 		},
 		Action: func(c *cli.Context) error {
-			return runDoctor(c.Context, doctorOptions{globalOptions: globalsFrom(c), Python: c.String("python"), Strict: c.Bool("strict")})
+			opts := doctorOptions{globalOptions: globalsFrom(c), Python: c.String("python"), Strict: c.Bool("strict"),
+				LLM: c.String("llm"), Model: c.String("model"), Publish: c.String("publish"), APIKeyEnv: c.String("api-key-env")}
+			if opts.LLM != "" {
+				return runDoctorLLM(c.Context, opts)
+			}
+			return runDoctor(c.Context, opts)
 		},
 	}
 }
@@ -149,4 +169,29 @@ func moduleAdvice(missing []string, py *sandbox.Python) string {
 	}
 	return fmt.Sprintf("%s -m pip install %s, or use the system interpreter: SPADE_PYTHON=%s (apt-get install -y python3-numpy python3-sympy)",
 		py.Executable, strings.Join(missing, " "), systemPython)
+}
+
+// runDoctorLLM checks a live inference server (llm.Diagnose) and prints one line per check, with the
+// fix under a failed check or a note.
+func runDoctorLLM(ctx context.Context, opts doctorOptions) error {
+	out := opts.Out
+	fmt.Fprintf(out, "llm:       %s\n", opts.LLM)
+	failed := 0
+	for _, f := range llm.Diagnose(ctx, llm.DiagnoseOptions{BaseURL: opts.LLM, Model: opts.Model, Publish: opts.Publish, APIKeyEnv: opts.APIKeyEnv}) {
+		verdict := "ok"
+		if !f.OK {
+			verdict, failed = "FAIL", failed+1
+		}
+		fmt.Fprintf(out, "  %-14s %-4s %s\n", f.Check, verdict, f.Detail)
+		switch {
+		case f.Fix != "" && f.OK:
+			fmt.Fprintf(out, "  %-14s      note: %s\n", "", f.Fix)
+		case f.Fix != "":
+			fmt.Fprintf(out, "  %-14s      fix: %s\n", "", f.Fix)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("doctor --llm: %d check(s) failed at %s (see the fix lines above)", failed, opts.LLM)
+	}
+	return nil
 }

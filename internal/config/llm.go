@@ -28,6 +28,12 @@ type LLM struct {
 	// none, and without a --tool-call-parser returns the calls as text). The authors call SGLang's
 	// /generate with token ids and no tool_choice. Every preset: none.
 	ToolChoice ToolChoice `json:"tool_choice"`
+	// Server is which inference server the roles talk to: auto, vllm or sglang. Their request extras and
+	// response layouts differ (vLLM 0.10.2+: return_token_ids, the top-level prompt_token_ids,
+	// /v1/completions with token ids; SGLang 0.5.13+: return_prompt_token_ids and return_meta_info, ids
+	// per choice, /generate with input_ids). auto reads it from GET /v1/models (owned_by) when a stage
+	// starts, and a replay from the recorded requests; a server that names neither gets vLLM's layout.
+	Server LLMServer `json:"server"`
 	// PromptFile names a template file to use instead of the embedded Designer prompt; empty uses it.
 	// stages/generate.PromptData lists what the template gets.
 	PromptFile string `json:"prompt_file"`
@@ -95,7 +101,26 @@ func (t Thinking) Kwargs() map[string]any {
 	return nil
 }
 
-func init() { registerEnum(ThinkingValues()) }
+func init() {
+	registerEnum(ThinkingValues())
+	registerEnum(LLMServerValues())
+}
+
+// LLMServer is llm.server: which inference server the roles talk to.
+type LLMServer string
+
+// The llm.server values.
+const (
+	// ServerAuto detects the server from GET /v1/models.
+	ServerAuto LLMServer = "auto"
+	// ServerVLLM is vLLM's layout.
+	ServerVLLM LLMServer = "vllm"
+	// ServerSGLang is SGLang's layout.
+	ServerSGLang LLMServer = "sglang"
+)
+
+// LLMServerValues lists every llm.server value.
+func LLMServerValues() []LLMServer { return []LLMServer{ServerAuto, ServerVLLM, ServerSGLang} }
 
 // validate has no rule beyond the declared ranges.
 func (LLM) validate(*Config) error { return nil }
@@ -119,6 +144,7 @@ func presetLLM(p presetSpec) LLM {
 		TimeoutSeconds: 600,
 		MaxRetries:     6,
 		ToolChoice:     ToolChoiceNone,
+		Server:         ServerAuto,
 	}
 }
 

@@ -26,6 +26,9 @@ type Client struct {
 
 	mu    sync.Mutex
 	calls []Call
+	// servers is the server each role talks to: RoleSettings.Server, else what Check detected (vLLM's
+	// layout until then).
+	servers map[schemas.Role]Server
 }
 
 // New returns a Client for the roles in s. A role whose base URL is "replay:<run>" is answered from
@@ -33,7 +36,7 @@ type Client struct {
 // Check before any work to fail fast on a bad endpoint.
 func New(ctx context.Context, s Settings, load ReplayLoader) (*Client, error) {
 	s = s.withDefaults()
-	c := &Client{settings: s, backends: map[schemas.Role]backend{}, inFlight: make(chan struct{}, s.MaxInFlight)}
+	c := &Client{settings: s, backends: map[schemas.Role]backend{}, inFlight: make(chan struct{}, s.MaxInFlight), servers: map[schemas.Role]Server{}}
 	httpClient := &http.Client{Transport: newHTTPTransport(s.MaxInFlight)}
 	replays := map[string]*replayBackend{}
 	for role, rs := range s.Roles {
@@ -51,6 +54,9 @@ func New(ctx context.Context, s Settings, load ReplayLoader) (*Client, error) {
 				replays[run] = rb
 			}
 			c.backends[role] = rb
+			if rs.Server == "" {
+				c.servers[role] = rb.servers[role] // a replay encodes as the recording did
+			}
 			continue
 		}
 		c.backends[role] = newHTTPBackend(rs, s, httpClient)
@@ -73,11 +79,31 @@ func (c *Client) Check(ctx context.Context, roles ...schemas.Role) error {
 		if !ok {
 			return fmt.Errorf("llm: role %s is not configured", r)
 		}
-		if err := b.check(ctx, r); err != nil {
+		server, err := b.check(ctx, r)
+		if err != nil {
 			return err
 		}
+		c.mu.Lock()
+		if rs := c.settings.Roles[r]; rs.Server == "" && server != "" {
+			c.servers[r] = server
+		}
+		c.mu.Unlock()
 	}
 	return nil
+}
+
+// Server is the server a role talks to: llm.server when set, else the one Check detected (or the
+// recording's, for a replay), else vLLM.
+func (c *Client) Server(role schemas.Role) Server {
+	if s := c.settings.Roles[role].Server; s != "" {
+		return s
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.servers[role]; s != "" {
+		return s
+	}
+	return ServerVLLM
 }
 
 // Settings returns the client's settings with defaults filled in.
@@ -103,6 +129,7 @@ const (
 	kindChat       callKind = iota // POST /chat/completions
 	kindCompletion                 // POST /completions with a token-id prompt (Request.PromptIDs)
 	kindTokenize                   // POST /tokenize (TokenizeRequest)
+	kindGenerate                   // SGLang's POST /generate with input_ids (Request.PromptIDs)
 )
 
 // EncodeRequest returns the exact body Chat sends for req and its hex SHA-256 (the replay key): a Chat
@@ -134,15 +161,20 @@ func (c *Client) EncodeRequest(req *Request) ([]byte, string, error) {
 		body.MaxTokens = req.maxTokens(rs.MaxTokens)
 		body.Temperature, body.TopP = &rs.Temperature, &rs.TopP
 		body.TopK = max(rs.TopK, 0)
-		body.Logprobs, body.TopLogprobs, body.ReturnTokenIDs = &yes, &zero, &yes
+		body.Logprobs, body.TopLogprobs = &yes, &zero
+		if c.Server(req.Role) == ServerSGLang {
+			body.ReturnPromptTokenIDs, body.ReturnMetaInfo = &yes, &yes
+		} else {
+			body.ReturnTokenIDs = &yes
+		}
 	}
-	if len(req.Tools) > 0 && !c.settings.OmitToolChoice {
+	if len(req.Tools) > 0 && !c.settings.OmitToolChoice && c.Server(req.Role) != ServerSGLang {
 		// The tools go to the server so its chat template renders them; the calls are parsed from the
 		// sampled text (internal/play.ParseToolCalls). "none" asks for no server-side parsing: vLLM then
 		// needs neither --enable-auto-tool-choice nor --tool-call-parser (an omitted tool_choice means
 		// "auto" there, a 400 without them) and still renders the tools (unless served with
-		// --exclude-tools-when-tool-choice-none). SGLang leaves the tools out under "none", so
-		// llm.tool_choice omit (Settings.OmitToolChoice) sends none there.
+		// --exclude-tools-when-tool-choice-none). SGLang leaves the tools out under "none", so a role
+		// served by SGLang, or llm.tool_choice omit (Settings.OmitToolChoice), sends none.
 		body.ToolChoice = "none"
 	}
 	if !rs.Plain { // a hosted API takes no template variables
@@ -167,6 +199,11 @@ func (c *Client) encodeCompletion(req *Request, rs RoleSettings) ([]byte, string
 	}
 	if rs.Plain {
 		return nil, "", fmt.Errorf("llm: %s request %s: a token-id prompt needs vLLM's /completions, not a plain (portable) role", req.Role, req.Key)
+	}
+	if c.Server(req.Role) == ServerSGLang {
+		return encodeBody(&GenerateRequestBody{InputIDs: req.PromptIDs, ReturnLogprob: true, SamplingParams: SamplingParams{
+			MaxNewTokens: req.maxTokens(rs.MaxTokens), Temperature: &rs.Temperature, TopP: &rs.TopP, TopK: max(rs.TopK, 0),
+			SamplingSeed: RequestSeed(c.settings.Seed, req.Role, req.Step, req.Key)}}, req)
 	}
 	yes, zero := true, 0
 	body := CompletionRequestBody{
@@ -200,6 +237,9 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Completion, error) {
 	kind := kindChat
 	if req.PromptIDs != nil {
 		kind = kindCompletion
+		if c.Server(req.Role) == ServerSGLang {
+			kind = kindGenerate
+		}
 	}
 	return c.do(ctx, kind, &req, body, hash)
 }
@@ -253,7 +293,7 @@ func (c *Client) do(ctx context.Context, kind callKind, req *Request, body []byt
 	if err != nil {
 		return nil, err
 	}
-	if kind == kindCompletion && out.Err == "" && out.PromptTokenIDs == nil {
+	if (kind == kindCompletion || kind == kindGenerate) && out.Err == "" && out.PromptTokenIDs == nil {
 		out.PromptTokenIDs = append([]int64(nil), req.PromptIDs...)
 	}
 	if kind == kindTokenize && out.Model == "" && out.Err == "" {

@@ -23,8 +23,9 @@ import (
 type backend interface {
 	// complete returns the Outcome of the request; a Go error means the stage must stop.
 	complete(ctx context.Context, kind callKind, req *Request, body []byte, hash string) (Outcome, error)
-	// check verifies, before any work, that the role can be served.
-	check(ctx context.Context, role schemas.Role) error
+	// check verifies, before any work, that the role can be served, and says which server serves it
+	// ("" when it cannot tell).
+	check(ctx context.Context, role schemas.Role) (Server, error)
 }
 
 // httpBackend talks to one OpenAI-compatible server for one role.
@@ -112,6 +113,8 @@ func (b *httpBackend) kindURL(kind callKind) string {
 		return b.endpoint("/completions")
 	case kindTokenize:
 		return strings.TrimSuffix(strings.TrimRight(b.settings.BaseURL, "/"), "/v1") + "/tokenize"
+	case kindGenerate:
+		return strings.TrimSuffix(strings.TrimRight(b.settings.BaseURL, "/"), "/v1") + "/generate"
 	}
 	return b.endpoint("/chat/completions")
 }
@@ -180,6 +183,11 @@ func decodeResponse(kind callKind, raw []byte) attemptResult {
 		if err = json.Unmarshal(raw, &body); err == nil {
 			out, err = outcomeFromTokenize(&body)
 		}
+	case kindGenerate:
+		var body GenerateResponseBody
+		if err = json.Unmarshal(raw, &body); err == nil {
+			out, err = outcomeFromGenerate(&body)
+		}
 	default:
 		var body ChatResponseBody
 		if err = json.Unmarshal(raw, &body); err == nil {
@@ -200,50 +208,51 @@ func decodeResponse(kind callKind, raw []byte) attemptResult {
 // modelList is the body of GET /models.
 type modelList struct {
 	Data []struct {
-		ID string `json:"id"`
+		ID      string `json:"id"`
+		OwnedBy string `json:"owned_by"`
 	} `json:"data"`
 }
 
-func (b *httpBackend) check(ctx context.Context, role schemas.Role) error {
+func (b *httpBackend) check(ctx context.Context, role schemas.Role) (Server, error) {
 	if b.settings.BaseURL == "" {
-		return fmt.Errorf("llm: %s: no base URL: set llm.%s.base_url or OPENAI_BASE_URL", role, role)
+		return "", fmt.Errorf("llm: %s: no base URL: set llm.%s.base_url or OPENAI_BASE_URL", role, role)
 	}
 	if !strings.HasPrefix(b.settings.BaseURL, "http://") && !strings.HasPrefix(b.settings.BaseURL, "https://") {
-		return fmt.Errorf("llm: %s: base URL %q is neither http(s):// nor replay:<run>", role, b.settings.BaseURL)
+		return "", fmt.Errorf("llm: %s: base URL %q is neither http(s):// nor replay:<run>", role, b.settings.BaseURL)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(cctx, http.MethodGet, b.endpoint("/models"), nil)
 	if err != nil {
-		return fmt.Errorf("llm: %s: %w", role, err)
+		return "", fmt.Errorf("llm: %s: %w", role, err)
 	}
 	if b.apiKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+b.apiKey)
 	}
 	resp, err := b.client.Do(hreq)
 	if err != nil {
-		return fmt.Errorf("llm: %s: endpoint %s unreachable: %w (is the server running? check llm.%s.base_url)", role, b.settings.BaseURL, err, role)
+		return "", fmt.Errorf("llm: %s: endpoint %s unreachable: %w (is the server running? check llm.%s.base_url)", role, b.settings.BaseURL, err, role)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return fmt.Errorf("llm: %s: endpoint %s refused the API key (HTTP %d): set the variable named by llm.%s.api_key_env", role, b.settings.BaseURL, resp.StatusCode, role)
+		return "", fmt.Errorf("llm: %s: endpoint %s refused the API key (HTTP %d): set the variable named by llm.%s.api_key_env", role, b.settings.BaseURL, resp.StatusCode, role)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("llm: %s: GET %s: HTTP %d: %s (is this an OpenAI-compatible /v1 root?)", role, b.endpoint("/models"), resp.StatusCode, prefix(string(raw), 200))
+		return "", fmt.Errorf("llm: %s: GET %s: HTTP %d: %s (is this an OpenAI-compatible /v1 root?)", role, b.endpoint("/models"), resp.StatusCode, prefix(string(raw), 200))
 	}
 	var list modelList
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return fmt.Errorf("llm: %s: GET %s: not a model list: %w", role, b.endpoint("/models"), err)
+		return "", fmt.Errorf("llm: %s: GET %s: not a model list: %w", role, b.endpoint("/models"), err)
 	}
 	served := make([]string, 0, len(list.Data))
 	for _, m := range list.Data {
 		if m.ID == b.settings.Model {
-			return nil
+			return DetectServer(m.OwnedBy), nil
 		}
 		served = append(served, m.ID)
 	}
-	return fmt.Errorf("llm: %s: model %q is not served by %s (served: %s); set llm.%s.model", role, b.settings.Model, b.settings.BaseURL, strings.Join(served, ", "), role)
+	return "", fmt.Errorf("llm: %s: model %q is not served by %s (served: %s); set llm.%s.model", role, b.settings.Model, b.settings.BaseURL, strings.Join(served, ", "), role)
 }
 
 // prefix returns at most n bytes of s, cut at a rune boundary.

@@ -23,6 +23,12 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 	role := func(r config.Role, trained bool) RoleSettings {
 		rs := RoleSettings{BaseURL: r.BaseURL, Model: r.Model, APIKeyEnv: r.APIKeyEnv, MaxTokens: r.MaxTokens,
 			Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, WeightsVersion: r.Model, ChatTemplateKwargs: r.Thinking.Kwargs()}
+		switch cfg.LLM.Server {
+		case config.ServerVLLM:
+			rs.Server = ServerVLLM
+		case config.ServerSGLang:
+			rs.Server = ServerSGLang
+		}
 		if trained && weightsVersion != "" {
 			rs.WeightsVersion = weightsVersion
 			if !cfg.GRPO.Publish.FullWeights() {

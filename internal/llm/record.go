@@ -27,6 +27,11 @@ func (c *Call) Row() schemas.LLMCallRow {
 		WeightsVersion:     c.WeightsVersion,
 		Error:              c.Err,
 	}
+	if len(row.CompletionTokenIDs) == 0 {
+		// A server that sent log-probs but not the ids they belong to (SGLang without
+		// return_meta_info): the log-probs alone cannot be trained on, and the row would not validate.
+		row.CompletionLogprobs = nil
+	}
 	if len(c.ToolCalls) > 0 {
 		raw, _ := json.Marshal(c.ToolCalls) // plain structs of strings: cannot fail
 		row.ToolCalls = string(raw)

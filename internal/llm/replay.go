@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spadekit/spade/schemas"
 )
@@ -15,11 +16,19 @@ type replayBackend struct {
 	byHash map[string]Outcome
 	byID   map[string]Call
 	roles  map[schemas.Role]int
+	// servers is the server each role's recorded requests were encoded for.
+	servers map[schemas.Role]Server
 }
 
 func newReplayBackend(run string, calls []Call) *replayBackend {
-	rb := &replayBackend{run: run, byHash: make(map[string]Outcome, len(calls)), byID: make(map[string]Call, len(calls)), roles: map[schemas.Role]int{}}
+	rb := &replayBackend{run: run, byHash: make(map[string]Outcome, len(calls)), byID: make(map[string]Call, len(calls)), roles: map[schemas.Role]int{},
+		servers: map[schemas.Role]Server{}}
 	for _, c := range calls {
+		if sglangRequest(c.RequestJSON) {
+			rb.servers[c.Role] = ServerSGLang
+		} else if rb.servers[c.Role] == "" {
+			rb.servers[c.Role] = ServerVLLM
+		}
 		rb.byID[c.CallID] = c
 		if _, dup := rb.byHash[c.RequestHash]; !dup {
 			rb.byHash[c.RequestHash] = c.Outcome
@@ -40,9 +49,17 @@ func (rb *replayBackend) complete(_ context.Context, _ callKind, req *Request, b
 	return out, nil
 }
 
-func (rb *replayBackend) check(_ context.Context, role schemas.Role) error {
+// check says which server the recording talked to: SGLang when a recorded request asked for its
+// extensions (return_meta_info), else vLLM.
+func (rb *replayBackend) check(_ context.Context, role schemas.Role) (Server, error) {
 	if rb.roles[role] == 0 {
-		return fmt.Errorf("llm: %s: replay run %q has no recorded %s calls", role, rb.run, role)
+		return "", fmt.Errorf("llm: %s: replay run %q has no recorded %s calls", role, rb.run, role)
 	}
-	return nil
+	return rb.servers[role], nil
+}
+
+// sglangRequest reports whether a recorded request body was encoded for SGLang (its chat extension
+// return_meta_info, or a /generate body).
+func sglangRequest(body string) bool {
+	return strings.Contains(body, `"return_meta_info":true`) || strings.HasPrefix(body, `{"input_ids":`)
 }

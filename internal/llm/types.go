@@ -37,6 +37,9 @@ type RoleSettings struct {
 	// ChatTemplateKwargs are sent as chat_template_kwargs with every chat request of the role (the role's
 	// thinking setting) unless the request carries its own; nil sends none.
 	ChatTemplateKwargs map[string]any
+	// Server is the server the role talks to (llm.server); empty detects it at Client.Check from GET
+	// /v1/models (owned_by), vLLM's layout until then.
+	Server Server
 }
 
 // Settings configures a Client.

@@ -26,6 +26,10 @@ type ChatRequestBody struct {
 	TopLogprobs *int  `json:"top_logprobs,omitempty"`
 	// ReturnTokenIDs is vLLM's extension returning prompt_token_ids and choices[].token_ids.
 	ReturnTokenIDs *bool `json:"return_token_ids,omitempty"`
+	// ReturnPromptTokenIDs and ReturnMetaInfo are SGLang's: choices[].prompt_token_ids and
+	// choices[].meta_info (the sampled ids and log-probs).
+	ReturnPromptTokenIDs *bool `json:"return_prompt_token_ids,omitempty"`
+	ReturnMetaInfo       *bool `json:"return_meta_info,omitempty"`
 	// ChatTemplateKwargs are the chat template's extra variables (Request.ChatTemplateKwargs), read by
 	// vLLM and SGLang alike, e.g. {"enable_thinking": false}; omitted when empty.
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`
@@ -118,6 +122,9 @@ type ChatChoice struct {
 	FinishReason string          `json:"finish_reason"`
 	// TokenIDs is vLLM's list of sampled token ids.
 	TokenIDs []int64 `json:"token_ids,omitempty"`
+	// PromptTokenIDs and MetaInfo are SGLang's, per choice (return_prompt_token_ids, return_meta_info).
+	PromptTokenIDs []int64   `json:"prompt_token_ids,omitempty"`
+	MetaInfo       *MetaInfo `json:"meta_info,omitempty"`
 }
 
 // ResponseMessage is the assistant message of a choice; Content is null when only tools are called.
@@ -167,6 +174,21 @@ func outcomeFromBody(body *ChatResponseBody) (Outcome, error) {
 		out.CompletionLogprobs = make([]float64, len(choice.Logprobs.Content))
 		for i, tok := range choice.Logprobs.Content {
 			out.CompletionLogprobs[i] = tok.Logprob
+		}
+	}
+	// SGLang's layout: the prompt ids in the choice, the sampled ids and log-probs in its meta_info
+	// (whose log-probs are the sampled tokens' own, as vLLM's logprobs.content are).
+	if out.PromptTokenIDs == nil {
+		out.PromptTokenIDs = choice.PromptTokenIDs
+	}
+	if out.CompletionTokenIDs == nil && choice.MetaInfo != nil {
+		ids, lps, err := choice.MetaInfo.sampled()
+		if err != nil {
+			return Outcome{}, err
+		}
+		out.CompletionTokenIDs = ids
+		if lps != nil {
+			out.CompletionLogprobs = lps
 		}
 	}
 	if body.Usage != nil {

@@ -23,7 +23,7 @@ import (
 // newEmulatorFixture is a fixture whose Agent is served by the emulator: Qwen3's real tokenizer and
 // template (which), one completion in three served with a non-canonical split. The config is preset's,
 // with smaller groups.
-func newEmulatorFixture(t *testing.T, preset string, which chattemplatetest.Template, envs []schemas.EnvRow, script llmtest.Script, mutate func(*config.Config)) (*fixture, *llmtest.Emulator) {
+func newEmulatorFixture(t *testing.T, preset string, which chattemplatetest.Template, layout llmtest.Layout, envs []schemas.EnvRow, script llmtest.Script, mutate func(*config.Config)) (*fixture, *llmtest.Emulator) {
 	t.Helper()
 	cfg, err := config.Preset(preset)
 	if err != nil {
@@ -33,7 +33,7 @@ func newEmulatorFixture(t *testing.T, preset string, which chattemplatetest.Temp
 	if mutate != nil {
 		mutate(cfg)
 	}
-	emu := llmtest.StartEmulator(t, chattemplatetest.Start(t, which), script, 3, agentModel)
+	emu := llmtest.StartEmulator(t, chattemplatetest.Start(t, which), script, llmtest.EmulatorOptions{DriftEvery: 3, Layout: layout}, agentModel)
 	cfg.LLM.Agent.BaseURL, cfg.LLM.Agent.Model = emu.URL, agentModel
 	lk := laketest.New(t)
 	laketest.NewRun(t, lk, "r", cfg)
@@ -42,6 +42,9 @@ func newEmulatorFixture(t *testing.T, preset string, which chattemplatetest.Temp
 	s.MaxRetries, s.BackoffBase, s.BackoffMax = 2, time.Millisecond, 2*time.Millisecond
 	client, err := llm.New(context.Background(), s, nil)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Check(context.Background(), schemas.RoleAgent); err != nil { // as stage.Env does: it detects the server
 		t.Fatal(err)
 	}
 	return &fixture{lk: lk, run: "r", cfg: cfg, client: client, pool: testPool(t, 8)}, emu
@@ -118,7 +121,8 @@ func int32s(ids []int32) []int64 {
 // while token mode assembles every play, each trained token run exactly one served completion in exactly
 // the context it was served in, every unhinted completion trained once, whichever source the tokens
 // after a completion come from: the server's rendering of its template (server), the model's template
-// rendered here (template), or the ChatML text written by hand (text).
+// rendered here (template), or the ChatML text written by hand (text); and whether the server is vLLM or
+// SGLang (detected from /v1/models; SGLang's ids come per choice and from /generate).
 func TestEmulatorTrainsExactlyWhatWasServed(t *testing.T) {
 	env := envRow(0, 0, counterEnv, "say 7", schemas.SkillMath, "games")
 	templateDir := t.TempDir()
@@ -127,17 +131,21 @@ func TestEmulatorTrainsExactlyWhatWasServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name  string
-		io    config.TokenIO
-		delta config.TokenIODelta
+		name   string
+		layout llmtest.Layout
+		io     config.TokenIO
+		delta  config.TokenIODelta
 	}{
-		{"chat", config.TokenIOChat, ""},
-		{"tokens-server", config.TokenIOTokens, config.DeltaServer},
-		{"tokens-template", config.TokenIOTokens, config.DeltaTemplate},
-		{"tokens-text", config.TokenIOTokens, config.DeltaText},
+		{"vllm-chat", llmtest.LayoutVLLM, config.TokenIOChat, ""},
+		{"vllm-tokens-server", llmtest.LayoutVLLM, config.TokenIOTokens, config.DeltaServer},
+		{"vllm-tokens-template", llmtest.LayoutVLLM, config.TokenIOTokens, config.DeltaTemplate},
+		{"vllm-tokens-text", llmtest.LayoutVLLM, config.TokenIOTokens, config.DeltaText},
+		{"sglang-chat", llmtest.LayoutSGLang, config.TokenIOChat, ""},
+		{"sglang-tokens-template", llmtest.LayoutSGLang, config.TokenIOTokens, config.DeltaTemplate},
+		{"sglang-tokens-text", llmtest.LayoutSGLang, config.TokenIOTokens, config.DeltaText},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, emu := newEmulatorFixture(t, "qwen3-30b-a3b-games", chattemplatetest.NonThinking, []schemas.EnvRow{env}, servedScript, func(c *config.Config) {
+			f, emu := newEmulatorFixture(t, "qwen3-30b-a3b-games", chattemplatetest.NonThinking, tc.layout, []schemas.EnvRow{env}, servedScript, func(c *config.Config) {
 				if tc.io == config.TokenIOTokens {
 					c.Rollout.TokenIO, c.Rollout.TokenIODelta, c.Rollout.ChatTemplateDir = tc.io, tc.delta, templateDir
 					c.Rollout.TokenIOTemplate = "<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n"
@@ -191,7 +199,7 @@ func TestEmulatorTrainsExactlyWhatWasServed(t *testing.T) {
 // training on a sequence the model never saw.
 func TestTokenModeRefusesATemplateThatReRenders(t *testing.T) {
 	env := envRow(0, 0, counterEnv, "say 7", schemas.SkillMath, "games")
-	f, _ := newEmulatorFixture(t, "qwen3-8b-games", chattemplatetest.Hybrid, []schemas.EnvRow{env}, servedScript, func(c *config.Config) {
+	f, _ := newEmulatorFixture(t, "qwen3-8b-games", chattemplatetest.Hybrid, llmtest.LayoutVLLM, []schemas.EnvRow{env}, servedScript, func(c *config.Config) {
 		c.Rollout.TokenIO, c.Rollout.TokenIODelta = config.TokenIOTokens, config.DeltaServer
 	})
 	f.rollout(t, 0)
@@ -215,7 +223,7 @@ func TestEmulatorThinkingAgentTrainsEachTurn(t *testing.T) {
 		}
 		return llmtest.Reply{Text: "<think>\nThe counter wants a number; \\boxed{3} would be wrong here.\n</think>\n\nI say \\boxed{7}"}
 	}
-	f, emu := newEmulatorFixture(t, "qwen3-8b-games", chattemplatetest.Hybrid, []schemas.EnvRow{env}, script, nil)
+	f, emu := newEmulatorFixture(t, "qwen3-8b-games", chattemplatetest.Hybrid, llmtest.LayoutVLLM, []schemas.EnvRow{env}, script, nil)
 	if f.cfg.GRPO.SampleUnit != config.SampleTurn || f.cfg.LLM.Agent.Thinking != config.ThinkingOn || f.cfg.Rollout.HintedThinking != config.ThinkingOff {
 		t.Fatalf("8B preset: sample_unit %s, agent thinking %s, hinted thinking %s", f.cfg.GRPO.SampleUnit, f.cfg.LLM.Agent.Thinking, f.cfg.Rollout.HintedThinking)
 	}

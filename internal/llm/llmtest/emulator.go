@@ -16,12 +16,18 @@ import (
 
 // Emulator is a scripted server that tokenizes and renders like a real one: the model's own chat
 // template (rendered over every request's whole history, so a template that re-renders the history
-// does so here too) and its real BPE tokenizer (chattemplate.Helper), in vLLM's response layout. One
-// completion in DriftEvery is served with a non-canonical split of its text (a merged token replaced by
-// its two pieces: the same text, other ids), as real samplers sometimes produce. It serves
-// /v1/chat/completions, /v1/completions with a token-id prompt (decoded back into the conversation the
-// script is asked with), /tokenize (a prompt, or messages rendered through the template) and
-// /v1/models.
+// does so here too) and its real BPE tokenizer (chattemplate.Helper), in vLLM's or SGLang's layout
+// (EmulatorOptions.Layout). One completion in DriftEvery is served with a non-canonical split of its text
+// (a merged token replaced by its two pieces: the same text, other ids), as real samplers sometimes
+// produce.
+//
+// As vLLM it serves /v1/chat/completions (prompt_token_ids at the top level and choices[].token_ids
+// under return_token_ids), /v1/completions with a token-id prompt (decoded back into the conversation the
+// script is asked with), /tokenize (a prompt, or messages rendered through the template) and /v1/models
+// (owned_by vllm). As SGLang it serves /v1/chat/completions (choices[].prompt_token_ids under
+// return_prompt_token_ids, choices[].meta_info.output_token_logprobs under return_meta_info, and no ids
+// otherwise), the native /generate with input_ids, /tokenize with a prompt only, and /v1/models
+// (owned_by sglang).
 type Emulator struct {
 	// URL is the OpenAI base URL, ending in /v1.
 	URL string
@@ -30,7 +36,7 @@ type Emulator struct {
 	tok    *chattemplate.Helper
 	script Script
 	models []string
-	drift  int64
+	opts   EmulatorOptions
 
 	mu       sync.Mutex
 	served   []Served
@@ -45,17 +51,46 @@ type Served struct {
 	Drifted bool
 }
 
+// Layout is the server an Emulator answers as.
+type Layout string
+
+// The layouts.
+const (
+	LayoutVLLM   Layout = "vllm"
+	LayoutSGLang Layout = "sglang"
+)
+
+// EmulatorOptions configure an Emulator.
+type EmulatorOptions struct {
+	// DriftEvery > 0 splits the completions whose request seed is a multiple of it.
+	DriftEvery int64
+	// Layout is vLLM's (the default) or SGLang's.
+	Layout Layout
+}
+
 // StartEmulator starts an emulator over tok answering with script (the script writes raw text: tool
-// calls as <tool_call> blocks, think blocks as <think>…</think>); driftEvery > 0 splits the completions
-// whose request seed is a multiple of it. It stops at the end of the test.
-func StartEmulator(t testing.TB, tok *chattemplate.Helper, script Script, driftEvery int64, models ...string) *Emulator {
+// calls as <tool_call> blocks, think blocks as <think>…</think>). It stops at the end of the test.
+func StartEmulator(t testing.TB, tok *chattemplate.Helper, script Script, opts EmulatorOptions, models ...string) *Emulator {
 	t.Helper()
-	e := &Emulator{tok: tok, script: script, models: models, drift: driftEvery}
+	if opts.Layout == "" {
+		opts.Layout = LayoutVLLM
+	}
+	e := &Emulator{tok: tok, script: script, models: models, opts: opts}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", e.handleChat)
-	mux.HandleFunc("POST /v1/completions", e.handleCompletions)
 	mux.HandleFunc("POST /tokenize", e.handleTokenize)
-	mux.HandleFunc("GET /v1/models", (&Server{models: models}).handleModels)
+	mux.HandleFunc("GET /v1/models", e.handleModels)
+	// The publish endpoints exist (a GET is answered 405, as by the real servers); they load nothing.
+	loaded := func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"success": true})
+	}
+	if opts.Layout == LayoutSGLang {
+		mux.HandleFunc("POST /generate", e.handleGenerate)
+		mux.HandleFunc("POST /update_weights_from_disk", loaded)
+	} else {
+		mux.HandleFunc("POST /v1/completions", e.handleCompletions)
+		mux.HandleFunc("POST /v1/load_lora_adapter", loaded) // as served with --enable-lora
+	}
 	e.srv = httptest.NewServer(mux)
 	e.URL = e.srv.URL + "/v1"
 	t.Cleanup(e.srv.Close)
@@ -104,7 +139,7 @@ func (e *Emulator) sample(req *llm.ChatRequestBody, prompt []int64, maxTokens in
 		finish = reply.FinishReason
 	}
 	drifted := false
-	if e.drift > 0 && req.Seed%e.drift == 0 {
+	if e.opts.DriftEvery > 0 && req.Seed%e.opts.DriftEvery == 0 {
 		pieces, perr := e.tok.Pieces(ids)
 		if perr != nil {
 			return "", nil, "", reply, perr
@@ -183,12 +218,92 @@ func (e *Emulator) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, &llm.ChatResponseBody{
-		ID: "chatcmpl-emulator", Object: "chat.completion", Model: req.Model, PromptTokenIDs: prompt,
-		Choices: []llm.ChatChoice{{Message: llm.ResponseMessage{Role: "assistant", Content: &text}, FinishReason: finish,
-			TokenIDs: ids, Logprobs: &llm.ChoiceLogprobs{Content: content}}},
-		Usage: &llm.Usage{PromptTokens: int64(len(prompt)), CompletionTokens: int64(len(ids)), TotalTokens: int64(len(prompt) + len(ids))},
-	})
+	body := &llm.ChatResponseBody{
+		ID: "chatcmpl-emulator", Object: "chat.completion", Model: req.Model,
+		Choices: []llm.ChatChoice{{Message: llm.ResponseMessage{Role: "assistant", Content: &text}, FinishReason: finish}},
+		Usage:   &llm.Usage{PromptTokens: int64(len(prompt)), CompletionTokens: int64(len(ids)), TotalTokens: int64(len(prompt) + len(ids))},
+	}
+	choice := &body.Choices[0]
+	if req.Logprobs != nil && *req.Logprobs {
+		choice.Logprobs = &llm.ChoiceLogprobs{Content: content}
+	}
+	switch e.opts.Layout {
+	case LayoutSGLang: // the ids only under SGLang's own flags; return_token_ids means nothing to it
+		if req.ReturnPromptTokenIDs != nil && *req.ReturnPromptTokenIDs {
+			choice.PromptTokenIDs = prompt
+		}
+		if req.ReturnMetaInfo != nil && *req.ReturnMetaInfo {
+			choice.MetaInfo = sglangMeta(content, ids, finish, len(prompt))
+		}
+	default:
+		if req.ReturnTokenIDs != nil && *req.ReturnTokenIDs {
+			body.PromptTokenIDs, choice.TokenIDs = prompt, ids
+		}
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// sglangMeta is SGLang's meta_info for a sampled completion: output_token_logprobs as [logprob, id, text].
+func sglangMeta(content []llm.TokenLogprob, ids []int64, finish string, promptTokens int) *llm.MetaInfo {
+	entries := make([]json.RawMessage, len(ids))
+	for i, c := range content {
+		entries[i], _ = json.Marshal([]any{c.Logprob, ids[i], c.Token})
+	}
+	reason, _ := json.Marshal(map[string]string{"type": finish})
+	return &llm.MetaInfo{OutputTokenLogprobs: entries, OutputIDs: ids, FinishReason: reason, PromptTokens: int64(promptTokens), CompletionTokens: int64(len(ids))}
+}
+
+// handleModels lists the served models, owned by the layout's server (which is how clients tell them
+// apart).
+func (e *Emulator) handleModels(w http.ResponseWriter, _ *http.Request) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		OwnedBy string `json:"owned_by"`
+	}
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list"}
+	for _, m := range e.models {
+		list.Data = append(list.Data, model{ID: m, Object: "model", OwnedBy: string(e.opts.Layout)})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// handleGenerate serves SGLang's native /generate: input_ids in, text, output_ids and meta_info out.
+func (e *Emulator) handleGenerate(w http.ResponseWriter, r *http.Request) {
+	var req llm.GenerateRequestBody
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	text, err := e.tok.Decode(req.InputIDs)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	sp := req.SamplingParams
+	chat := llm.ChatRequestBody{Messages: ReadChatML(text), MaxTokens: sp.MaxNewTokens, Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK, Seed: sp.SamplingSeed}
+	out, ids, finish, reply, err := e.sample(&chat, req.InputIDs, sp.MaxNewTokens)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	case reply.Status != 0 && reply.Status != http.StatusOK:
+		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
+		return
+	}
+	content, err := e.logprobs(ids)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	meta := sglangMeta(content, ids, finish, len(req.InputIDs))
+	if !req.ReturnLogprob {
+		meta.OutputTokenLogprobs = nil
+	}
+	writeJSON(w, http.StatusOK, &llm.GenerateResponseBody{Text: out, OutputIDs: ids, MetaInfo: meta})
 }
 
 // handleCompletions samples from a token-id prompt: the prompt is decoded and read back as ChatML into
@@ -259,6 +374,9 @@ func (e *Emulator) handleTokenize(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case req.Prompt != nil:
 		text = *req.Prompt
+	case e.opts.Layout == LayoutSGLang:
+		writeError(w, http.StatusBadRequest, "1 validation error: prompt: Field required")
+		return
 	default:
 		var err error
 		if text, err = e.tok.Render(req.Messages, req.Tools, req.AddGenerationPrompt, req.ChatTemplateKwargs); err != nil {
