@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -107,15 +108,19 @@ func presetConfigs() []*config.Config {
 }
 
 // presetValues is a key's value in each preset: one value when every preset agrees, else
-// "NAME=VALUE" for each preset, with an empty string shown as "".
+// "NAME=VALUE" for each preset, with an empty string shown as "" and a value with a line break quoted
+// (Go syntax), so a listing keeps one line per key.
 func presetValues(presets []*config.Config, key string) string {
 	names := config.PresetNames()
 	values := make([]string, len(names))
 	same := true
 	for i, cfg := range presets {
 		v, _ := cfg.Get(key)
-		if v == "" {
+		switch {
+		case v == "":
 			v = `""`
+		case strings.ContainsAny(v, "\n\r"):
+			v = strconv.Quote(v)
 		}
 		values[i] = v
 		same = same && v == values[0]

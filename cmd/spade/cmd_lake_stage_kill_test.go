@@ -108,7 +108,7 @@ func (f *rolloutFixture) state(t *testing.T) rolloutState {
 	}
 	agentCalls := map[string]string{}
 	for _, c := range calls {
-		if c.Role == schemas.RoleAgent {
+		if c.Role == schemas.RoleAgent && !tokenizeCall(c) {
 			agentCalls[c.CallID] = c.ResponseText
 		}
 	}
@@ -362,4 +362,11 @@ func raceRollouts(f *rolloutFixture, urls []string) []raceResult {
 	}
 	wg.Wait()
 	return results
+}
+
+// tokenizeCall reports whether a recorded call is a /tokenize call of token mode (a text or a
+// conversation tokenized between two turns) rather than a turn's model call: only tokenize bodies carry
+// add_special_tokens.
+func tokenizeCall(c schemas.LLMCallRow) bool {
+	return strings.Contains(c.Request, `"add_special_tokens":`)
 }

@@ -321,10 +321,11 @@ func presetGRPO(p presetSpec) GRPO {
 		g.KLBeta = 0.005
 	}
 	g.CompactFilter = p.setting == schemas.SettingTools
-	if p.size == "qwen3-8b" {
+	if p.size == "qwen3-8b" || p.setting == schemas.SettingTools {
 		// A thinking Agent's turns are re-rendered from the canonical history (past think blocks
 		// stripped), so each turn is its own sample, every one with its play's advantage (the authors'
-		// per-turn records, trajectory_converter.py).
+		// per-turn records, trajectory_converter.py). Tool turns are chat calls too (spade has no token
+		// mode for them yet), whose re-tokenized history breaks a play's one sequence: per turn as well.
 		g.SampleUnit = SampleTurn
 	}
 	if p.ownToolsScript() {

@@ -58,16 +58,16 @@ type Rollout struct {
 	// message; both get stages/rollout.PromptData (MaxTurns, Hint, Observation, ActionFormat).
 	PromptFile string `json:"prompt_file"`
 	// TokenIO is how the Agent's turns reach the server: chat or tokens. chat makes every turn a Chat
-	// Completions call with the message history, which the server's chat template renders (the authors'
-	// actor). tokens makes turn 0 a chat call and every later turn a /v1/completions call whose prompt is
-	// the running token sequence: the previous turn's prompt ids and completion ids as the server returned
-	// them, then the server's tokenization of rollout.token_io_template around the next observation.
-	// Under tokens a play is one token sequence by construction (no chat template re-renders the
-	// history), so the Agent's GRPO samples hold exactly what was sampled and the context check counts
-	// the real prompt length. tokens needs a server that returns token ids (vLLM, return_token_ids),
-	// rollout.context truncate and the games setting (tool calls are parsed by the chat endpoint). The
-	// tokenize calls are recorded in llm_calls beside the turns' calls, so a replayed run answers them
-	// too.
+	// Completions call with the message history, which the server's chat template renders. tokens (the
+	// authors' actor, the non-thinking games presets) makes turn 0 a chat call and every later turn a
+	// token-id call (vLLM's /v1/completions, SGLang's /generate) whose prompt is the running token
+	// sequence: the previous turn's prompt ids and completion ids as the server returned them, then the
+	// tokens the chat template adds for the next observation (rollout.token_io_delta). Under tokens a play
+	// is one token sequence by construction (no chat template re-renders the history, no completion is
+	// re-tokenized), so the Agent's GRPO samples hold exactly what was sampled and the context check counts
+	// the real prompt length. tokens needs a server that returns token ids, rollout.context truncate and
+	// the games setting. The tokenize calls are recorded in llm_calls beside the turns' calls, so a
+	// replayed run answers them too.
 	TokenIO TokenIO `json:"token_io"`
 	// TokenIOTemplate is the text between a completion and the next one under rollout.token_io tokens.
 	// {observation} in it stands for the next observation (or the parse feedback); the text holds the
@@ -75,16 +75,18 @@ type Rollout struct {
 	// header, the observation, the end of the user turn and the generation prompt. It is tokenized by the
 	// server's /tokenize without special tokens added, and must hold {observation} under tokens. For a
 	// ChatML template (Qwen3), whose completions end with the sampled <|im_end|>:
-	// "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n". Read under
-	// rollout.token_io_delta text only.
+	// "<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n" (the presets' value). Read
+	// under rollout.token_io_delta text, and auto when it falls back to text.
 	TokenIOTemplate string `json:"token_io_template"`
 	// TokenIODelta is where the tokens after each completion come from under rollout.token_io tokens:
-	// server, template or text. Each is the authors' get_token_delta: the chat template rendered with the
-	// new message and without it, the difference tokenized. server has the server render and tokenize
+	// auto, server, template or text. Each is the authors' get_token_delta: the chat template rendered with
+	// the new message and without it, the difference tokenized. server has the server render and tokenize
 	// both (vLLM's /tokenize with messages: the served model's own template, no files needed); template
 	// renders the model's own chat template here (rollout.chat_template_dir, Jinja2 through the Python
 	// interpreter of sandbox.python) and has the server tokenize the difference (vLLM and SGLang); text
-	// tokenizes rollout.token_io_template around the observation, a hand-written string.
+	// tokenizes rollout.token_io_template around the observation, a hand-written string. auto (the
+	// presets) is template when rollout.chat_template_dir or grpo.model_path is set, else server against
+	// vLLM, else text (the presets' rollout.token_io_template is Qwen3's delta).
 	TokenIODelta TokenIODelta `json:"token_io_delta"`
 	// ChatTemplateDir is the Agent model's Hugging Face directory, whose tokenizer_config.json holds its
 	// chat template, for rollout.token_io_delta template; empty means grpo.model_path.
@@ -96,6 +98,8 @@ type TokenIODelta string
 
 // The delta sources.
 const (
+	// DeltaAuto picks template, server or text (see Rollout.TokenIODelta).
+	DeltaAuto TokenIODelta = "auto"
 	// DeltaServer has the server render the chat template with and without the new message and tokenize
 	// both (vLLM's /tokenize with messages); the delta is the second's ids past the first's.
 	DeltaServer TokenIODelta = "server"
@@ -108,7 +112,16 @@ const (
 
 // TokenIODeltaValues lists every delta source.
 func TokenIODeltaValues() []TokenIODelta {
-	return []TokenIODelta{DeltaServer, DeltaTemplate, DeltaText}
+	return []TokenIODelta{DeltaAuto, DeltaServer, DeltaTemplate, DeltaText}
+}
+
+// ChatTemplatePath is the directory of the Agent model's chat template: rollout.chat_template_dir, else
+// grpo.model_path; empty when neither is set.
+func (c *Config) ChatTemplatePath() string {
+	if c.Rollout.ChatTemplateDir != "" {
+		return c.Rollout.ChatTemplateDir
+	}
+	return c.GRPO.ModelPath
 }
 
 func init() {
@@ -216,8 +229,11 @@ func TokenIOValues() []TokenIO { return []TokenIO{TokenIOChat, TokenIOTokens} }
 // TokenIOObservation is the placeholder of rollout.token_io_template that the observation replaces.
 const TokenIOObservation = "{observation}"
 
-// qwen3TokenIOTemplate is rollout.token_io_template for Qwen3's ChatML, the example errors give.
-const qwen3TokenIOTemplate = "\n<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n"
+// qwen3TokenIOTemplate is rollout.token_io_template for Qwen3's ChatML: what its template adds after a
+// completion (which ends with the sampled <|im_end|>) for a user message, as get_token_delta finds it
+// (the newline after <|im_end|> belongs to the rendering without the message). The presets' value, and
+// the example errors give.
+const qwen3TokenIOTemplate = "<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n"
 
 // validate checks what rollout.token_io tokens needs: a template that holds the observation, the context
 // policy that keeps the token sequence whole, and the games setting.
@@ -226,7 +242,7 @@ func (r Rollout) validate(c *Config) error {
 		return nil
 	}
 	switch {
-	case r.TokenIODelta == DeltaText && !strings.Contains(r.TokenIOTemplate, TokenIOObservation):
+	case (r.TokenIODelta == DeltaText || r.TokenIODelta == DeltaAuto && c.ChatTemplatePath() == "") && !strings.Contains(r.TokenIOTemplate, TokenIOObservation):
 		return invalidf("config: key \"rollout.token_io_template\" must contain %s when rollout.token_io is tokens and rollout.token_io_delta text (for Qwen3's ChatML: %q)",
 			TokenIOObservation, qwen3TokenIOTemplate)
 	case r.TokenIODelta == DeltaTemplate && r.ChatTemplateDir == "" && c.GRPO.ModelPath == "":
@@ -241,14 +257,21 @@ func (r Rollout) validate(c *Config) error {
 
 // presetRollout is the authors' episodes: 8 unhinted plays per env and step, 16 hinted ones at the pool's
 // first step, 25 turns in a 32,768-token context that ends the episode when spent, the terminal return,
-// the hint in the first observation, \boxed{} moves, unpaired seeds, chat calls. The 4B tools script plays
+// the hint in the first observation, \boxed{} moves, unpaired seeds, token-in-token-out plays for the
+// non-thinking games presets. The 4B tools script plays
 // 16 unhinted (global batch 256 over 16 envs) and 4 hinted plays per env.
 func presetRollout(p presetSpec) Rollout {
 	r := Rollout{GroupSize: 8, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
 		Context: ContextTruncate, PairedSeeds: false, Return: ReturnTerminal, HintPlacement: HintInObservation,
-		ActionFormat: ActionBoxed, TokenIO: TokenIOChat, TokenIODelta: DeltaServer}
+		ActionFormat: ActionBoxed, TokenIO: TokenIOChat, TokenIODelta: DeltaAuto, TokenIOTemplate: qwen3TokenIOTemplate}
 	if p.ownToolsScript() {
 		r.GroupSize, r.HintedGroupSize = 16, 4
+	}
+	// The authors' actor builds every play token by token (orchestrator.py ~380-460): token mode, for
+	// the models that do not think and the setting whose calls are parsed from games' text. The 8B
+	// Agent thinks (one sample per turn, chat), and tools stay in chat.
+	if p.size != "qwen3-8b" && p.setting == schemas.SettingGames {
+		r.TokenIO = TokenIOTokens
 	}
 	r.HintedThinking = ThinkingDefault
 	if p.size == "qwen3-8b" {

@@ -68,7 +68,7 @@ func (e Episode) delta(ctx context.Context, step int64, key string, messages []l
 		return tok.PromptTokenIDs, "", nil
 	}
 	last := lastAnswer(messages)
-	switch cfg.Rollout.TokenIODelta {
+	switch DeltaSource(cfg, e.Template != nil, e.Client.Server(schemas.RoleAgent)) {
 	case config.DeltaServer:
 		var ids [2][]int64
 		for i, with := range []bool{false, true} {
@@ -458,4 +458,21 @@ func ThinkingKwargs(cfg *config.Config, hinted bool) map[string]any {
 		}
 	}
 	return cfg.LLM.Agent.Thinking.Kwargs()
+}
+
+// DeltaSource resolves rollout.token_io_delta: auto is template when a renderer of the model's chat
+// template was started (rollout.chat_template_dir or grpo.model_path), else server when the Agent's
+// server is vLLM (its /tokenize renders conversations), else text.
+func DeltaSource(cfg *config.Config, haveTemplate bool, server llm.Server) config.TokenIODelta {
+	d := cfg.Rollout.TokenIODelta
+	if d != config.DeltaAuto {
+		return d
+	}
+	switch {
+	case haveTemplate:
+		return config.DeltaTemplate
+	case server == llm.ServerVLLM:
+		return config.DeltaServer
+	}
+	return config.DeltaText
 }

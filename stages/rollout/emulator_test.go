@@ -143,11 +143,16 @@ func TestEmulatorTrainsExactlyWhatWasServed(t *testing.T) {
 		{"sglang-chat", llmtest.LayoutSGLang, config.TokenIOChat, ""},
 		{"sglang-tokens-template", llmtest.LayoutSGLang, config.TokenIOTokens, config.DeltaTemplate},
 		{"sglang-tokens-text", llmtest.LayoutSGLang, config.TokenIOTokens, config.DeltaText},
+		{"vllm-preset", llmtest.LayoutVLLM, "", ""},     // tokens, delta auto: the server's rendering
+		{"sglang-preset", llmtest.LayoutSGLang, "", ""}, // tokens, delta auto: the preset's Qwen3 text
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, emu := newEmulatorFixture(t, "qwen3-30b-a3b-games", chattemplatetest.NonThinking, tc.layout, []schemas.EnvRow{env}, servedScript, func(c *config.Config) {
+				if tc.io != "" {
+					c.Rollout.TokenIO = tc.io
+				}
 				if tc.io == config.TokenIOTokens {
-					c.Rollout.TokenIO, c.Rollout.TokenIODelta, c.Rollout.ChatTemplateDir = tc.io, tc.delta, templateDir
+					c.Rollout.TokenIODelta, c.Rollout.ChatTemplateDir = tc.delta, templateDir
 					c.Rollout.TokenIOTemplate = "<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n"
 				}
 			})
@@ -177,7 +182,7 @@ func TestEmulatorTrainsExactlyWhatWasServed(t *testing.T) {
 				t.Fatal(err)
 			}
 			trained := trainedRuns(t, asm.Samples, emu.Served())
-			if tc.io == config.TokenIOChat {
+			if f.cfg.Rollout.TokenIO == config.TokenIOChat {
 				if asm.LeftOut.BrokenPrefix == 0 || asm.LeftOut.Total() != asm.Plays-len(asm.Samples) {
 					t.Errorf("chat mode: left out %v of %d plays, %d samples; want broken prefixes counted", asm.LeftOut, asm.Plays, len(asm.Samples))
 				}

@@ -511,15 +511,18 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 }
 
 // startChatTemplate starts the renderer of the Agent model's chat template when rollout.token_io is
-// tokens and rollout.token_io_delta template (rollout.chat_template_dir, else grpo.model_path; the
-// interpreter of sandbox.python, which needs jinja2); nil otherwise. The caller closes it.
+// tokens and rollout.token_io_delta template, or auto with the model's directory known
+// (rollout.chat_template_dir, else grpo.model_path; the interpreter of sandbox.python, which needs
+// jinja2); nil otherwise. The caller closes it.
 func startChatTemplate(ctx context.Context, cfg *config.Config) (*chattemplate.Helper, error) {
-	if cfg.Rollout.TokenIO != config.TokenIOTokens || cfg.Rollout.TokenIODelta != config.DeltaTemplate {
+	dir := cfg.ChatTemplatePath()
+	switch {
+	case cfg.Rollout.TokenIO != config.TokenIOTokens:
 		return nil, nil
-	}
-	dir := cfg.Rollout.ChatTemplateDir
-	if dir == "" {
-		dir = cfg.GRPO.ModelPath
+	case cfg.Rollout.TokenIODelta == config.DeltaAuto && dir == "":
+		return nil, nil // auto without the model's files: the server's rendering, or the text
+	case cfg.Rollout.TokenIODelta != config.DeltaTemplate && cfg.Rollout.TokenIODelta != config.DeltaAuto:
+		return nil, nil
 	}
 	python := cfg.Sandbox.Python
 	if python == "" {

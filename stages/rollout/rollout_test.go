@@ -77,6 +77,7 @@ func newScriptedFixture(t *testing.T, setting string, envs []schemas.EnvRow, scr
 	// the history cut to the context, inline hints (agent_tools.v1). plays_test.go sets the authors'.
 	cfg.Rollout.ActionFormat, cfg.Rollout.HintPlacement, cfg.Rollout.HintedAt = config.ActionTag, config.HintInSystem, config.HintedAtEveryStep
 	cfg.Rollout.Return, cfg.Rollout.PairedSeeds, cfg.Rollout.Context = config.ReturnSum, true, config.ContextDropOldest
+	cfg.Rollout.TokenIO = config.TokenIOChat
 	cfg.Generate.HintMode = config.HintInline
 	if mutate != nil {
 		mutate(cfg)

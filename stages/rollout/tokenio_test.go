@@ -131,6 +131,7 @@ func TestTokenIOConfigIsChecked(t *testing.T) {
 		mutate func(*config.Config)
 	}{
 		{"no template", func(c *config.Config) { c.Rollout.TokenIOTemplate = "<|user|>" }},
+		{"auto without template or dir", func(c *config.Config) { c.Rollout.TokenIODelta, c.Rollout.TokenIOTemplate = config.DeltaAuto, "" }},
 		{"no chat template dir", func(c *config.Config) {
 			c.Rollout.TokenIODelta, c.Rollout.ChatTemplateDir, c.GRPO.ModelPath = config.DeltaTemplate, "", ""
 		}},
@@ -141,8 +142,8 @@ func TestTokenIOConfigIsChecked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Rollout.TokenIO != config.TokenIOChat {
-			t.Fatalf("preset token_io %q, want chat", c.Rollout.TokenIO)
+		if c.Rollout.TokenIO != config.TokenIOTokens || c.Rollout.TokenIODelta != config.DeltaAuto {
+			t.Fatalf("preset token_io %q, delta %q; want tokens, auto (the authors' actor)", c.Rollout.TokenIO, c.Rollout.TokenIODelta)
 		}
 		tokenIO(c)
 		if err := c.Validate(); err != nil {

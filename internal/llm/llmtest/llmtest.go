@@ -60,6 +60,8 @@ type Server struct {
 	// to its text. Both are kept with the requests, so a /completions prompt can be read back.
 	seqs  map[string][]llm.Message
 	texts map[string]string
+	// convs maps a conversation's /tokenize ids (rendered with the generation prompt) to it.
+	convs map[string][]llm.Message
 	// completions are the /completions requests received, in arrival order.
 	completions []llm.CompletionRequestBody
 }
@@ -75,7 +77,7 @@ func Start(t testing.TB, script Script, models ...string) *Server {
 
 // NewServer is Start without a test: the caller must Close it.
 func NewServer(script Script, models ...string) *Server {
-	s := &Server{script: script, models: models, keep: true, seqs: map[string][]llm.Message{}, texts: map[string]string{}}
+	s := &Server{script: script, models: models, keep: true, seqs: map[string][]llm.Message{}, texts: map[string]string{}, convs: map[string][]llm.Message{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/completions", s.handleCompletions)
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)
@@ -214,15 +216,34 @@ func TokenizeText(text string) []int64 {
 }
 
 // handleTokenize serves vLLM's POST /tokenize (at the server root): {"model", "prompt"} → {"count",
-// "max_model_len", "tokens"} with TokenizeText.
+// "max_model_len", "tokens"} with TokenizeText, or {"model", "messages", "add_generation_prompt"} with
+// TokenizePrompt (the generation prompt only when asked). A conversation rendered with the generation
+// prompt is remembered, so a /completions prompt that spells it is read back as that conversation.
 func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
-	var req llm.TokenizeRequestBody
+	var req struct {
+		llm.TokenizeRequestBody
+		Messages            []llm.Message     `json:"messages"`
+		Tools               []json.RawMessage `json:"tools"`
+		AddGenerationPrompt bool              `json:"add_generation_prompt"`
+	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
 		return
 	}
 	if !s.serves(req.Model) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	if req.Messages != nil {
+		ids := TokenizePrompt(&llm.ChatRequestBody{Messages: req.Messages, Tools: req.Tools})
+		if !req.AddGenerationPrompt {
+			ids = ids[:len(ids)-len(Tokenize("<|assistant|>"))]
+		} else { // kept whatever KeepRequests says: the /completions calls that follow need it
+			s.mu.Lock()
+			s.convs[idsKey(ids)] = append([]llm.Message(nil), req.Messages...)
+			s.mu.Unlock()
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"count": len(ids), "max_model_len": 1 << 20, "tokens": ids})
 		return
 	}
 	ids := TokenizeText(req.Prompt)
@@ -259,8 +280,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	var conv []llm.Message
-	found := false
+	conv, found := s.convs[idsKey(req.Prompt)]
 	for n := len(req.Prompt); n > 0 && !found; n-- {
 		prev, ok := s.seqs[idsKey(req.Prompt[:n])]
 		if !ok {

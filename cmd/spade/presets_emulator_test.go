@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spadekit/spade/internal/chattemplate/chattemplatetest"
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/llm/llmtest"
+	"github.com/spadekit/spade/schemas"
+)
+
+// presetScript is one model for both roles of a preset's run on the emulator: the Designer answers
+// with a sample program of the setting and its hint (after a think block when the request asks to
+// think), the Agent with a boxed move or, given tools, a <tool_call> of the first tool (after a think
+// block when asked, so the hybrid template has something to strip).
+func presetScript(t *testing.T, setting schemas.Setting) llmtest.Script {
+	t.Helper()
+	names := []string{"logic_mastermind", "math_arithmetic_chain", "causal_switchboard", "logic_knights_knaves"}
+	if setting == schemas.SettingTools {
+		names = []string{"tools_calendar", "tools_inventory"}
+	}
+	var answers []string
+	for _, name := range names {
+		code, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".py")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hint, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".hint")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, "```python\n"+string(code)+"\n```\n<hint>"+strings.TrimSpace(string(hint))+"</hint>")
+	}
+	return func(req *llm.ChatRequestBody) llmtest.Reply {
+		think := ""
+		if req.ChatTemplateKwargs["enable_thinking"] == true {
+			think = "<think>\nLet me work it out.\n</think>\n\n"
+		}
+		if req.Model == "designer-model" {
+			h := fnv.New32a()
+			for _, m := range req.Messages {
+				fmt.Fprint(h, m.Content)
+			}
+			return llmtest.Reply{Text: think + answers[int(h.Sum32())%len(answers)]}
+		}
+		last := req.Messages[len(req.Messages)-1].Content
+		if setting == schemas.SettingTools {
+			return llmtest.Reply{Text: think + toolCallFor(req, last)}
+		}
+		return llmtest.Reply{Text: think + fmt.Sprintf("I pick \\boxed{%d}", len(last)%4)}
+	}
+}
+
+// toolCallFor calls the first tool named in the request's system prompt or tools, with no arguments.
+func toolCallFor(req *llm.ChatRequestBody, last string) string {
+	name := "lookup"
+	for _, raw := range req.Tools {
+		s := string(raw)
+		if i := strings.Index(s, `"name":`); i >= 0 {
+			rest := strings.TrimLeft(s[i+len(`"name":`):], ` "`)
+			if j := strings.IndexByte(rest, '"'); j > 0 {
+				name = rest[:j]
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("Checking.\n<tool_call>\n{\"name\": %q, \"arguments\": {}}\n</tool_call>", name)
+}
+
+// TestEveryPresetTrainsWhatTheServerServed runs two steps of each of the six presets, through grpo,
+// against the emulator (Qwen3's real tokenizer and template, the hybrid one for 8B; vLLM's layout for
+// half the presets, SGLang's for the others; one completion in three served with a non-canonical split).
+// Every run finishes, no play is left out, and every trained token run of every batch is one completion
+// the server served, in exactly the context it served it in.
+func TestEveryPresetTrainsWhatTheServerServed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("six two-step runs in the real sandbox; skipped with -short")
+	}
+	for i, preset := range config.PresetNames() {
+		t.Run(preset, func(t *testing.T) {
+			which, layout := chattemplatetest.NonThinking, llmtest.LayoutVLLM
+			if strings.HasPrefix(preset, "qwen3-8b") {
+				which = chattemplatetest.Hybrid
+			}
+			if i%2 == 1 {
+				layout = llmtest.LayoutSGLang
+			}
+			setting := schemas.SettingGames
+			if strings.HasSuffix(preset, "-tools") {
+				setting = schemas.SettingTools
+			}
+			emu := llmtest.StartEmulator(t, chattemplatetest.Start(t, which), presetScript(t, setting),
+				llmtest.EmulatorOptions{DriftEvery: 3, Layout: layout}, "designer-model", "agent-model")
+			dir := t.TempDir()
+			env := []string{"SPADE_LAKE=" + dir, "SPADE_CACHE=" + t.TempDir(), "SPADE_RUN=p", "OPENAI_API_KEY="}
+			must(t, env, "corpus", "import", "--name", "testdata", repoFile("testdata/corpus/corpus.jsonl"))
+			must(t, env, "init", "--preset", preset,
+				"--set", "llm.designer.base_url="+emu.URL, "--set", "llm.designer.model=designer-model",
+				"--set", "llm.agent.base_url="+emu.URL, "--set", "llm.agent.model=agent-model",
+				"--set", "sample.corpus=testdata", "--set", "sample.envs_per_step=2", "--set", "sample.refresh_every=2",
+				"--set", "rollout.group_size=2", "--set", "rollout.hinted_group_size=2", "--set", "rollout.max_turns=3",
+				"--set", "gate.max_attempts=2")
+			r := spade(t, env, "", "run", "--steps", "0-1")
+			if r.code != 0 {
+				t.Fatalf("spade run: exit %d\n%s\n%s", r.code, tail(r.stdout, 20), tail(r.stderr, 20))
+			}
+			if strings.Contains(r.stdout+r.stderr, "left out") {
+				t.Errorf("plays were left out:\n%s", tail(r.stdout+r.stderr, 20))
+			}
+			ctx := context.Background()
+			lk, err := lake.Open(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Preset(preset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			trained, agentRuns := 0, 0
+			for step := int64(0); step < 2; step++ {
+				rows, err := lake.ReadStep[schemas.GRPOBatchRow](ctx, lk, "p", schemas.GRPOBatchesSpec.Name, step)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var agent []schemas.GRPOBatchRow
+				for _, r := range rows {
+					if r.Role == schemas.RoleAgent {
+						agent = append(agent, r)
+					}
+				}
+				runs := trainedRunsOf(t, agent, emu.Served())
+				if want := unhintedCompletions(t, ctx, lk, step, cfg.GRPO.CompactFilter); runs != want {
+					t.Errorf("step %d: %d Agent completions trained, want every unhinted one the server sampled, once: %d", step, runs, want)
+				}
+				trained += trainedRunsOf(t, rows, emu.Served())
+				agentRuns += runs
+			}
+			if trained == 0 || setting == schemas.SettingGames && agentRuns == 0 {
+				t.Fatalf("%d token runs trained, %d of them the Agent's", trained, agentRuns)
+			}
+		})
+	}
+}
+
+// trainedRunsOf checks every trained token run of the batch rows against what the emulator served and
+// returns their number.
+func trainedRunsOf(t *testing.T, rows []schemas.GRPOBatchRow, served []llmtest.Served) int {
+	t.Helper()
+	byKey := map[string]int{}
+	key := func(prompt, completion []int64) string { return fmt.Sprint(prompt) + "|" + fmt.Sprint(completion) }
+	for _, s := range served {
+		byKey[key(s.Prompt, s.Completion)]++
+	}
+	runs := 0
+	for _, s := range rows {
+		full := make([]int64, 0, len(s.PromptIDs)+len(s.ResponseIDs))
+		for _, id := range s.PromptIDs {
+			full = append(full, int64(id))
+		}
+		for _, id := range s.ResponseIDs {
+			full = append(full, int64(id))
+		}
+		base := len(s.PromptIDs)
+		for i := 0; i < len(s.ResponseIDs); {
+			if !s.Trained(i) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(s.ResponseIDs) && s.Trained(j) {
+				j++
+			}
+			if byKey[key(full[:base+i], full[base+i:base+j])] == 0 {
+				t.Errorf("%s sample %s: trained tokens %d..%d are no served completion in the context it was served in", s.Role, s.SampleID, i, j)
+			}
+			runs++
+			i = j
+		}
+	}
+	return runs
+}
+
+// unhintedCompletions counts the Agent completions of a step's unhinted plays that GRPO is to train: the
+// turns with sampled ids of plays that did not fail, less those grpo.compact_filter masks (plays that
+// ran out).
+func unhintedCompletions(t *testing.T, ctx context.Context, lk *lake.Lake, step int64, compact bool) int {
+	t.Helper()
+	episodes, err := lake.ReadStep[schemas.EpisodeRow](ctx, lk, "p", schemas.EpisodesSpec.Name, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := lake.ReadStep[schemas.TurnRow](ctx, lk, "p", schemas.TurnsSpec.Name, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, err := lake.ReadStep[schemas.LLMCallRow](ctx, lk, "p", schemas.LLMCallsSpec.Name, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampled := map[string]bool{}
+	for _, c := range calls {
+		sampled[c.CallID] = len(c.CompletionTokenIDs) > 0
+	}
+	trains := map[string]bool{}
+	for _, e := range episodes {
+		failed := e.EndedBy == schemas.EndedEnvError || e.EndedBy == schemas.EndedTimeout || e.EndedBy == schemas.EndedAgentError
+		ranOut := e.EndedBy == schemas.EndedMaxTurns || e.EndedBy == schemas.EndedTruncated
+		trains[e.EpisodeID] = !e.Hinted && !failed && !(compact && ranOut)
+	}
+	n := 0
+	for _, tr := range turns {
+		if trains[tr.EpisodeID] && sampled[tr.CallID] {
+			n++
+		}
+	}
+	return n
+}
