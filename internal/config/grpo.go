@@ -324,8 +324,9 @@ func presetGRPO(p presetSpec) GRPO {
 	if p.size == "qwen3-8b" || p.setting == schemas.SettingTools {
 		// A thinking Agent's turns are re-rendered from the canonical history (past think blocks
 		// stripped), so each turn is its own sample, every one with its play's advantage (the authors'
-		// per-turn records, trajectory_converter.py). Tool turns are chat calls too (spade has no token
-		// mode for them yet), whose re-tokenized history breaks a play's one sequence: per turn as well.
+		// per-turn records, trajectory_converter.py). The tools presets play in chat (token mode renders
+		// tool results only through the template, vLLM's or rollout.chat_template_dir's), whose
+		// re-tokenized history breaks a play's one sequence: per turn as well.
 		g.SampleUnit = SampleTurn
 	}
 	if p.ownToolsScript() {

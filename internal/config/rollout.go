@@ -65,9 +65,11 @@ type Rollout struct {
 	// tokens the chat template adds for the next observation (rollout.token_io_delta). Under tokens a play
 	// is one token sequence by construction (no chat template re-renders the history, no completion is
 	// re-tokenized), so the Agent's GRPO samples hold exactly what was sampled and the context check counts
-	// the real prompt length. tokens needs a server that returns token ids, rollout.context truncate and
-	// the games setting. The tokenize calls are recorded in llm_calls beside the turns' calls, so a
-	// replayed run answers them too.
+	// the real prompt length. tokens needs a server that returns token ids and rollout.context truncate;
+	// in the tools setting the delta of a turn's tool results is what the template renders for them
+	// (Qwen3: one user turn of <tool_response> blocks), so rollout.token_io_delta must not be text. The
+	// tokenize calls are recorded in llm_calls beside the turns' calls, so a replayed run answers them
+	// too.
 	TokenIO TokenIO `json:"token_io"`
 	// TokenIOTemplate is the text between a completion and the next one under rollout.token_io tokens.
 	// {observation} in it stands for the next observation (or the parse feedback); the text holds the
@@ -235,8 +237,9 @@ const TokenIOObservation = "{observation}"
 // the example errors give.
 const qwen3TokenIOTemplate = "<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n"
 
-// validate checks what rollout.token_io tokens needs: a template that holds the observation, the context
-// policy that keeps the token sequence whole, and the games setting.
+// validate checks what rollout.token_io tokens needs: a template that holds the observation where the
+// delta may be text, the context policy that keeps the token sequence whole, and a delta that renders
+// tool results in the tools setting.
 func (r Rollout) validate(c *Config) error {
 	if r.TokenIO != TokenIOTokens {
 		return nil
@@ -249,8 +252,8 @@ func (r Rollout) validate(c *Config) error {
 		return invalidf("config: rollout.token_io_delta template needs the Agent model's chat template: set rollout.chat_template_dir (or grpo.model_path) to its Hugging Face directory, or use rollout.token_io_delta server with vLLM")
 	case r.Context != ContextTruncate:
 		return invalidf("config: key \"rollout.context\" must be truncate when rollout.token_io is tokens (dropping old turns would break the token sequence)")
-	case c.Setting == schemas.SettingTools:
-		return invalidf("config: key \"rollout.token_io\" must be chat in the tools setting (tool calls are parsed by the chat endpoint)")
+	case c.Setting == schemas.SettingTools && r.TokenIODelta == DeltaText:
+		return invalidf("config: key \"rollout.token_io_delta\" cannot be text in the tools setting (a hand-written string cannot render tool results): use server (vLLM), template (rollout.chat_template_dir) or auto")
 	}
 	return nil
 }
@@ -268,8 +271,9 @@ func presetRollout(p presetSpec) Rollout {
 		r.GroupSize, r.HintedGroupSize = 16, 4
 	}
 	// The authors' actor builds every play token by token (orchestrator.py ~380-460): token mode, for
-	// the models that do not think and the setting whose calls are parsed from games' text. The 8B
-	// Agent thinks (one sample per turn, chat), and tools stay in chat.
+	// the models that do not think, in games. The 8B Agent thinks (one sample per turn, chat); tool
+	// results need the template's rendering in token mode (vLLM's, or rollout.chat_template_dir), which
+	// an SGLang server without the model's files lacks, so the tools presets stay in chat.
 	if p.size != "qwen3-8b" && p.setting == schemas.SettingGames {
 		r.TokenIO = TokenIOTokens
 	}

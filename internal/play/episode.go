@@ -58,7 +58,7 @@ func lastAnswer(messages []llm.Message) int {
 // authors' get_token_delta), from the source rollout.token_io_delta names. A non-empty reason is a play
 // that cannot go on (the server failed the call, or the template re-renders the history, so the
 // conversation is no longer an extension of what was sampled); the error is a replay error.
-func (e Episode) delta(ctx context.Context, step int64, key string, messages []llm.Message, observation string, kwargs map[string]any) ([]int64, string, error) {
+func (e Episode) delta(ctx context.Context, step int64, key string, messages []llm.Message, tools []json.RawMessage, observation string, kwargs map[string]any) ([]int64, string, error) {
 	cfg := e.Cfg
 	tokenize := func(text string) ([]int64, string, error) {
 		tok, err := e.Client.Tokenize(ctx, llm.TokenizeRequest{Role: schemas.RoleAgent, Step: step, Key: key, Text: text})
@@ -77,7 +77,7 @@ func (e Episode) delta(ctx context.Context, step int64, key string, messages []l
 				shown, suffix = messages, "/with"
 			}
 			tok, err := e.Client.TokenizeChat(ctx, llm.TokenizeChatRequest{Role: schemas.RoleAgent, Step: step, Key: key + suffix,
-				Messages: shown, AddGenerationPrompt: with, ChatTemplateKwargs: kwargs})
+				Messages: shown, Tools: tools, AddGenerationPrompt: with, ChatTemplateKwargs: kwargs})
 			if err != nil || tok.Failed() {
 				return nil, failReason("tokenize the conversation (rollout.token_io_delta server needs vLLM's /tokenize with messages; with SGLang use template)", tok), err
 			}
@@ -91,11 +91,11 @@ func (e Episode) delta(ctx context.Context, step int64, key string, messages []l
 		if e.Template == nil {
 			return nil, "", errors.New("rollout.token_io_delta template: no chat template renderer was started")
 		}
-		without, err := e.Template.Render(messages[:last+1], nil, false, kwargs)
+		without, err := e.Template.Render(messages[:last+1], tools, false, kwargs)
 		if err != nil {
 			return nil, "chat template: " + err.Error(), nil
 		}
-		with, err := e.Template.Render(messages, nil, true, kwargs)
+		with, err := e.Template.Render(messages, tools, true, kwargs)
 		if err != nil {
 			return nil, "chat template: " + err.Error(), nil
 		}
@@ -104,6 +104,9 @@ func (e Episode) delta(ctx context.Context, step int64, key string, messages []l
 			return nil, reRendered, nil
 		}
 		return tokenize(rest)
+	}
+	if len(tools) > 0 {
+		return nil, "rollout.token_io tokens with tools: a hand-written rollout.token_io_template cannot render tool results; use rollout.token_io_delta server (vLLM) or template (rollout.chat_template_dir)", nil
 	}
 	return tokenize(TokenIOText(cfg.Rollout.TokenIOTemplate, observation))
 }
@@ -233,7 +236,7 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 			return "rollout.token_io tokens: the server returned no prompt or completion token ids (serve the Agent with vLLM, which returns them for return_token_ids)", nil
 		}
 		t := time.Now()
-		delta, reason, err := e.delta(ctx, ep.Step, ObservationKey(id, turn+1), messages, observation, kwargs)
+		delta, reason, err := e.delta(ctx, ep.Step, ObservationKey(id, turn+1), messages, tools, observation, kwargs)
 		add(e.LLMNanos, t)
 		if err != nil {
 			return "", fmt.Errorf("rollout: env %s episode %s turn %d: tokenize the observation: %w", ep.EnvID, id, turn+1, err)

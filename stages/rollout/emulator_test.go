@@ -273,3 +273,66 @@ func TestEmulatorThinkingAgentTrainsEachTurn(t *testing.T) {
 		t.Errorf("left out %v, %d samples, %d runs trained; want none left out and %d turn samples", asm.LeftOut, len(asm.Samples), trained, unhintedCalls)
 	}
 }
+
+// Tool turns in token mode: the Agent's answer holds a preamble and two calls (one in compact JSON),
+// both executed in order; the tokens after it are what Qwen3's template renders for the two results (one
+// user turn of two <tool_response> blocks), from vLLM's rendering or the template rendered here, so every
+// play is one exact sequence: none is left out, and every unhinted completion is trained once in its
+// served context.
+func TestEmulatorToolsInTokenMode(t *testing.T) {
+	env := envRow(0, 0, ledgerEnv, "read the balance first", schemas.SkillToolUse, "tools")
+	templateDir := t.TempDir()
+	raw, _ := json.Marshal(map[string]string{"chat_template": chattemplatetest.Instruct2507, "eos_token": "<|im_end|>"})
+	if err := os.WriteFile(filepath.Join(templateDir, "tokenizer_config.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := func(*llm.ChatRequestBody) llmtest.Reply {
+		return llmtest.Reply{Text: "Let me look both up.\n<tool_call>\n{\"name\": \"get_balance\", \"arguments\": {\"account\": \"alice\"}}\n</tool_call>\n" +
+			"<tool_call>\n{\"name\":\"get_balance\",\"arguments\":{\"account\":\"bob\"}}\n</tool_call>"}
+	}
+	for _, tc := range []struct {
+		layout llmtest.Layout
+		delta  config.TokenIODelta
+	}{{llmtest.LayoutVLLM, config.DeltaServer}, {llmtest.LayoutSGLang, config.DeltaTemplate}} {
+		t.Run(string(tc.layout), func(t *testing.T) {
+			f, emu := newEmulatorFixture(t, "qwen3-30b-a3b-tools", chattemplatetest.NonThinking, tc.layout, []schemas.EnvRow{env}, script, func(c *config.Config) {
+				c.Rollout.TokenIO, c.Rollout.TokenIODelta, c.Rollout.ChatTemplateDir = config.TokenIOTokens, tc.delta, templateDir
+				c.Rollout.MaxTurns = 3
+			})
+			f.rollout(t, 0)
+			episodes := readStep[schemas.EpisodeRow](t, f, "episodes", 0)
+			unhintedCalls := 0
+			for _, e := range episodes {
+				if e.EndedBy != schemas.EndedMaxTurns || e.Turns != 3 {
+					t.Fatalf("episode %s ended %s after %d turns (%s); want max_turns after 3", e.EpisodeID, e.EndedBy, e.Turns, e.Error)
+				}
+				if !e.Hinted {
+					unhintedCalls += int(e.Turns)
+				}
+			}
+			for _, tr := range readStep[schemas.TurnRow](t, f, "turns", 0) {
+				if strings.Count(tr.Action, "get_balance") != 2 {
+					t.Errorf("turn %d of %s played %q; want both calls", tr.Turn, tr.EpisodeID, tr.Action)
+				}
+			}
+			grouped := false
+			for _, req := range emu.Requests() {
+				for _, m := range req.Messages {
+					grouped = grouped || m.Role == "user" && strings.Count(m.Content, "<tool_response>") == 2 && strings.HasPrefix(m.Content, "<tool_response>")
+				}
+			}
+			if !grouped {
+				t.Error("no prompt holds the two results as one user turn of <tool_response> blocks")
+			}
+			asm, err := grpo.AssembleAgent(grpo.AgentInput{Episodes: episodes, Turns: readStep[schemas.TurnRow](t, f, "turns", 0),
+				Calls: readStep[schemas.LLMCallRow](t, f, "llm_calls", 0), Unit: config.SampleEpisode, Std: config.AdvStdPopulation, Failed: config.FailedDrop})
+			if err != nil {
+				t.Fatal(err)
+			}
+			trained := trainedRuns(t, asm.Samples, emu.Served())
+			if asm.LeftOut.Total() != 0 || len(asm.Samples) != asm.Plays || trained != unhintedCalls {
+				t.Errorf("left out %v, %d samples of %d plays, %d completions trained of %d unhinted calls", asm.LeftOut, len(asm.Samples), asm.Plays, trained, unhintedCalls)
+			}
+		})
+	}
+}
