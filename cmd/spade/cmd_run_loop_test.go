@@ -24,18 +24,7 @@ var loopTables = []string{schemas.SamplesSpec.Name, schemas.CandidatesSpec.Name,
 // programs of testdata/envs (picked by a hash of the request) and its hint; the Agent as shardAgent.
 func loopScript(t *testing.T) llmtest.Script {
 	t.Helper()
-	var answers []string
-	for _, name := range []string{"logic_mastermind", "math_arithmetic_chain", "causal_switchboard", "logic_knights_knaves"} {
-		code, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".py")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hint, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".hint")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		answers = append(answers, "```python\n"+string(code)+"\n```\n<hint>"+strings.TrimSpace(string(hint))+"</hint>")
-	}
+	answers := envAnswers(t, "logic_mastermind", "math_arithmetic_chain", "causal_switchboard", "logic_knights_knaves")
 	return func(req *llm.ChatRequestBody) llmtest.Reply {
 		if req.Model != "designer-model" {
 			return shardAgent(req)
@@ -120,4 +109,23 @@ func loopSettings(designerURL, agentURL string) []string {
 func tail(s string, lines int) string {
 	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// envAnswers are Designer answers, one per named sample program of testdata/envs: the program in a
+// python fence, then its hint.
+func envAnswers(t *testing.T, names ...string) []string {
+	t.Helper()
+	var answers []string
+	for _, name := range names {
+		code, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".py")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hint, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".hint")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, "```python\n"+string(code)+"\n```\n<hint>"+strings.TrimSpace(string(hint))+"</hint>")
+	}
+	return answers
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,18 +25,7 @@ func presetScript(t *testing.T, setting schemas.Setting) llmtest.Script {
 	if setting == schemas.SettingTools {
 		names = []string{"tools_calendar", "tools_inventory"}
 	}
-	var answers []string
-	for _, name := range names {
-		code, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".py")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hint, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".hint")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		answers = append(answers, "```python\n"+string(code)+"\n```\n<hint>"+strings.TrimSpace(string(hint))+"</hint>")
-	}
+	answers := envAnswers(t, names...)
 	return func(req *llm.ChatRequestBody) llmtest.Reply {
 		think := ""
 		if req.ChatTemplateKwargs["enable_thinking"] == true {
@@ -136,11 +123,11 @@ func TestEveryPresetTrainsWhatTheServerServed(t *testing.T) {
 						agent = append(agent, r)
 					}
 				}
-				runs := trainedRunsOf(t, agent, emu.Served())
+				runs := trainedRunsOf(t, emu, agent)
 				if want := unhintedCompletions(t, ctx, lk, step, cfg.GRPO.CompactFilter); runs != want {
 					t.Errorf("step %d: %d Agent completions trained, want every unhinted one the server sampled, once: %d", step, runs, want)
 				}
-				trained += trainedRunsOf(t, rows, emu.Served())
+				trained += trainedRunsOf(t, emu, rows)
 				agentRuns += runs
 			}
 			if trained == 0 || setting == schemas.SettingGames && agentRuns == 0 {
@@ -150,40 +137,13 @@ func TestEveryPresetTrainsWhatTheServerServed(t *testing.T) {
 	}
 }
 
-// trainedRunsOf checks every trained token run of the batch rows against what the emulator served and
-// returns their number.
-func trainedRunsOf(t *testing.T, rows []schemas.GRPOBatchRow, served []llmtest.Served) int {
+// trainedRunsOf checks the batch rows against what the emulator served (Emulator.CheckTrained) and
+// returns the number of trained runs.
+func trainedRunsOf(t *testing.T, emu *llmtest.Emulator, rows []schemas.GRPOBatchRow) int {
 	t.Helper()
-	byKey := map[string]int{}
-	key := func(prompt, completion []int64) string { return fmt.Sprint(prompt) + "|" + fmt.Sprint(completion) }
-	for _, s := range served {
-		byKey[key(s.Prompt, s.Completion)]++
-	}
-	runs := 0
-	for _, s := range rows {
-		full := make([]int64, 0, len(s.PromptIDs)+len(s.ResponseIDs))
-		for _, id := range s.PromptIDs {
-			full = append(full, int64(id))
-		}
-		for _, id := range s.ResponseIDs {
-			full = append(full, int64(id))
-		}
-		base := len(s.PromptIDs)
-		for i := 0; i < len(s.ResponseIDs); {
-			if !s.Trained(i) {
-				i++
-				continue
-			}
-			j := i
-			for j < len(s.ResponseIDs) && s.Trained(j) {
-				j++
-			}
-			if byKey[key(full[:base+i], full[base+i:base+j])] == 0 {
-				t.Errorf("%s sample %s: trained tokens %d..%d are no served completion in the context it was served in", s.Role, s.SampleID, i, j)
-			}
-			runs++
-			i = j
-		}
+	runs, problems := emu.CheckTrained(rows)
+	for _, p := range problems {
+		t.Error(p)
 	}
 	return runs
 }

@@ -63,57 +63,15 @@ func servedScript(req *llm.ChatRequestBody) llmtest.Reply {
 	}
 }
 
-// runKey identifies a served completion in its context.
-func runKey(prompt, completion []int64) string {
-	return fmt.Sprint(prompt) + "|" + fmt.Sprint(completion)
-}
-
-// trainedRuns checks every Agent sample against what the emulator served: each run of trained tokens
-// must be one served completion's ids, preceded by exactly the prompt the model saw, and no completion
-// is trained more often than it was served. It returns the number of trained runs.
-func trainedRuns(t *testing.T, samples []schemas.GRPOBatchRow, served []llmtest.Served) int {
+// trainedRuns checks every Agent sample against what the emulator served (Emulator.CheckTrained) and
+// returns the number of trained runs.
+func trainedRuns(t *testing.T, emu *llmtest.Emulator, samples []schemas.GRPOBatchRow) int {
 	t.Helper()
-	byKey := map[string]int{}
-	for _, s := range served {
-		byKey[runKey(s.Prompt, s.Completion)]++
-	}
-	seen := map[string]int{}
-	for _, s := range samples {
-		full := append(append([]int64(nil), int32s(s.PromptIDs)...), int32s(s.ResponseIDs)...)
-		base := len(s.PromptIDs)
-		for i := 0; i < len(s.ResponseIDs); {
-			if !s.Trained(i) {
-				i++
-				continue
-			}
-			j := i
-			for j < len(s.ResponseIDs) && s.Trained(j) {
-				j++
-			}
-			key := runKey(full[:base+i], full[base+i:base+j])
-			if byKey[key] == 0 {
-				t.Errorf("sample %s: trained tokens %d..%d are no served completion in the context the server saw", s.SampleID, i, j)
-			}
-			seen[key]++
-			i = j
-		}
-	}
-	runs := 0
-	for key, n := range seen {
-		if n > byKey[key] {
-			t.Errorf("a completion served %d times is trained %d times (%.60s…)", byKey[key], n, key)
-		}
-		runs += n
+	runs, problems := emu.CheckTrained(samples)
+	for _, p := range problems {
+		t.Error(p)
 	}
 	return runs
-}
-
-func int32s(ids []int32) []int64 {
-	out := make([]int64, len(ids))
-	for i, id := range ids {
-		out[i] = int64(id)
-	}
-	return out
 }
 
 // Against a server with Qwen3's real tokenizer and template that sometimes samples a non-canonical split:
@@ -181,7 +139,7 @@ func TestEmulatorTrainsExactlyWhatWasServed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			trained := trainedRuns(t, asm.Samples, emu.Served())
+			trained := trainedRuns(t, emu, asm.Samples)
 			if f.cfg.Rollout.TokenIO == config.TokenIOChat {
 				if asm.LeftOut.BrokenPrefix == 0 || asm.LeftOut.Total() != asm.Plays-len(asm.Samples) {
 					t.Errorf("chat mode: left out %v of %d plays, %d samples; want broken prefixes counted", asm.LeftOut, asm.Plays, len(asm.Samples))
@@ -268,7 +226,7 @@ func TestEmulatorThinkingAgentTrainsEachTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trained := trainedRuns(t, asm.Samples, emu.Served())
+	trained := trainedRuns(t, emu, asm.Samples)
 	if asm.LeftOut.Total() != 0 || len(asm.Samples) != unhintedCalls || trained != unhintedCalls {
 		t.Errorf("left out %v, %d samples, %d runs trained; want none left out and %d turn samples", asm.LeftOut, len(asm.Samples), trained, unhintedCalls)
 	}
@@ -329,7 +287,7 @@ func TestEmulatorToolsInTokenMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			trained := trainedRuns(t, asm.Samples, emu.Served())
+			trained := trainedRuns(t, emu, asm.Samples)
 			if asm.LeftOut.Total() != 0 || len(asm.Samples) != asm.Plays || trained != unhintedCalls {
 				t.Errorf("left out %v, %d samples of %d plays, %d completions trained of %d unhinted calls", asm.LeftOut, len(asm.Samples), asm.Plays, trained, unhintedCalls)
 			}

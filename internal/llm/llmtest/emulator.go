@@ -12,6 +12,7 @@ import (
 
 	"github.com/spadekit/spade/internal/chattemplate"
 	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/schemas"
 )
 
 // Emulator is a scripted server that tokenizes and renders like a real one: the model's own chat
@@ -79,7 +80,7 @@ func StartEmulator(t testing.TB, tok *chattemplate.Helper, script Script, opts E
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", e.handleChat)
 	mux.HandleFunc("POST /tokenize", e.handleTokenize)
-	mux.HandleFunc("GET /v1/models", e.handleModels)
+	mux.HandleFunc("GET /v1/models", (&Server{models: models, owner: string(opts.Layout)}).handleModels) // owned_by names the server
 	// The publish endpoints exist (a GET is answered 405, as by the real servers); they load nothing.
 	loaded := func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"success": true})
@@ -204,20 +205,11 @@ func (e *Emulator) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	text, ids, finish, reply, err := e.sample(&req, prompt, max(req.MaxTokens, req.MaxCompletionTokens))
-	switch {
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	case reply.Status != 0 && reply.Status != http.StatusOK:
-		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
+	got, ok := e.answer(w, &req, prompt, max(req.MaxTokens, req.MaxCompletionTokens))
+	if !ok {
 		return
 	}
-	content, err := e.logprobs(ids)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
+	text, ids, finish, content := got.text, got.ids, got.finish, got.content
 	body := &llm.ChatResponseBody{
 		ID: "chatcmpl-emulator", Object: "chat.completion", Model: req.Model,
 		Choices: []llm.ChatChoice{{Message: llm.ResponseMessage{Role: "assistant", Content: &text}, FinishReason: finish}},
@@ -253,24 +245,6 @@ func sglangMeta(content []llm.TokenLogprob, ids []int64, finish string, promptTo
 	return &llm.MetaInfo{OutputTokenLogprobs: entries, OutputIDs: ids, FinishReason: reason, PromptTokens: int64(promptTokens), CompletionTokens: int64(len(ids))}
 }
 
-// handleModels lists the served models, owned by the layout's server (which is how clients tell them
-// apart).
-func (e *Emulator) handleModels(w http.ResponseWriter, _ *http.Request) {
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		OwnedBy string `json:"owned_by"`
-	}
-	list := struct {
-		Object string  `json:"object"`
-		Data   []model `json:"data"`
-	}{Object: "list"}
-	for _, m := range e.models {
-		list.Data = append(list.Data, model{ID: m, Object: "model", OwnedBy: string(e.opts.Layout)})
-	}
-	writeJSON(w, http.StatusOK, list)
-}
-
 // handleGenerate serves SGLang's native /generate: input_ids in, text, output_ids and meta_info out.
 func (e *Emulator) handleGenerate(w http.ResponseWriter, r *http.Request) {
 	var req llm.GenerateRequestBody
@@ -278,32 +252,21 @@ func (e *Emulator) handleGenerate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
 		return
 	}
-	text, err := e.tok.Decode(req.InputIDs)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	messages, ok := e.conversation(w, req.InputIDs)
+	if !ok {
 		return
 	}
 	sp := req.SamplingParams
-	chat := llm.ChatRequestBody{Messages: ReadChatML(text), MaxTokens: sp.MaxNewTokens, Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK, Seed: sp.SamplingSeed}
-	out, ids, finish, reply, err := e.sample(&chat, req.InputIDs, sp.MaxNewTokens)
-	switch {
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	case reply.Status != 0 && reply.Status != http.StatusOK:
-		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
+	chat := llm.ChatRequestBody{Messages: messages, MaxTokens: sp.MaxNewTokens, Temperature: sp.Temperature, TopP: sp.TopP, TopK: sp.TopK, Seed: sp.SamplingSeed}
+	got, ok := e.answer(w, &chat, req.InputIDs, sp.MaxNewTokens)
+	if !ok {
 		return
 	}
-	content, err := e.logprobs(ids)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	meta := sglangMeta(content, ids, finish, len(req.InputIDs))
+	meta := sglangMeta(got.content, got.ids, got.finish, len(req.InputIDs))
 	if !req.ReturnLogprob {
 		meta.OutputTokenLogprobs = nil
 	}
-	writeJSON(w, http.StatusOK, &llm.GenerateResponseBody{Text: out, OutputIDs: ids, MetaInfo: meta})
+	writeJSON(w, http.StatusOK, &llm.GenerateResponseBody{Text: got.text, OutputIDs: got.ids, MetaInfo: meta})
 }
 
 // handleCompletions samples from a token-id prompt: the prompt is decoded and read back as ChatML into
@@ -318,27 +281,17 @@ func (e *Emulator) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
 		return
 	}
-	text, err := e.tok.Decode(req.Prompt)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	messages, ok := e.conversation(w, req.Prompt)
+	if !ok {
 		return
 	}
-	chat := llm.ChatRequestBody{Model: req.Model, Messages: ReadChatML(text), MaxTokens: req.MaxTokens, Temperature: req.Temperature,
+	chat := llm.ChatRequestBody{Model: req.Model, Messages: messages, MaxTokens: req.MaxTokens, Temperature: req.Temperature,
 		TopP: req.TopP, TopK: req.TopK, Seed: req.Seed}
-	out, ids, finish, reply, err := e.sample(&chat, req.Prompt, req.MaxTokens)
-	switch {
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	case reply.Status != 0 && reply.Status != http.StatusOK:
-		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
+	got, ok := e.answer(w, &chat, req.Prompt, req.MaxTokens)
+	if !ok {
 		return
 	}
-	content, err := e.logprobs(ids)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
+	out, ids, finish, content := got.text, got.ids, got.finish, got.content
 	tokens, lps := make([]string, len(ids)), make([]float64, len(ids))
 	for i, c := range content {
 		tokens[i], lps[i] = c.Token, c.Logprob
@@ -392,6 +345,44 @@ func (e *Emulator) handleTokenize(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"count": len(ids), "max_model_len": 32768, "tokens": ids})
 }
 
+// sampled is one answer of the emulator: its text, ids, finish reason and per-token log-probs.
+type sampled struct {
+	text    string
+	ids     []int64
+	finish  string
+	content []llm.TokenLogprob
+}
+
+// answer samples req (whose prompt the model sees as prompt) and its log-probs; on a failure or a
+// scripted error status it writes the error response and reports false.
+func (e *Emulator) answer(w http.ResponseWriter, req *llm.ChatRequestBody, prompt []int64, maxTokens int) (sampled, bool) {
+	text, ids, finish, reply, err := e.sample(req, prompt, maxTokens)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return sampled{}, false
+	case reply.Status != 0 && reply.Status != http.StatusOK:
+		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
+		return sampled{}, false
+	}
+	content, err := e.logprobs(ids)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return sampled{}, false
+	}
+	return sampled{text: text, ids: ids, finish: finish, content: content}, true
+}
+
+// conversation decodes a token-id prompt and reads it back as ChatML; on a bad id it writes the error.
+func (e *Emulator) conversation(w http.ResponseWriter, prompt []int64) ([]llm.Message, bool) {
+	text, err := e.tok.Decode(prompt)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	return ReadChatML(text), true
+}
+
 // ReadChatML reads ChatML text (<|im_start|>role\ncontent<|im_end|>…) back into messages; the trailing
 // generation prompt (an open assistant turn) is dropped. A user turn of <tool_response> blocks stays one
 // user message.
@@ -407,4 +398,50 @@ func ReadChatML(text string) []llm.Message {
 		out = append(out, llm.Message{Role: role, Content: content})
 	}
 	return out
+}
+
+// CheckTrained checks GRPO samples against what the emulator served: each run of trained tokens of a
+// sample must be the ids of one served completion, preceded in the sample by exactly the prompt the
+// model saw, and no completion may be trained more often than it was served. It returns the number of
+// trained runs and one line per violation.
+func (e *Emulator) CheckTrained(rows []schemas.GRPOBatchRow) (runs int, problems []string) {
+	key := func(prompt, completion []int64) string { return fmt.Sprint(prompt) + "|" + fmt.Sprint(completion) }
+	served := map[string]int{}
+	for _, s := range e.Served() {
+		served[key(s.Prompt, s.Completion)]++
+	}
+	trained := map[string]int{}
+	for _, s := range rows {
+		full := make([]int64, 0, len(s.PromptIDs)+len(s.ResponseIDs))
+		for _, id := range s.PromptIDs {
+			full = append(full, int64(id))
+		}
+		for _, id := range s.ResponseIDs {
+			full = append(full, int64(id))
+		}
+		base := len(s.PromptIDs)
+		for i := 0; i < len(s.ResponseIDs); {
+			if !s.Trained(i) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(s.ResponseIDs) && s.Trained(j) {
+				j++
+			}
+			k := key(full[:base+i], full[base+i:base+j])
+			if served[k] == 0 {
+				problems = append(problems, fmt.Sprintf("%s sample %s: trained tokens %d..%d are no served completion in the context it was served in", s.Role, s.SampleID, i, j))
+			}
+			trained[k]++
+			runs++
+			i = j
+		}
+	}
+	for k, n := range trained {
+		if n > served[k] && served[k] > 0 {
+			problems = append(problems, fmt.Sprintf("a completion served %d times is trained %d times (%.60s…)", served[k], n, k))
+		}
+	}
+	return runs, problems
 }

@@ -50,6 +50,8 @@ type Server struct {
 	srv    *httptest.Server
 	script Script
 	models []string
+	// owner is the owned_by of the listed models ("llmtest" when empty).
+	owner string
 
 	mu       sync.Mutex
 	keep     bool
@@ -129,7 +131,11 @@ func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 		Data   []model `json:"data"`
 	}{Object: "list"}
 	for _, m := range s.models {
-		list.Data = append(list.Data, model{ID: m, Object: "model", OwnedBy: "llmtest"})
+		owner := s.owner
+		if owner == "" {
+			owner = "llmtest"
+		}
+		list.Data = append(list.Data, model{ID: m, Object: "model", OwnedBy: owner})
 	}
 	writeJSON(w, http.StatusOK, list)
 }
