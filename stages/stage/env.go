@@ -148,6 +148,10 @@ func (e *Env) Client(ctx context.Context, step int64, roles ...schemas.Role) (st
 		if err := entry.client.Check(ctx, unchecked...); err != nil {
 			return "", nil, err
 		}
+		for _, r := range unchecked {
+			// The server decides the request extras and the response layout (llm.server).
+			e.Logger().Info("llm: role checked", "role", r, "server", entry.client.Server(r), "setting", e.Config.LLM.Server)
+		}
 		entry.checked = append(entry.checked, unchecked...)
 	}
 	return weights, entry.client, nil
