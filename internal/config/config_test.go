@@ -134,7 +134,7 @@ func TestSetNamesTheKey(t *testing.T) {
 
 func TestMergeAndParse(t *testing.T) {
 	c := Default()
-	if err := c.Merge([]byte(`{"rollout": {"group_size": 4, "token_io": "chat"}, "grpo.kl_beta": 0.01, "setting": "tools"}`)); err != nil {
+	if err := c.Merge([]byte(`{"rollout": {"group_size": 4}, "grpo.kl_beta": 0.01, "setting": "tools"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if c.Rollout.GroupSize != 4 || c.GRPO.KLBeta != 0.01 || c.Setting != "tools" {
@@ -232,9 +232,6 @@ func TestEnumKeysRejectInvalidValues(t *testing.T) {
 			}
 			if tc.key == "grpo.publish" && v == "command" {
 				c.GRPO.PublishCommand = "true"
-			}
-			if tc.key == "setting" && v == string(schemas.SettingTools) {
-				c.Rollout.TokenIO = TokenIOChat // the games presets play in token mode, which tools do not have
 			}
 			if err := c.Validate(); err != nil {
 				t.Errorf("%s=%s: %v", tc.key, v, err)

@@ -321,12 +321,10 @@ func presetGRPO(p presetSpec) GRPO {
 		g.KLBeta = 0.005
 	}
 	g.CompactFilter = p.setting == schemas.SettingTools
-	if p.size == "qwen3-8b" || p.setting == schemas.SettingTools {
+	if p.size == "qwen3-8b" {
 		// A thinking Agent's turns are re-rendered from the canonical history (past think blocks
 		// stripped), so each turn is its own sample, every one with its play's advantage (the authors'
-		// per-turn records, trajectory_converter.py). The tools presets play in chat (token mode renders
-		// tool results only through the template, vLLM's or rollout.chat_template_dir's), whose
-		// re-tokenized history breaks a play's one sequence: per turn as well.
+		// per-turn records, trajectory_converter.py).
 		g.SampleUnit = SampleTurn
 	}
 	if p.ownToolsScript() {

@@ -80,6 +80,12 @@ type Rollout struct {
 	// "<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n" (the presets' value). Read
 	// under rollout.token_io_delta text, and auto when it falls back to text.
 	TokenIOTemplate string `json:"token_io_template"`
+	// TokenIOToolResult is what one tool result becomes in the text delta of a tools turn under
+	// rollout.token_io tokens: {result} stands for the result, the turn's results are joined by a newline
+	// and the whole stands for {observation} in rollout.token_io_template. For Qwen3 (the presets), whose
+	// template groups a turn's results in one user turn: "<tool_response>\n{result}\n</tool_response>".
+	// Read when the delta is text (rollout.token_io_delta text, or auto falling back to it) in tools.
+	TokenIOToolResult string `json:"token_io_tool_result"`
 	// TokenIODelta is where the tokens after each completion come from under rollout.token_io tokens:
 	// auto, server, template or text. Each is the authors' get_token_delta: the chat template rendered with
 	// the new message and without it, the difference tokenized. server has the server render and tokenize
@@ -231,6 +237,13 @@ func TokenIOValues() []TokenIO { return []TokenIO{TokenIOChat, TokenIOTokens} }
 // TokenIOObservation is the placeholder of rollout.token_io_template that the observation replaces.
 const TokenIOObservation = "{observation}"
 
+// TokenIOResult is the placeholder of rollout.token_io_tool_result that a tool result replaces.
+const TokenIOResult = "{result}"
+
+// qwen3ToolResult is rollout.token_io_tool_result for Qwen3, whose template renders a turn's tool
+// results as <tool_response> blocks of one user turn.
+const qwen3ToolResult = "<tool_response>\n{result}\n</tool_response>"
+
 // qwen3TokenIOTemplate is rollout.token_io_template for Qwen3's ChatML: what its template adds after a
 // completion (which ends with the sampled <|im_end|>) for a user message, as get_token_delta finds it
 // (the newline after <|im_end|> belongs to the rendering without the message). The presets' value, and
@@ -252,8 +265,10 @@ func (r Rollout) validate(c *Config) error {
 		return invalidf("config: rollout.token_io_delta template needs the Agent model's chat template: set rollout.chat_template_dir (or grpo.model_path) to its Hugging Face directory, or use rollout.token_io_delta server with vLLM")
 	case r.Context != ContextTruncate:
 		return invalidf("config: key \"rollout.context\" must be truncate when rollout.token_io is tokens (dropping old turns would break the token sequence)")
-	case c.Setting == schemas.SettingTools && r.TokenIODelta == DeltaText:
-		return invalidf("config: key \"rollout.token_io_delta\" cannot be text in the tools setting (a hand-written string cannot render tool results): use server (vLLM), template (rollout.chat_template_dir) or auto")
+	case c.Setting == schemas.SettingTools && (r.TokenIODelta == DeltaText || r.TokenIODelta == DeltaAuto && c.ChatTemplatePath() == "") &&
+		!strings.Contains(r.TokenIOToolResult, TokenIOResult):
+		return invalidf("config: key \"rollout.token_io_tool_result\" must contain %s when tools play in token mode from a text delta (for Qwen3: %q)",
+			TokenIOResult, qwen3ToolResult)
 	}
 	return nil
 }
@@ -266,15 +281,14 @@ func (r Rollout) validate(c *Config) error {
 func presetRollout(p presetSpec) Rollout {
 	r := Rollout{GroupSize: 8, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
 		Context: ContextTruncate, PairedSeeds: false, Return: ReturnTerminal, HintPlacement: HintInObservation,
-		ActionFormat: ActionBoxed, TokenIO: TokenIOChat, TokenIODelta: DeltaAuto, TokenIOTemplate: qwen3TokenIOTemplate}
+		ActionFormat: ActionBoxed, TokenIO: TokenIOChat, TokenIODelta: DeltaAuto, TokenIOTemplate: qwen3TokenIOTemplate,
+		TokenIOToolResult: qwen3ToolResult}
 	if p.ownToolsScript() {
 		r.GroupSize, r.HintedGroupSize = 16, 4
 	}
 	// The authors' actor builds every play token by token (orchestrator.py ~380-460): token mode, for
-	// the models that do not think, in games. The 8B Agent thinks (one sample per turn, chat); tool
-	// results need the template's rendering in token mode (vLLM's, or rollout.chat_template_dir), which
-	// an SGLang server without the model's files lacks, so the tools presets stay in chat.
-	if p.size != "qwen3-8b" && p.setting == schemas.SettingGames {
+	// the models that do not think. The 8B Agent thinks: one sample per turn, in chat.
+	if p.size != "qwen3-8b" {
 		r.TokenIO = TokenIOTokens
 	}
 	r.HintedThinking = ThinkingDefault

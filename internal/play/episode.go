@@ -105,8 +105,11 @@ func (e Episode) delta(ctx context.Context, step int64, key string, messages []l
 		}
 		return tokenize(rest)
 	}
-	if len(tools) > 0 {
-		return nil, "rollout.token_io tokens with tools: a hand-written rollout.token_io_template cannot render tool results; use rollout.token_io_delta server (vLLM) or template (rollout.chat_template_dir)", nil
+	if added := messages[last+1:]; len(added) > 0 && added[0].Role == "tool" {
+		if !strings.Contains(cfg.Rollout.TokenIOToolResult, config.TokenIOResult) {
+			return nil, "rollout.token_io tokens with tools: rollout.token_io_tool_result (with " + config.TokenIOResult + ") is needed to write tool results without the template; or use rollout.token_io_delta server (vLLM) or template (rollout.chat_template_dir)", nil
+		}
+		return tokenize(TokenIOText(cfg.Rollout.TokenIOTemplate, ToolResultsText(cfg.Rollout.TokenIOToolResult, added)))
 	}
 	return tokenize(TokenIOText(cfg.Rollout.TokenIOTemplate, observation))
 }
@@ -478,4 +481,15 @@ func DeltaSource(cfg *config.Config, haveTemplate bool, server llm.Server) confi
 		return config.DeltaServer
 	}
 	return config.DeltaText
+}
+
+// ToolResultsText is what stands for {observation} in a tools turn's text delta: each tool message's
+// content in rollout.token_io_tool_result, joined by a newline (Qwen3's <tool_response> blocks of one
+// user turn).
+func ToolResultsText(resultTemplate string, results []llm.Message) string {
+	parts := make([]string, 0, len(results))
+	for _, m := range results {
+		parts = append(parts, strings.ReplaceAll(resultTemplate, config.TokenIOResult, m.Content))
+	}
+	return strings.Join(parts, "\n")
 }

@@ -234,9 +234,9 @@ func TestEmulatorThinkingAgentTrainsEachTurn(t *testing.T) {
 
 // Tool turns in token mode: the Agent's answer holds a preamble and two calls (one in compact JSON),
 // both executed in order; the tokens after it are what Qwen3's template renders for the two results (one
-// user turn of two <tool_response> blocks), from vLLM's rendering or the template rendered here, so every
-// play is one exact sequence: none is left out, and every unhinted completion is trained once in its
-// served context.
+// user turn of two <tool_response> blocks), from vLLM's rendering, the template rendered here, or the
+// preset's text (rollout.token_io_tool_result), so every play is one exact sequence: none is left out,
+// and every unhinted completion is trained once in its served context.
 func TestEmulatorToolsInTokenMode(t *testing.T) {
 	env := envRow(0, 0, ledgerEnv, "read the balance first", schemas.SkillToolUse, "tools")
 	templateDir := t.TempDir()
@@ -251,8 +251,8 @@ func TestEmulatorToolsInTokenMode(t *testing.T) {
 	for _, tc := range []struct {
 		layout llmtest.Layout
 		delta  config.TokenIODelta
-	}{{llmtest.LayoutVLLM, config.DeltaServer}, {llmtest.LayoutSGLang, config.DeltaTemplate}} {
-		t.Run(string(tc.layout), func(t *testing.T) {
+	}{{llmtest.LayoutVLLM, config.DeltaServer}, {llmtest.LayoutSGLang, config.DeltaTemplate}, {llmtest.LayoutSGLang, config.DeltaText}} {
+		t.Run(string(tc.layout)+"-"+string(tc.delta), func(t *testing.T) {
 			f, emu := newEmulatorFixture(t, "qwen3-30b-a3b-tools", chattemplatetest.NonThinking, tc.layout, []schemas.EnvRow{env}, script, func(c *config.Config) {
 				c.Rollout.TokenIO, c.Rollout.TokenIODelta, c.Rollout.ChatTemplateDir = config.TokenIOTokens, tc.delta, templateDir
 				c.Rollout.MaxTurns = 3

@@ -136,7 +136,7 @@ func TestTokenIOConfigIsChecked(t *testing.T) {
 			c.Rollout.TokenIODelta, c.Rollout.ChatTemplateDir, c.GRPO.ModelPath = config.DeltaTemplate, "", ""
 		}},
 		{"drop_oldest", func(c *config.Config) { c.Rollout.Context = config.ContextDropOldest }},
-		{"tools", func(c *config.Config) { c.Setting = schemas.SettingTools }},
+		{"tools without a result template", func(c *config.Config) { c.Setting, c.Rollout.TokenIOToolResult = schemas.SettingTools, "" }},
 	} {
 		c, err := config.Preset("qwen3-4b-games")
 		if err != nil {
