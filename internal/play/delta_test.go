@@ -25,7 +25,7 @@ func TestPresetTextDeltasAreQwen3s(t *testing.T) {
 		added []llm.Message
 		text  string
 	}{
-		"observation": {[]llm.Message{{Role: "user", Content: "You see a door."}}, play.TokenIOText(cfg.Rollout.TokenIOTemplate, "You see a door.")},
+		"observation":  {[]llm.Message{{Role: "user", Content: "You see a door."}}, play.TokenIOText(cfg.Rollout.TokenIOTemplate, "You see a door.")},
 		"tool results": {tools, play.TokenIOText(cfg.Rollout.TokenIOTemplate, play.ToolResultsText(cfg.Rollout.TokenIOToolResult, tools))},
 	} {
 		without, err := tmpl.Render(base, nil, false, nil)
