@@ -250,6 +250,12 @@ const qwen3ToolResult = "<tool_response>\n{result}\n</tool_response>"
 // the example errors give.
 const qwen3TokenIOTemplate = "<|im_start|>user\n{observation}<|im_end|>\n<|im_start|>assistant\n"
 
+// mayUseText reports whether the token-mode delta may be the hand-written text: text itself, or auto
+// without the model's template directory (when the server is not vLLM).
+func (r Rollout) mayUseText(c *Config) bool {
+	return r.TokenIODelta == DeltaText || r.TokenIODelta == DeltaAuto && c.ChatTemplatePath() == ""
+}
+
 // validate checks what rollout.token_io tokens needs: a template that holds the observation where the
 // delta may be text, the context policy that keeps the token sequence whole, and a delta that renders
 // tool results in the tools setting.
@@ -258,15 +264,14 @@ func (r Rollout) validate(c *Config) error {
 		return nil
 	}
 	switch {
-	case (r.TokenIODelta == DeltaText || r.TokenIODelta == DeltaAuto && c.ChatTemplatePath() == "") && !strings.Contains(r.TokenIOTemplate, TokenIOObservation):
+	case r.mayUseText(c) && !strings.Contains(r.TokenIOTemplate, TokenIOObservation):
 		return invalidf("config: key \"rollout.token_io_template\" must contain %s when rollout.token_io is tokens and rollout.token_io_delta text (for Qwen3's ChatML: %q)",
 			TokenIOObservation, qwen3TokenIOTemplate)
 	case r.TokenIODelta == DeltaTemplate && r.ChatTemplateDir == "" && c.GRPO.ModelPath == "":
 		return invalidf("config: rollout.token_io_delta template needs the Agent model's chat template: set rollout.chat_template_dir (or grpo.model_path) to its Hugging Face directory, or use rollout.token_io_delta server with vLLM")
 	case r.Context != ContextTruncate:
 		return invalidf("config: key \"rollout.context\" must be truncate when rollout.token_io is tokens (dropping old turns would break the token sequence)")
-	case c.Setting == schemas.SettingTools && (r.TokenIODelta == DeltaText || r.TokenIODelta == DeltaAuto && c.ChatTemplatePath() == "") &&
-		!strings.Contains(r.TokenIOToolResult, TokenIOResult):
+	case c.Setting == schemas.SettingTools && r.mayUseText(c) && !strings.Contains(r.TokenIOToolResult, TokenIOResult):
 		return invalidf("config: key \"rollout.token_io_tool_result\" must contain %s when tools play in token mode from a text delta (for Qwen3: %q)",
 			TokenIOResult, qwen3ToolResult)
 	}

@@ -102,10 +102,3 @@ func (c *PromptCount) Tokens(messages []llm.Message) int {
 	}
 	return c.tokens + HistoryTokens(messages[c.upTo:])
 }
-
-// OverContext reports whether the whole conversation no longer fits in budget tokens (rollout.context
-// truncate, where the episode then ends with ended_by max_turns: its turn budget is the context). A
-// budget ≤ 0 means no limit.
-func OverContext(messages []llm.Message, budget int) bool {
-	return budget > 0 && HistoryTokens(messages) > budget
-}

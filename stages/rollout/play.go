@@ -33,7 +33,6 @@ var (
 	EstimateTokens      = play.EstimateTokens
 	HistoryTokens       = play.HistoryTokens
 	CutHistory          = play.CutHistory
-	OverContext         = play.OverContext
 	PromptName          = play.PromptName
 	ToolsFinalAnswer    = play.ToolsFinalAnswer
 	LoadAgentTemplate   = play.LoadAgentTemplate

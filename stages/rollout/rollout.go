@@ -515,14 +515,9 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 // (rollout.chat_template_dir, else grpo.model_path; the interpreter of sandbox.python, which needs
 // jinja2); nil otherwise. The caller closes it.
 func startChatTemplate(ctx context.Context, cfg *config.Config) (*chattemplate.Helper, error) {
-	dir := cfg.ChatTemplatePath()
-	switch {
-	case cfg.Rollout.TokenIO != config.TokenIOTokens:
-		return nil, nil
-	case cfg.Rollout.TokenIODelta == config.DeltaAuto && dir == "":
-		return nil, nil // auto without the model's files: the server's rendering, or the text
-	case cfg.Rollout.TokenIODelta != config.DeltaTemplate && cfg.Rollout.TokenIODelta != config.DeltaAuto:
-		return nil, nil
+	dir, delta := cfg.ChatTemplatePath(), cfg.Rollout.TokenIODelta
+	if cfg.Rollout.TokenIO != config.TokenIOTokens || !(delta == config.DeltaTemplate || delta == config.DeltaAuto && dir != "") {
+		return nil, nil // no renderer needed; auto without the model's files takes the server's rendering or the text
 	}
 	python := cfg.Sandbox.Python
 	if python == "" {

@@ -3,7 +3,6 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -112,15 +111,6 @@ func (e *Emulator) Requests() []llm.ChatRequestBody {
 	return append([]llm.ChatRequestBody(nil), e.requests...)
 }
 
-func (e *Emulator) serves(model string) bool {
-	for _, m := range e.models {
-		if m == model {
-			return true
-		}
-	}
-	return false
-}
-
 // sample asks the script and tokenizes its answer: the text's ids then EOS, cut at maxTokens (no EOS,
 // finish_reason length), split non-canonically when the seed says so.
 func (e *Emulator) sample(req *llm.ChatRequestBody, prompt []int64, maxTokens int) (text string, ids []int64, finish string, reply Reply, err error) {
@@ -182,17 +172,8 @@ func (e *Emulator) logprobs(ids []int64) ([]llm.TokenLogprob, error) {
 }
 
 func (e *Emulator) handleChat(w http.ResponseWriter, r *http.Request) {
-	raw, err := io.ReadAll(r.Body)
-	if err != nil {
-		return
-	}
 	var req llm.ChatRequestBody
-	if err := json.Unmarshal(raw, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
-		return
-	}
-	if !e.serves(req.Model) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+	if !readRequest(w, r, &req, e.models, &req.Model) {
 		return
 	}
 	rendered, err := e.tok.Render(req.Messages, req.Tools, true, req.ChatTemplateKwargs)
@@ -248,8 +229,7 @@ func sglangMeta(content []llm.TokenLogprob, ids []int64, finish string, promptTo
 // handleGenerate serves SGLang's native /generate: input_ids in, text, output_ids and meta_info out.
 func (e *Emulator) handleGenerate(w http.ResponseWriter, r *http.Request) {
 	var req llm.GenerateRequestBody
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+	if !readRequest(w, r, &req, nil, nil) {
 		return
 	}
 	messages, ok := e.conversation(w, req.InputIDs)
@@ -273,12 +253,7 @@ func (e *Emulator) handleGenerate(w http.ResponseWriter, r *http.Request) {
 // the conversation the script is asked with.
 func (e *Emulator) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	var req llm.CompletionRequestBody
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
-		return
-	}
-	if !e.serves(req.Model) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+	if !readRequest(w, r, &req, e.models, &req.Model) {
 		return
 	}
 	messages, ok := e.conversation(w, req.Prompt)
@@ -315,12 +290,7 @@ func (e *Emulator) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		AddGenerationPrompt bool              `json:"add_generation_prompt"`
 		ChatTemplateKwargs  map[string]any    `json:"chat_template_kwargs"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
-		return
-	}
-	if !e.serves(req.Model) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+	if !readRequest(w, r, &req, e.models, &req.Model) {
 		return
 	}
 	text := ""

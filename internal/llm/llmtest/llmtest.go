@@ -13,6 +13,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -232,12 +233,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		Tools               []json.RawMessage `json:"tools"`
 		AddGenerationPrompt bool              `json:"add_generation_prompt"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
-		return
-	}
-	if !s.serves(req.Model) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+	if !readRequest(w, r, &req, s.models, &req.Model) {
 		return
 	}
 	if req.Messages != nil {
@@ -277,12 +273,7 @@ func (s *Server) Completions() []llm.CompletionRequestBody {
 // its prompt ids are the ids sent, and the completion ends with EndOfMessage like a chat one.
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	var req llm.CompletionRequestBody
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
-		return
-	}
-	if !s.serves(req.Model) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+	if !readRequest(w, r, &req, s.models, &req.Model) {
 		return
 	}
 	s.mu.Lock()
@@ -337,13 +328,20 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) serves(model string) bool {
-	for _, m := range s.models {
-		if m == model {
-			return true
-		}
+func (s *Server) serves(model string) bool { return slices.Contains(s.models, model) }
+
+// readRequest decodes r's JSON body into v and, when model is not nil, checks that it names one of
+// models (read after decoding); on a failure it answers as vLLM does (400 or 404) and returns false.
+func readRequest(w http.ResponseWriter, r *http.Request, v any, models []string, model *string) bool {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return false
 	}
-	return false
+	if model != nil && !slices.Contains(models, *model) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", *model))
+		return false
+	}
+	return true
 }
 
 // Response builds the vLLM-shaped body for a reply: token ids of the prompt (TokenizePrompt) and of the
@@ -517,12 +515,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		Model string   `json:"model"`
 		Input []string `json:"input"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
-		return
-	}
-	if !s.serves(req.Model) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+	if !readRequest(w, r, &req, s.models, &req.Model) {
 		return
 	}
 	type datum struct {
