@@ -74,8 +74,8 @@ func TestDesignKeysAndDefaults(t *testing.T) {
 func TestPresets(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", "http://llm.example:8000/v1")
 	names := PresetNames()
-	if len(names) != 6 {
-		t.Fatalf("presets %v, want 3 models x 2 settings", names)
+	if len(names) != 12 {
+		t.Fatalf("presets %v, want 3 models x (2 settings + 2 fixed-environment baselines)", names)
 	}
 	for _, name := range names {
 		c, err := Preset(name)
@@ -87,6 +87,10 @@ func TestPresets(t *testing.T) {
 		}
 		wantSetting := schemas.SettingGames
 		wantRefresh := 4
+		fixed := strings.HasSuffix(name, "-"+FixedGPT55) || strings.HasSuffix(name, "-"+FixedRLVE)
+		if fixed {
+			wantRefresh = 1 // a new draw of the static pool at every step
+		}
 		if strings.HasSuffix(name, "-tools") {
 			wantSetting, wantRefresh = schemas.SettingTools, 8
 		}
@@ -103,11 +107,17 @@ func TestPresets(t *testing.T) {
 		if strings.HasPrefix(name, "qwen3-8b-") || strings.HasSuffix(name, "-tools") {
 			wantKL = 0.005
 		}
+		if strings.HasSuffix(name, "-"+FixedRLVE) {
+			wantKL = 0 // the RLVE scripts use no KL at any size
+		}
+		if fixed != (c.Sample.Pool != "") {
+			t.Errorf("preset %s: sample.pool %q", name, c.Sample.Pool)
+		}
 		if c.GRPO.KLBeta != wantKL {
 			t.Errorf("preset %s: grpo.kl_beta %v, want %v", name, c.GRPO.KLBeta, wantKL)
 		}
 	}
-	for _, bad := range []string{"", "qwen3-8b", "qwen3-8b-games-tools", "qwen3-2b-games", "games"} {
+	for _, bad := range []string{"", "qwen3-8b", "qwen3-8b-games-tools", "qwen3-2b-games", "games", "qwen3-8b-games-fixed-rlve", "qwen3-8b-fixed-gpt4"} {
 		if _, err := Preset(bad); err == nil || !strings.Contains(err.Error(), "unknown preset") {
 			t.Errorf("Preset(%q) = %v, want an unknown-preset error", bad, err)
 		}

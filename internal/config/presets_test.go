@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,8 +73,75 @@ func TestPresetTableMatchesPresets(t *testing.T) {
 	}
 }
 
+// TestFixedPresetTableMatchesPresets: the fixed-environment presets' table of docs/configuration.md
+// (header "| key | fixed-gpt55 | fixed-rlve |", cells read as in the preset table) gives each listed key's
+// value in the fixed presets of every size, and every key it does not list has the value of the games
+// preset of the same size: the table is the whole difference.
+func TestFixedPresetTableMatchesPresets(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", "")
+	doc, err := os.ReadFile(presetTableDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	columns := []string{FixedGPT55, FixedRLVE}
+	rows := tableWithHeader(string(doc), "key", columns[0], columns[1])
+	if len(rows) == 0 {
+		t.Fatalf("%s has no table with the header \"| key | %s | %s |\"", presetTableDoc, columns[0], columns[1])
+	}
+	sizes := map[string]string{"4B": "qwen3-4b", "8B": "qwen3-8b", "30B": "qwen3-30b-a3b"}
+	listed := map[string]bool{}
+	for _, row := range rows {
+		keys := tableKeys(row[0])
+		for col, fixed := range columns {
+			values := splitTop(row[1+col])
+			if len(values) != len(keys) {
+				t.Errorf("row %q: the %s cell %q has %d values for %d keys", row[0], fixed, row[1+col], len(values), len(keys))
+				continue
+			}
+			for i, key := range keys {
+				listed[key] = true
+				value, bySize := tableValue(values[i])
+				for size, prefix := range sizes {
+					want, ok := bySize[size]
+					if !ok {
+						want = value
+					}
+					c, err := Preset(prefix + "-" + fixed)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, err := c.Get(key); err != nil || !sameValue(got, want) {
+						t.Errorf("row %q: preset %s: %s = %q (%v), the table says %q", row[0], c.Preset, key, got, err, want)
+					}
+				}
+			}
+		}
+	}
+	for _, prefix := range sizes {
+		games, _ := Preset(prefix + "-games")
+		for _, fixed := range columns {
+			c, _ := Preset(prefix + "-" + fixed)
+			for _, key := range Keys() {
+				if key == "preset" || listed[key] {
+					continue
+				}
+				got, _ := c.Get(key)
+				if want, _ := games.Get(key); got != want {
+					t.Errorf("preset %s: %s = %q differs from %s-games (%q) but the fixed presets' table does not list it", c.Preset, key, got, prefix, want)
+				}
+			}
+		}
+	}
+}
+
 // presetTable returns the body rows of the preset table, each as its trimmed cells.
 func presetTable(doc string) [][]string {
+	return tableWithHeader(doc, "key", "games", "tools")
+}
+
+// tableWithHeader returns the body rows of the first markdown table whose header row starts with the
+// given cells, each row as its trimmed cells.
+func tableWithHeader(doc string, header ...string) [][]string {
 	var rows [][]string
 	in := false
 	for _, line := range strings.Split(doc, "\n") {
@@ -89,7 +157,7 @@ func presetTable(doc string) [][]string {
 			cells[i] = strings.TrimSpace(cells[i])
 		}
 		switch {
-		case !in && len(cells) >= 3 && cells[0] == "key" && cells[1] == "games" && cells[2] == "tools":
+		case !in && len(cells) >= len(header) && slices.Equal(cells[:len(header)], header):
 			in = true
 		case in && strings.HasPrefix(cells[0], "---"):
 		case in && len(cells) >= 3:

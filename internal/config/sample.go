@@ -45,6 +45,19 @@ type Sample struct {
 	// Pool names a static pool (`spade pool import`) to play instead of generating envs; empty generates.
 	// Every refresh step then takes its envs from the pool: fixed-environment GRPO, no Designer training.
 	Pool string `json:"pool"`
+	// RLVETauAcc is the accuracy at the top level of an RLVE environment's window at which the window
+	// moves up one level (pools imported with --format rlve; the authors' --spade-difficulty-tau-acc, 0.9).
+	RLVETauAcc float64 `json:"rlve_tau_acc" range:"[0,1]"`
+	// RLVETauNum is how many plays at the top level of an RLVE environment's window are counted before
+	// its accuracy is checked; the count starts again after every check (--spade-difficulty-tau-num, 128:
+	// eight steps of 16 plays).
+	RLVETauNum int `json:"rlve_tau_num" range:">=1"`
+	// RLVEWindow is the most levels an RLVE environment's window spans; its problems are drawn uniformly
+	// from the window (--spade-difficulty-d-delta, 4).
+	RLVEWindow int `json:"rlve_window" range:">=1"`
+	// RLVEMaxLevel is the highest level an RLVE environment's window reaches (the authors' adapter's
+	// max_difficulty, 20).
+	RLVEMaxLevel int `json:"rlve_max_level" range:">=0"`
 }
 
 func init() {
@@ -120,7 +133,7 @@ func (c *Config) SkillList() ([]string, error) {
 // pool; games regenerate every 4 steps and cut documents at 6,000, tools every 8 and at 4,000.
 func presetSample(p presetSpec) Sample {
 	s := Sample{EnvsPerStep: 24, SkillsPerWindow: 3, RefreshEvery: 4, Corpus: "default", ExcerptWords: 6000,
-		DocDraw: DocUniform, SkillOrder: SkillsRoundRobin}
+		DocDraw: DocUniform, SkillOrder: SkillsRoundRobin, RLVETauAcc: 0.9, RLVETauNum: 128, RLVEWindow: 4, RLVEMaxLevel: 20}
 	if p.setting == schemas.SettingTools {
 		s.RefreshEvery, s.ExcerptWords = 8, 4000
 	}
