@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,6 +34,12 @@ type poolImportOptions struct {
 	Setting schemas.Setting
 	// Checks is --checks, the gate's check set (gate.checks).
 	Checks config.GateChecks
+	// Format is --format: files, gpt55 or rlve.
+	Format schemas.PoolFormat
+	// AllowImports is --allow-import: modules the pool's static check allows beyond the default list.
+	AllowImports []string
+	// RLVEEnvs is --rlve-envs: which RLVE environments an rlve import wraps.
+	RLVEEnvs string
 }
 
 func newPoolImportCommand() *cli.Command {
@@ -40,19 +47,32 @@ func newPoolImportCommand() *cli.Command {
 		Name:      "import",
 		Usage:     "check env programs in the sandbox and store those that pass as a named pool",
 		ArgsUsage: "DIR|FILE...",
-		Description: `Inputs: Python files (FILE.hint next to one is its hint; the id is the file name), directories of
-them, or Parquet/JSONL files with a code column and optional hint, skill and id. Every input is read
-first: a bad one (unreadable, wrong format, no code, an unknown skill) is a one-line error, exit 2, and
-nothing is imported. Each new program then runs through the gate's checks in the sandbox: --checks
+		Description: `Inputs (--format files, the default): Python files (FILE.hint next to one is its hint; the id is the
+file name), directories of them, or Parquet/JSONL files with a code column and optional hint, skill
+and id. --format gpt55 takes the directory of the authors' static GPT-5.5 pool (games/game_*.py,
+manifest.jsonl, validation_manifest.jsonl, validation_summary.json, checksums.sha256; every checksum is
+verified first); --format rlve takes a checkout of RLVE's Gym package and wraps each environment of
+--rlve-envs as a single-turn env program whose level the run keeps in rlve_levels. Every input is read
+first: a bad one (unreadable, wrong format, no code, an unknown skill, a wrong checksum) is a one-line
+error, exit 2, and nothing is imported. Each new program then runs through the gate's checks in the sandbox: --checks
 official (the default) is the authors' gate, as gate.checks in the presets; strict adds the reset,
 smoke, trivial and hint-leak probes. One that fails is listed and left out, the others are stored
 (exit 2 when none passes). Programs are
 deduplicated by id, within the input and against the pool already in the lake. A run uses the pool
 with --set sample.pool=NAME.
 
-Example: spade pool import --name fixed testdata/envs`,
+The static check's import allowlist is the pool's: the default list (an rlve pool adds
+networkx, array and queue, which RLVE's environments import) plus every --allow-import; it is recorded
+on the pool's rows (pools.allowed_imports).
+
+Examples: spade pool import --name fixed testdata/envs
+          spade pool import --format gpt55 /scratch/spare-gpt55-static-corpus
+          spade pool import --format rlve --rlve-envs Sorting,Multiplication ~/RLVE/Gym`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "name", Required: true, Usage: "pool name (runs refer to it as sample.pool)"},
+			&cli.StringFlag{Name: "name", Usage: "pool name (runs refer to it as sample.pool); default: the format's name for gpt55 and rlve, required for files"},
+			&cli.StringFlag{Name: "format", Value: string(schemas.PoolFiles), Usage: "the inputs' layout: files, gpt55 (the authors' static pool directory) or rlve (a checkout of RLVE's Gym package)"},
+			&cli.StringSliceFlag{Name: "allow-import", Usage: "a module the pool's static check allows beyond the default list (repeatable)"},
+			&cli.StringFlag{Name: "rlve-envs", Value: "official16", Usage: "with --format rlve: official16 (the authors' 16), all, or a comma list of RLVE identifiers"},
 			&cli.StringFlag{Name: "setting", Value: string(schemas.SettingGames), Usage: "games or tools: which checks the programs must pass"},
 			&cli.StringFlag{Name: "checks", Value: string(config.GateOfficial), Usage: "the gate's check set (gate.checks): official (the authors' gate) or strict"},
 		}, sandboxFlags()...),
@@ -62,7 +82,8 @@ Example: spade pool import --name fixed testdata/envs`,
 				return err
 			}
 			return runPoolImport(c.Context, poolImportOptions{globalOptions: globalsFrom(c), sandboxOptions: sandboxOptionsFrom(c),
-				Name: c.String("name"), Setting: schemas.Setting(c.String("setting")), Checks: config.GateChecks(c.String("checks"))}, args)
+				Name: c.String("name"), Setting: schemas.Setting(c.String("setting")), Checks: config.GateChecks(c.String("checks")),
+				Format: schemas.PoolFormat(c.String("format")), AllowImports: c.StringSlice("allow-import"), RLVEEnvs: c.String("rlve-envs")}, args)
 		},
 	}
 }
@@ -72,6 +93,20 @@ Example: spade pool import --name fixed testdata/envs`,
 func runPoolImport(ctx context.Context, opts poolImportOptions, args []string) error {
 	if err := checkChoice("--checks", opts.Checks, config.GateChecksValues()...); err != nil {
 		return err
+	}
+	if err := checkChoice("--format", opts.Format, schemas.PoolFormatValues()...); err != nil {
+		return err
+	}
+	if opts.Name == "" {
+		if opts.Format == schemas.PoolFiles {
+			return usageError("pool import: --name is required with --format files (runs refer to the pool as sample.pool)")
+		}
+		opts.Name = string(opts.Format)
+	}
+	for _, m := range opts.AllowImports {
+		if !moduleName.MatchString(m) {
+			return usageError("pool import: --allow-import %q is not a top-level module name", m)
+		}
 	}
 	lk, err := opts.openLake(ctx)
 	if err != nil {
@@ -89,10 +124,14 @@ func runPoolImport(ctx context.Context, opts poolImportOptions, args []string) e
 				return pool.Verdict{Err: err}
 			}
 		}
-		v := gate.Check(ctx, sbx, p.Code, gate.CheckOptions{Setting: setting, Hint: p.Hint, Checks: opts.Checks})
+		rules := sandbox.DefaultStaticRules()
+		rules.AllowedImports = p.AllowedImports
+		v := gate.Check(ctx, sbx, p.Code, gate.CheckOptions{Setting: setting, Hint: p.Hint, Checks: opts.Checks, Rules: &rules})
 		return pool.Verdict{Accepted: v.Accepted, Class: v.Class, Reason: v.FailureText(), Err: v.Err}
 	}
-	res, err := pool.Import(ctx, lk, opts.Name, opts.Setting, args, check)
+	spec := pool.Spec{Name: opts.Name, Setting: opts.Setting, Format: opts.Format, Inputs: args, RLVEEnvs: opts.RLVEEnvs,
+		AllowedImports: pool.AllowedImports(opts.Format, opts.AllowImports)}
+	res, err := pool.Import(ctx, lk, spec, check)
 	var inputErr *pool.InputError
 	if errors.As(err, &inputErr) {
 		return asUsage(fmt.Errorf("pool import: %w; nothing was imported", err))
@@ -110,6 +149,9 @@ func runPoolImport(ctx context.Context, opts poolImportOptions, args []string) e
 		opts.Name, res.Imported, len(res.Rejected), res.Skipped, res.Total)
 	return nil
 }
+
+// moduleName is a top-level Python module name (--allow-import).
+var moduleName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // newImportSandbox starts the sandbox pool of an import: the run defaults' limits
 // (stage.SandboxOptions), the interpreter and isolation from the flags.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spadekit/spade/internal/inputfile"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -30,6 +31,36 @@ type Program struct {
 	Code, Hint, Skill string
 	// Source is the input file.
 	Source string
+	// Format, Name, Validated and Meta are the pools columns of the same names (schemas.PoolRow).
+	Format    schemas.PoolFormat
+	Name      string
+	Validated bool
+	Meta      string
+	// AllowedImports is the import allowlist the static check applies to the program: the pool's
+	// (Spec.AllowedImports), set by Import.
+	AllowedImports []string
+	// Unusable, when set, says why the program could not be built from its input (an RLVE environment
+	// whose source imports another RLVE module, say): it is listed as rejected without being checked.
+	Unusable string
+}
+
+// Spec says what Import reads and where it stores it.
+type Spec struct {
+	// Name is the pool's name (sample.pool refers to it).
+	Name string
+	// Setting is games or tools: the checks every program must pass.
+	Setting schemas.Setting
+	// Format is the inputs' layout: files ("" too) takes .py files, directories of them, Parquet and
+	// JSONL files; gpt55 and rlve take one directory each (readGPT55, readRLVE).
+	Format schemas.PoolFormat
+	// Inputs are the files and directories named on the command line.
+	Inputs []string
+	// AllowedImports is the pool's import allowlist for the static check (AllowedImports gives the
+	// default for a format); it is recorded on every row the import adds.
+	AllowedImports []string
+	// RLVEEnvs picks the RLVE environments of an rlve import: official16, all, or a comma list of RLVE
+	// identifiers ("" is official16).
+	RLVEEnvs string
 }
 
 // Verdict is what a Checker says of one program: accepted (with its env class), or why not. Err means the
@@ -62,28 +93,56 @@ type Result struct {
 // ErrNothingAccepted is returned when no program of the input passed the checks: nothing is committed.
 var ErrNothingAccepted = errors.New("no program passed the gate's checks")
 
-// Import reads every input (Python files, directories of them, Parquet or JSONL files with `code` and
-// optional `hint`, `skill`, `id`), checks every new program with check, and merges the accepted ones into
-// the pool `name`, deduplicating by id. A bad input is an *InputError and commits nothing; a program that
-// fails a check is reported in Result.Rejected and left out (the authors' static pools are of validated
-// programs); when none passes, nothing is committed and the error is ErrNothingAccepted.
-func Import(ctx context.Context, lk *lake.Lake, name string, setting schemas.Setting, inputs []string, check Checker) (Result, error) {
+// Import reads every input of spec (by its format: Python files, directories of them, Parquet or JSONL
+// files with `code` and optional `hint`, `skill`, `id`; the authors' GPT-5.5 pool directory; a checkout of
+// RLVE's Gym package), checks every new program with check, and merges the accepted ones into the pool
+// spec.Name, deduplicating by id. A bad input (a wrong checksum included) is an *InputError and commits
+// nothing; a program that fails a check is reported in Result.Rejected and left out (the authors' static
+// pools are of validated programs); when none passes, nothing is committed and the error is
+// ErrNothingAccepted.
+func Import(ctx context.Context, lk *lake.Lake, spec Spec, check Checker) (Result, error) {
+	name, setting, inputs := spec.Name, spec.Setting, spec.Inputs
 	if err := lake.ValidName(name); err != nil {
 		return Result{}, &InputError{File: "--name", Problem: err.Error()}
 	}
 	if !setting.Valid() {
 		return Result{}, &InputError{File: "--setting", Problem: fmt.Sprintf("must be games or tools, got %q", setting)}
 	}
-	if len(inputs) == 0 {
-		return Result{}, &InputError{File: "(no inputs)", Problem: "name at least one .py file, directory of them, .parquet or .jsonl file"}
+	if spec.Format == "" {
+		spec.Format = schemas.PoolFiles
+	}
+	if !slices.Contains(schemas.PoolFormatValues(), spec.Format) {
+		return Result{}, &InputError{File: "--format", Problem: fmt.Sprintf("must be %s, got %q", schemas.JoinValues(schemas.PoolFormatValues(), ", "), spec.Format)}
+	}
+	if len(spec.AllowedImports) == 0 {
+		spec.AllowedImports = AllowedImports(spec.Format, nil)
 	}
 	var programs []Program
-	for _, in := range inputs {
-		ps, err := readInput(ctx, in)
+	switch spec.Format {
+	case schemas.PoolFiles:
+		if len(inputs) == 0 {
+			return Result{}, &InputError{File: "(no inputs)", Problem: "name at least one .py file, directory of them, .parquet or .jsonl file"}
+		}
+		for _, in := range inputs {
+			ps, err := readInput(ctx, in)
+			if err != nil {
+				return Result{}, err
+			}
+			programs = append(programs, ps...)
+		}
+	default:
+		if len(inputs) != 1 {
+			return Result{}, &InputError{File: "(inputs)", Problem: fmt.Sprintf("--format %s takes one directory, got %d inputs", spec.Format, len(inputs))}
+		}
+		var err error
+		if spec.Format == schemas.PoolGPT55 {
+			programs, err = readGPT55(ctx, inputs[0])
+		} else {
+			programs, err = readRLVE(inputs[0], spec.RLVEEnvs)
+		}
 		if err != nil {
 			return Result{}, err
 		}
-		programs = append(programs, ps...)
 	}
 	key := lake.PoolKey(name)
 	existing, err := lake.ReadRows[schemas.PoolRow](ctx, lk, key)
@@ -107,6 +166,14 @@ func Import(ctx context.Context, lk *lake.Lake, name string, setting schemas.Set
 			continue
 		}
 		seen[p.ID] = true
+		if p.Format == "" {
+			p.Format = schemas.PoolFiles
+		}
+		p.AllowedImports = spec.AllowedImports
+		if p.Unusable != "" {
+			res.Rejected = append(res.Rejected, Rejection{ID: p.ID, Source: p.Source, Reason: p.Unusable})
+			continue
+		}
 		v := check(ctx, p, setting)
 		if v.Err != nil {
 			return Result{}, fmt.Errorf("pool import: %s (%s): the checks could not run: %w", p.ID, p.Source, v.Err)
@@ -117,7 +184,8 @@ func Import(ctx context.Context, lk *lake.Lake, name string, setting schemas.Set
 		}
 		sum := sha256Hex(p.Code)
 		merged = append(merged, schemas.PoolRow{EntryID: p.ID, Code: p.Code, Hint: p.Hint, Skill: p.Skill, Setting: setting,
-			ClassName: v.Class, CodeSHA256: sum, Source: p.Source})
+			ClassName: v.Class, CodeSHA256: sum, Source: p.Source, Format: p.Format, Name: p.Name, Validated: p.Validated,
+			Meta: p.Meta, AllowedImports: p.AllowedImports})
 		res.Imported++
 	}
 	res.Total = len(merged)
@@ -130,6 +198,25 @@ func Import(ctx context.Context, lk *lake.Lake, name string, setting schemas.Set
 	sort.SliceStable(merged, func(i, j int) bool { return merged[i].EntryID < merged[j].EntryID })
 	_, err = lake.WriteRows(ctx, lk, key, merged, lake.WriteOptions{Force: len(existing) > 0})
 	return res, err
+}
+
+// RLVEImports are the modules RLVE's environments import beyond the sandbox's default allowlist: an rlve
+// pool's allowlist adds them.
+var RLVEImports = []string{"networkx", "array", "queue"}
+
+// AllowedImports returns a pool's import allowlist: the sandbox's default list, RLVEImports for an rlve
+// pool, and extra (`spade pool import --allow-import`), without repeats, in that order.
+func AllowedImports(format schemas.PoolFormat, extra []string) []string {
+	out := slices.Clone(sandbox.DefaultAllowedImports)
+	if format == schemas.PoolRLVE {
+		out = append(out, RLVEImports...)
+	}
+	for _, m := range append(slices.Clone(extra), nil...) {
+		if m = strings.TrimSpace(m); m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Read returns the imported pool `name`, or an error saying how to import it.

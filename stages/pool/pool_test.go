@@ -43,7 +43,7 @@ func TestImportKeepsWhatPassesAndRefusesBadFiles(t *testing.T) {
 	write(t, py, "a.hint", "press 1\n")
 	write(t, py, "b.py", "BROKEN(\n")
 	jsonl := write(t, dir, "more.jsonl", `{"id": 7, "code": "class C: pass", "skill": "optimization"}`+"\n"+`{"code": "class D: pass", "hint": "h"}`+"\n")
-	res, err := pool.Import(ctx, lk, "fixed", schemas.SettingGames, []string{py, jsonl}, fakeCheck)
+	res, err := pool.Import(ctx, lk, pool.Spec{Name: "fixed", Setting: schemas.SettingGames, Inputs: []string{py, jsonl}}, fakeCheck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestImportKeepsWhatPassesAndRefusesBadFiles(t *testing.T) {
 		t.Fatalf("rows: %+v", rows)
 	}
 	// Again: duplicates by id are skipped; nothing new commits nothing.
-	res, err = pool.Import(ctx, lk, "fixed", schemas.SettingGames, []string{jsonl}, fakeCheck)
+	res, err = pool.Import(ctx, lk, pool.Spec{Name: "fixed", Setting: schemas.SettingGames, Inputs: []string{jsonl}}, fakeCheck)
 	if err != nil || res.Skipped != 2 || res.Imported != 0 || res.Total != 3 {
 		t.Fatalf("re-import: %+v %v", res, err)
 	}
@@ -76,7 +76,7 @@ func TestImportKeepsWhatPassesAndRefusesBadFiles(t *testing.T) {
 		"missing":     filepath.Join(dir, "absent.py"),
 		"not parquet": write(t, dir, "x.parquet", "not parquet"),
 	} {
-		_, err := pool.Import(ctx, lk, "other", schemas.SettingGames, []string{py, in}, fakeCheck)
+		_, err := pool.Import(ctx, lk, pool.Spec{Name: "other", Setting: schemas.SettingGames, Inputs: []string{py, in}}, fakeCheck)
 		var inputErr *pool.InputError
 		if !errors.As(err, &inputErr) || inputErr.File != in || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v", name, err)
@@ -88,12 +88,12 @@ func TestImportKeepsWhatPassesAndRefusesBadFiles(t *testing.T) {
 	// Every program fails: nothing committed.
 	only := t.TempDir()
 	write(t, only, "b.py", "BROKEN(\n")
-	if _, err := pool.Import(ctx, lk, "other", schemas.SettingGames, []string{only}, fakeCheck); !errors.Is(err, pool.ErrNothingAccepted) {
+	if _, err := pool.Import(ctx, lk, pool.Spec{Name: "other", Setting: schemas.SettingGames, Inputs: []string{only}}, fakeCheck); !errors.Is(err, pool.ErrNothingAccepted) {
 		t.Fatalf("all rejected: %v", err)
 	}
 	// A tools import into a games pool is refused.
 	var inputErr *pool.InputError
-	if _, err := pool.Import(ctx, lk, "fixed", schemas.SettingTools, []string{jsonl}, fakeCheck); !errors.As(err, &inputErr) {
+	if _, err := pool.Import(ctx, lk, pool.Spec{Name: "fixed", Setting: schemas.SettingTools, Inputs: []string{jsonl}}, fakeCheck); !errors.As(err, &inputErr) {
 		t.Fatalf("setting mismatch: %v", err)
 	}
 }
