@@ -196,7 +196,7 @@ func rlveProgram(gym, name string, env, ctrl rlveModule) (Program, error) {
 	err = rlveWrapper.Execute(&buf, map[string]string{
 		"Name": name, "EnvClass": env.class, "ControllerClass": ctrl.class,
 		"WrapperClass": "RLVE" + identifierChars.ReplaceAllString(name, "_") + "Env",
-		"EnvFile": rel(env.file), "EnvSource": envSource, "ControllerFile": rel(ctrl.file), "ControllerSource": ctrlSource,
+		"EnvFile":      rel(env.file), "EnvSource": envSource, "ControllerFile": rel(ctrl.file), "ControllerSource": ctrlSource,
 	})
 	if err != nil {
 		return Program{}, fmt.Errorf("pool import: the RLVE wrapper of %s: %w", name, err)
