@@ -64,6 +64,14 @@ type Options struct {
 	unhardened bool
 	// Preload lists the modules each worker imports before forking (default DefaultPreload).
 	Preload []string
+	// MaxTurns is passed to the env class as Cls(max_turns=MaxTurns), the authors' construction (a
+	// class that refuses it is made as Cls() and its max_turns attribute, where it has one, set);
+	// 0 makes every env as Cls().
+	MaxTurns int
+	// Inject maps the names bound in a program's module before it runs to "module" or
+	// "module:attribute" (default DefaultInjections; an empty, non-nil map binds none). Only names the
+	// program's text mentions are bound, and a module that is not installed is left out.
+	Inject map[string]string
 }
 
 // DefaultPreload is what a worker imports before it freezes its heap and starts forking.
@@ -93,6 +101,9 @@ func (o *Options) fill() {
 	setDefault(&o.ActionCap, 64<<10)
 	if o.Preload == nil {
 		o.Preload = DefaultPreload
+	}
+	if o.Inject == nil {
+		o.Inject = DefaultInjections
 	}
 }
 

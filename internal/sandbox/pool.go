@@ -498,15 +498,39 @@ type StepResult struct {
 	Observation string
 	// Reward is the step's reward, finite.
 	Reward float64
-	// Done reports the end of the episode.
+	// Done reports the end of the episode: Terminated or Truncated.
 	Done bool
+	// Terminated is Gymnasium's terminated (the episode reached an end state of the env's MDP: its
+	// goal, or a loss); a step in the old 4-tuple shape reports its done here. Truncated is Gymnasium's
+	// truncated (the env cut the episode short, its own time limit), false for a 4-tuple.
+	Terminated, Truncated bool
+	// Shape says which contract the step followed and how it departed from the authors' types.
+	Shape StepShape
 	// Info is the step's info dict as JSON ({} when the env returned None).
 	Info json.RawMessage
 }
 
+// StepShape is what a step returned, as the harness saw it before reading it.
+type StepShape struct {
+	// Arity is 5 for Gymnasium's (observation, reward, terminated, truncated, info), 4 for the old
+	// (observation, reward, done, info).
+	Arity int `json:"arity"`
+	// Deviations lists the departures from the types the authors' validator wants (terminated or
+	// truncated not a bool, a reward that is neither int nor float, an info that is not a dict), each
+	// of which the harness read anyway; empty when there is none.
+	Deviations []string `json:"deviations"`
+}
+
+// Legacy reports whether the step came from a program in the old 4-tuple shape.
+func (s StepShape) Legacy() bool { return s.Arity == 4 }
+
 // Success reports info["success"] when present, else whether the terminal reward is ≥ 1
-// (the environment program contract, docs/architecture.md, "Contracts"). Meaningful when Done.
+// (the environment program contract, docs/architecture.md, "Contracts"). Meaningful when Done; an
+// episode the env truncated (Truncated and not Terminated) did not succeed, whatever info says.
 func (s StepResult) Success() bool {
+	if s.Truncated && !s.Terminated {
+		return false
+	}
 	var info map[string]any
 	if json.Unmarshal(s.Info, &info) == nil {
 		if v, ok := info["success"]; ok {
@@ -570,7 +594,19 @@ func (e *Env) Step(ctx context.Context, action string) (StepResult, error) {
 	if len(r.Info) == 0 {
 		r.Info = json.RawMessage("{}")
 	}
-	return StepResult{Observation: r.Obs, Reward: r.Reward, Done: r.Done, Info: r.Info}, nil
+	return StepResult{Observation: r.Obs, Reward: r.Reward, Done: r.Done, Terminated: r.Terminated, Truncated: r.Truncated,
+		Shape: r.Shape, Info: r.Info}, nil
+}
+
+// Solution calls env.solution(), the authors' reference action sequence (or goal description), and
+// returns its text; a program without one gives a KindEnv error.
+func (e *Env) Solution(ctx context.Context) (string, error) {
+	r, err := e.do("solution", map[string]any{}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
+	var text string
+	if err == nil && json.Unmarshal(r.Value, &text) != nil {
+		return "", &Error{Kind: KindEnv, Op: "solution", Msg: "solution() did not give text"}
+	}
+	return text, err
 }
 
 // Tools calls env.tools() and returns its JSON.

@@ -11,6 +11,28 @@ var DefaultAllowedImports = []string{
 	"numpy", "sympy",
 }
 
+// DefaultInjections are the names bound in every program's module before it runs (Options.Inject):
+// the authors' loader's common standard-library names (_COMMON_STDLIB_INJECTIONS in
+// spade/core/envs/synthetic_game_env.py), so that a program that uses math or deque without importing
+// it loads, as it does for them. Every module named is in DefaultAllowedImports (the static check's
+// module rules apply to the injected modules as to imported ones); the authors' operator is left out,
+// since it is not allowed (attrgetter and methodcaller reach any attribute through a string).
+var DefaultInjections = map[string]string{
+	"itertools": "itertools", "math": "math", "random": "random", "re": "re", "json": "json",
+	"collections": "collections", "functools": "functools", "string": "string", "copy": "copy",
+	"heapq": "heapq", "statistics": "statistics", "np": "numpy", "numpy": "numpy",
+	"deque": "collections:deque", "defaultdict": "collections:defaultdict", "Counter": "collections:Counter",
+	"OrderedDict": "collections:OrderedDict", "namedtuple": "collections:namedtuple",
+	"combinations": "itertools:combinations", "permutations": "itertools:permutations",
+	"product": "itertools:product", "chain": "itertools:chain", "accumulate": "itertools:accumulate",
+	"reduce": "functools:reduce", "lru_cache": "functools:lru_cache", "deepcopy": "copy:deepcopy",
+	"heappush": "heapq:heappush", "heappop": "heapq:heappop",
+	"Tuple": "typing:Tuple", "Dict": "typing:Dict", "List": "typing:List", "Optional": "typing:Optional",
+	"Union": "typing:Union", "Any": "typing:Any", "Set": "typing:Set", "FrozenSet": "typing:FrozenSet",
+	"Callable": "typing:Callable", "Iterable": "typing:Iterable", "Sequence": "typing:Sequence",
+	"Mapping": "typing:Mapping",
+}
+
 // DefaultFlaggedNames are names the static check rejects wherever they appear as a name, besides
 // dunder names and getattr-family calls with computed or private names. Other modules need no
 // entry: the import allowlist already keeps them out.

@@ -49,6 +49,11 @@ type reply struct {
 	Obs      string          `json:"obs"`
 	Reward   float64         `json:"reward"`
 	Done     bool            `json:"done"`
+	// Terminated and Truncated are Gymnasium's flags of a step (a 4-tuple's done is Terminated).
+	Terminated bool `json:"terminated"`
+	Truncated  bool `json:"truncated"`
+	// Shape is the step's return shape (StepShape).
+	Shape StepShape `json:"shape"`
 	Info     json.RawMessage `json:"info"`
 	Tools    json.RawMessage `json:"tools"`
 	Value    json.RawMessage `json:"value"`
@@ -110,6 +115,7 @@ func harnessConfig(o *Options, iso Isolation) string {
 		"obs_cap": o.ObservationCap, "out_cap": o.OutputCap, "address_space": o.AddressSpace,
 		"cpu_seconds": o.CPUSeconds, "child_nofile": o.OpenFiles, "fsize": o.FileSize,
 		"scratch_bytes": o.ScratchBytes, "nproc": nproc, "preload": o.Preload, "harden": !o.unhardened,
+		"max_turns": o.MaxTurns, "inject": o.Inject,
 	}
 	data, _ := json.Marshal(cfg)
 	return string(data)
