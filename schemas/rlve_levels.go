@@ -1,7 +1,8 @@
 package schemas
 
 // RLVELevelRow is one RLVE environment's difficulty state at a pool step of a run whose pool is an RLVE
-// pool (table `rlve_levels`, partitioned by step; written by the pool stage with the step's envs). The
+// pool (table `rlve_levels`, partitioned by step; written by the pool stage with the step's envs, one row
+// per environment of the pool whether or not the step drew it). The
 // state is RLVE's sliding window: problems are drawn from the levels [Low, High]; the plays at level
 // High since the last check are counted, and once there are sample.rlve_tau_num of them High rises by
 // one when at least sample.rlve_tau_acc of them succeeded, Low following to keep at most
@@ -13,15 +14,19 @@ type RLVELevelRow struct {
 	Name string `parquet:"name"`
 	// EntryID is the pool row the env was drawn from (pools.id).
 	EntryID string `parquet:"entry_id"`
-	// EnvID is the env drawn at this step (envs.env_id).
+	// Drawn is true when the step drew the environment as one of its envs.
+	Drawn bool `parquet:"drawn"`
+	// EnvID is the env drawn at this step (envs.env_id); empty when not drawn.
 	EnvID string `parquet:"env_id"`
 	// Low and High are the window of levels after folding in every play before this step, 0 ≤ Low ≤
 	// High ≤ sample.rlve_max_level.
 	Low  int32 `parquet:"low"`
 	High int32 `parquet:"high"`
-	// Level is the level this step's problem is generated at, drawn uniformly from [Low, High].
+	// Level is the level this step's problem is generated at, drawn uniformly from [Low, High] (High when
+	// not drawn).
 	Level int32 `parquet:"level"`
-	// ProblemSeed is the generator seed of this step's problem; every play of the env shares it.
+	// ProblemSeed is the generator seed of this step's problem, which every play of the env shares (0
+	// when not drawn).
 	ProblemSeed int64 `parquet:"problem_seed"`
 	// Attempts and Successes count the plays at level High since the last check (Successes: a return
 	// above 0), carried to the next step.
@@ -40,7 +45,9 @@ func (r RLVELevelRow) Validate() error {
 	c.nonNegative("step", r.Step)
 	c.required("name", r.Name)
 	c.required("entry_id", r.EntryID)
-	c.required("env_id", r.EnvID)
+	if r.Drawn {
+		c.required("env_id", r.EnvID)
+	}
 	c.nonNegative("low", int64(r.Low))
 	if r.High < r.Low {
 		c.fail("high", "must be >= low (%d), got %d", r.Low, r.High)

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,6 +153,9 @@ func Import(ctx context.Context, lk *lake.Lake, spec Spec, check Checker) (Resul
 	for _, r := range existing {
 		if r.Setting != setting {
 			return Result{}, &InputError{File: "--setting", Problem: fmt.Sprintf("pool %s holds %s programs; import %s programs into another pool", name, r.Setting, setting)}
+		}
+		if (r.Format == schemas.PoolRLVE) != (spec.Format == schemas.PoolRLVE) {
+			return Result{}, &InputError{File: "--format", Problem: fmt.Sprintf("pool %s holds %s programs and RLVE environments cannot share a pool with others; import into another pool", name, cmp.Or(r.Format, schemas.PoolFiles))}
 		}
 	}
 	seen := map[string]bool{}

@@ -26,8 +26,8 @@ func (Stage) Name() stage.Name { return Name }
 // Reads lists nothing: the pool is imported, not written by a stage (a missing one gets its own message).
 func (Stage) Reads() []stage.Input { return nil }
 
-// Writes is envs.
-func (Stage) Writes() []string { return []string{schemas.EnvsSpec.Name} }
+// Writes is rlve_levels (an RLVE pool's only) and envs, the marker.
+func (Stage) Writes() []string { return []string{schemas.RLVELevelsSpec.Name, schemas.EnvsSpec.Name} }
 
 // Due is true at pool refresh steps of a run with sample.pool set (stage.PoolDue).
 func (Stage) Due(cfg *config.Config, step int64) bool { return stage.PoolDue(cfg, step) }
@@ -39,15 +39,50 @@ func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error
 	if err != nil {
 		return "", fmt.Errorf("pool: %w", err)
 	}
+	if isRLVE(rows) {
+		envs, levels, err := rlveStep(ctx, env, step, rows)
+		if err != nil {
+			return "", err
+		}
+		key := lake.PartitionKey{Run: env.Run, Table: schemas.RLVELevelsSpec.Name, Step: step}
+		if _, err := lake.WriteRows(ctx, env.Lake, key, levels, lake.WriteOptions{Force: env.Force}); err != nil {
+			return "", fmt.Errorf("pool: %w", err)
+		}
+		if err := writeEnvs(ctx, env, step, envs); err != nil {
+			return "", err
+		}
+		promoted, top := 0, 0
+		for _, l := range levels {
+			if l.Promoted {
+				promoted++
+			}
+			top = max(top, int(l.High))
+		}
+		return fmt.Sprintf("%d envs from RLVE pool %s (%d environments; %d moved up a level, highest level %d)",
+			len(envs), cfg.Sample.Pool, len(rows), promoted, top), nil
+	}
 	envs, err := Envs(cfg, step, rows)
 	if err != nil {
 		return "", err
 	}
-	key := lake.PartitionKey{Run: env.Run, Table: schemas.EnvsSpec.Name, Step: step}
-	if _, err := lake.WriteRows(ctx, env.Lake, key, envs, lake.WriteOptions{Force: env.Force}); err != nil {
-		return "", fmt.Errorf("pool: %w", err)
+	if err := writeEnvs(ctx, env, step, envs); err != nil {
+		return "", err
 	}
 	return fmt.Sprintf("%d envs from pool %s (%d programs)", len(envs), cfg.Sample.Pool, len(rows)), nil
+}
+
+// writeEnvs commits the step's envs.
+func writeEnvs(ctx context.Context, env *stage.Env, step int64, envs []schemas.EnvRow) error {
+	key := lake.PartitionKey{Run: env.Run, Table: schemas.EnvsSpec.Name, Step: step}
+	if _, err := lake.WriteRows(ctx, env.Lake, key, envs, lake.WriteOptions{Force: env.Force}); err != nil {
+		return fmt.Errorf("pool: %w", err)
+	}
+	return nil
+}
+
+// isRLVE reports whether a pool is an RLVE pool (Import keeps a pool's programs of one kind).
+func isRLVE(rows []schemas.PoolRow) bool {
+	return len(rows) > 0 && rows[0].Format == schemas.PoolRLVE
 }
 
 // Envs returns the envs of refresh step `step` drawn from the pool: the programs in a seeded order fixed

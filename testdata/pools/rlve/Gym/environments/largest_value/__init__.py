@@ -1,0 +1,1 @@
+from .environment import LargestValue_Environment
