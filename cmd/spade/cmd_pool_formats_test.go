@@ -235,6 +235,16 @@ func TestPoolImportRLVE(t *testing.T) {
 				t.Fatalf("%s: episode %+v, want return %v after one turn", run, e, want)
 			}
 		}
+		calls, err := lake.ReadTable[schemas.LLMCallRow](ctx, lk, run, "llm_calls")
+		if err != nil || len(calls) != len(episodes) {
+			t.Fatalf("%s: %d calls for %d single-turn episodes, %v", run, len(calls), len(episodes), err)
+		}
+		for _, c := range calls {
+			// rollout.agent_prompt problem: the problem as it is, then the request for a boxed answer.
+			if !strings.Contains(c.Request, "Reason it through step by step") || strings.Contains(c.Request, "language game") {
+				t.Fatalf("%s: the Agent was asked %.400s", run, c.Request)
+			}
+		}
 		top := map[string]int32{}
 		for _, l := range levels {
 			if high, seen := top[l.Name]; !seen || l.High > high {

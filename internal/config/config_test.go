@@ -117,6 +117,11 @@ func TestPresets(t *testing.T) {
 			t.Errorf("preset %s: grpo.kl_beta %v, want %v", name, c.GRPO.KLBeta, wantKL)
 		}
 	}
+	tools, _ := Preset("qwen3-8b-tools")
+	tools.Rollout.AgentPrompt = AgentPromptProblem
+	if err := tools.Validate(); err == nil || !strings.Contains(err.Error(), "rollout.agent_prompt") {
+		t.Errorf("the problem prompt in tools validated: %v", err)
+	}
 	for _, bad := range []string{"", "qwen3-8b", "qwen3-8b-games-tools", "qwen3-2b-games", "games", "qwen3-8b-games-fixed-rlve", "qwen3-8b-fixed-gpt4"} {
 		if _, err := Preset(bad); err == nil || !strings.Contains(err.Error(), "unknown preset") {
 			t.Errorf("Preset(%q) = %v, want an unknown-preset error", bad, err)

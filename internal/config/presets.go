@@ -100,7 +100,8 @@ func Preset(name string) (*Config, error) {
 //   - fixed-rlve (cmd/games/train_fixed_rlve_{4b,8b,30b}.sh): 16 environments per step
 //     (--rollout-batch-size 16), 16 plays of one shared problem each (--spade-trajectories-per-game 16,
 //     --spade-fixed-env-same-problem), global batch 256, Agent temperature 1.0, no KL at any size, and
-//     RLVE's sliding window (tau_acc 0.9, tau_num 128, d_delta 4; the adapter's top level 20).
+//     RLVE's sliding window (tau_acc 0.9, tau_num 128, d_delta 4; the adapter's top level 20), and the
+//     fixed-environment orchestrator's prompt for RLVE problems (rollout.agent_prompt problem).
 func presetFixed(c *Config, p presetSpec) {
 	switch p.fixed {
 	case FixedGPT55:
@@ -111,6 +112,7 @@ func presetFixed(c *Config, p presetSpec) {
 		c.Rollout.GroupSize, c.Rollout.HintedGroupSize = 16, 0
 		c.GRPO.GlobalBatch, c.GRPO.KLBeta = 256, 0
 		c.LLM.Agent.Temperature = 1.0
+		c.Rollout.AgentPrompt = AgentPromptProblem
 	}
 }
 

@@ -57,6 +57,12 @@ type Rollout struct {
 	// body is the system prompt (none when empty), an optional {{define "first_user"}} the first user
 	// message; both get stages/rollout.PromptData (MaxTurns, Hint, Observation, ActionFormat).
 	PromptFile string `json:"prompt_file"`
+	// AgentPrompt is which embedded Agent prompt frames an episode: setting or problem. setting is the
+	// setting's own (games: a language game with boxed moves; tools: the tools prompts); problem shows the
+	// first observation as a problem to reason through, the final answer boxed (the authors'
+	// fixed-environment prompt for RLVE's single-turn problems; games with boxed answers only).
+	// rollout.prompt_file, when set, is used instead of either.
+	AgentPrompt AgentPrompt `json:"agent_prompt"`
 	// TokenIO is how the Agent's turns reach the server: chat or tokens. chat makes every turn a Chat
 	// Completions call with the message history, which the server's chat template renders. tokens (the
 	// authors' actor, the non-thinking games presets) makes turn 0 a chat call and every later turn a
@@ -140,7 +146,22 @@ func init() {
 	registerEnum(HintPlacementValues())
 	registerEnum(ActionFormatValues())
 	registerEnum(TokenIOValues())
+	registerEnum(AgentPromptValues())
 }
+
+// AgentPrompt is rollout.agent_prompt: which embedded Agent prompt frames an episode.
+type AgentPrompt string
+
+// The Agent prompts.
+const (
+	// AgentPromptSetting is the setting's own prompt.
+	AgentPromptSetting AgentPrompt = "setting"
+	// AgentPromptProblem frames the first observation as a problem whose final answer is boxed.
+	AgentPromptProblem AgentPrompt = "problem"
+)
+
+// AgentPromptValues lists every Agent prompt.
+func AgentPromptValues() []AgentPrompt { return []AgentPrompt{AgentPromptSetting, AgentPromptProblem} }
 
 // HintedAt is rollout.hinted_at: at which steps of a pool the hinted plays run.
 type HintedAt string
@@ -260,6 +281,9 @@ func (r Rollout) mayUseText(c *Config) bool {
 // delta may be text, the context policy that keeps the token sequence whole, and a delta that renders
 // tool results in the tools setting.
 func (r Rollout) validate(c *Config) error {
+	if r.AgentPrompt == AgentPromptProblem && (c.Setting != schemas.SettingGames || r.ActionFormat != ActionBoxed) {
+		return invalidf("config: key \"rollout.agent_prompt\" problem asks for a boxed answer: it needs setting games and rollout.action_format boxed")
+	}
 	if r.TokenIO != TokenIOTokens {
 		return nil
 	}
@@ -287,7 +311,7 @@ func presetRollout(p presetSpec) Rollout {
 	r := Rollout{GroupSize: 8, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
 		Context: ContextTruncate, PairedSeeds: false, Return: ReturnTerminal, HintPlacement: HintInObservation,
 		ActionFormat: ActionBoxed, TokenIO: TokenIOChat, TokenIODelta: DeltaAuto, TokenIOTemplate: qwen3TokenIOTemplate,
-		TokenIOToolResult: qwen3ToolResult}
+		TokenIOToolResult: qwen3ToolResult, AgentPrompt: AgentPromptSetting}
 	if p.ownToolsScript() {
 		r.GroupSize, r.HintedGroupSize = 16, 4
 	}

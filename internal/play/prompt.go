@@ -69,6 +69,23 @@ func LoadAgentTemplate(setting schemas.Setting, format config.ActionFormat, hint
 	return tmpl, nil
 }
 
+// LoadRunAgentTemplate returns the Agent template of a run: rollout.prompt_file when set, else the
+// embedded prompt rollout.agent_prompt names (setting: LoadAgentTemplate's; problem:
+// agent_problem.v1.tmpl).
+func LoadRunAgentTemplate(cfg *config.Config) (*template.Template, error) {
+	if cfg.Rollout.AgentPrompt != config.AgentPromptProblem {
+		return LoadAgentTemplate(cfg.Setting, cfg.Rollout.ActionFormat, cfg.Generate.HintMode, cfg.Rollout.PromptFile)
+	}
+	tmpl, name, readErr, parseErr := tmplfile.Load(promptFS, "prompts/agent_problem.v1.tmpl", cfg.Rollout.PromptFile)
+	if readErr != nil {
+		return nil, fmt.Errorf("rollout: agent prompt: %w", readErr)
+	}
+	if parseErr != nil {
+		return nil, fmt.Errorf("rollout: agent prompt %s: %w", name, parseErr)
+	}
+	return tmpl, nil
+}
+
 // PromptData is what an Agent template (embedded or rollout.prompt_file) is executed with.
 type PromptData struct {
 	// MaxTurns is rollout.max_turns, the most actions an episode takes.

@@ -176,7 +176,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	tmpl, err := LoadAgentTemplate(cfg.Setting, cfg.Rollout.ActionFormat, cfg.Generate.HintMode, cfg.Rollout.PromptFile)
+	tmpl, err := play.LoadRunAgentTemplate(cfg)
 	if err != nil {
 		return Result{}, err
 	}
