@@ -103,7 +103,7 @@ type checker struct {
 	toolsRaw     json.RawMessage // set by tools_schema
 	contractMu   sync.Mutex
 	contract     schemas.EnvContract // the shape of the first step that returned (noteShape)
-	instructions []string        // set by tools_reset: the first observation of each seed
+	instructions []string            // set by tools_reset: the first observation of each seed
 }
 
 // infraError marks an error of the sandbox's machinery rather than of the program.
