@@ -130,12 +130,31 @@ const (
 	// EndedTruncated: the Agent's answer reached its max_tokens without ending (finish_reason length, no
 	// end-of-turn token); the cut-off answer is not played and the play ends there.
 	EndedTruncated EndedBy = "truncated"
+	// EndedEnvTruncated: the env truncated the episode (Gymnasium's truncated without terminated: its own
+	// time limit ran out); the episode did not succeed, and its terminal return is 0 (the authors'
+	// episode_reward counts only a terminated episode).
+	EndedEnvTruncated EndedBy = "env_truncated"
 )
 
 // EndedByValues lists every way an episode ends.
 func EndedByValues() []EndedBy {
-	return []EndedBy{EndedDone, EndedMaxTurns, EndedTruncated, EndedEnvError, EndedTimeout, EndedAgentError}
+	return []EndedBy{EndedDone, EndedEnvTruncated, EndedMaxTurns, EndedTruncated, EndedEnvError, EndedTimeout, EndedAgentError}
 }
+
+// EnvContract is the shape of an env program's step (envs.contract).
+type EnvContract string
+
+// The env program contracts.
+const (
+	// ContractGymnasium: step returns Gymnasium's (observation, reward, terminated, truncated, info), the
+	// authors' contract.
+	ContractGymnasium EnvContract = "gymnasium"
+	// ContractLegacy: step returns the old Gym API's (observation, reward, done, info).
+	ContractLegacy EnvContract = "legacy"
+)
+
+// EnvContractValues lists the env program contracts.
+func EnvContractValues() []EnvContract { return []EnvContract{ContractGymnasium, ContractLegacy} }
 
 // Valid reports whether e is a known ended_by value.
 func (e EndedBy) Valid() bool { return slices.Contains(EndedByValues(), e) }

@@ -31,10 +31,15 @@ type EnvRow struct {
 	CallID string `parquet:"call_id"`
 	// MemoryRefs lists the env_ids of the memory entries shown in the Designer's prompt.
 	MemoryRefs []string `parquet:"memory_refs,list"`
+	// Contract is the shape of the program's step as the gate saw it: gymnasium (the 5-tuple
+	// (observation, reward, terminated, truncated, info)) or legacy (the old 4-tuple (observation,
+	// reward, done, info)); empty when the env did not pass a gate that stepped it (an imported pool)
+	// and in rows of schema version 1.
+	Contract EnvContract `parquet:"contract"`
 }
 
-// EnvsSpec describes the envs table.
-var EnvsSpec = register("envs", 1, true, EnvRow{})
+// EnvsSpec describes the envs table. Version 2 added contract; version 1 rows read "" there.
+var EnvsSpec = register("envs", 2, true, EnvRow{})
 
 // Validate implements Row.
 func (r EnvRow) Validate() error {
@@ -44,6 +49,9 @@ func (r EnvRow) Validate() error {
 	c.required("code", r.Code)
 	c.oneOf("skill", r.Skill, allSkills...)
 	enum(&c, "setting", r.Setting, SettingValues())
+	if r.Contract != "" {
+		enum(&c, "contract", r.Contract, EnvContractValues())
+	}
 	if len(r.CodeSHA256) != 64 {
 		c.fail("code_sha256", "must be 64 hex characters, got %d", len(r.CodeSHA256))
 	}

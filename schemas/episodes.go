@@ -23,11 +23,13 @@ type EpisodeRow struct {
 	// Return is the episode's return under rollout.return: the sum of the env's rewards (sum), or the
 	// last reward clipped to [−1, 1] when the env ended the episode and 0 otherwise (terminal).
 	Return float64 `parquet:"return"`
-	// Success is info["success"] at termination, else terminal reward >= 1.
+	// Success is info["success"] at termination, else terminal reward >= 1; false unless the env
+	// terminated the episode (ended_by done).
 	Success bool `parquet:"success"`
 	// Turns is the number of env steps taken, 0 .. rollout.max_turns.
 	Turns int32 `parquet:"turns"`
-	// EndedBy is done, max_turns, truncated, env_error, timeout or agent_error.
+	// EndedBy is done (the env terminated the episode), env_truncated (the env truncated it), max_turns,
+	// truncated (the Agent's answer was cut at max_tokens), env_error, timeout or agent_error.
 	EndedBy EndedBy `parquet:"ended_by"`
 	// Error describes an env_error, timeout or agent_error; empty otherwise.
 	Error string `parquet:"error"`

@@ -272,7 +272,7 @@ func TestValidationNamesTableAndColumn(t *testing.T) {
 		{"turns", "turn", int32(-1), "turns.turn: must be >= 0"},
 		{"corpus", "text", "", "corpus.text: required"},
 		{"corpus", "text", "bad \xff utf-8", "corpus.text: not valid UTF-8"},
-		{"episodes", "ended_by", "crashed", "episodes.ended_by: must be one of done|max_turns|truncated|env_error|timeout|agent_error"},
+		{"episodes", "ended_by", "crashed", "episodes.ended_by: must be one of done|env_truncated|max_turns|truncated|env_error|timeout|agent_error"},
 		{"llm_calls", "role", "critic", "llm_calls.role: must be one of designer|agent|screen"},
 		{"designer_rewards", "solve_rate", 1.5, "designer_rewards.solve_rate: must be in [0, 1]"},
 		{"memory", "label", "meh", "memory.label: must be one of seed|too_easy|too_hard"},

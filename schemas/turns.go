@@ -19,16 +19,22 @@ type TurnRow struct {
 	ParseError string `parquet:"parse_error"`
 	// Reward is the env's reward for this step (finite).
 	Reward float64 `parquet:"reward"`
-	// Done is true when the env ended the episode at this step.
+	// Done is true when the env ended the episode at this step: Gymnasium's terminated or truncated (an
+	// old 4-tuple program's done).
 	Done bool `parquet:"done"`
+	// Truncated is true when the env ended the episode by truncating it (Gymnasium's truncated, its own
+	// time limit) without terminating it; so a done turn terminated the episode exactly when Truncated
+	// is false. Always false for a program in the old 4-tuple shape. Schema version 2 (version 1 rows
+	// read false).
+	Truncated bool `parquet:"truncated"`
 	// Info is the env's info dict as JSON.
 	Info string `parquet:"info"`
 	// CallID references the Agent's llm_calls row for this turn.
 	CallID string `parquet:"call_id"`
 }
 
-// TurnsSpec describes the turns table.
-var TurnsSpec = register("turns", 1, true, TurnRow{})
+// TurnsSpec describes the turns table. Version 2 added truncated; version 1 rows read false there.
+var TurnsSpec = register("turns", 2, true, TurnRow{})
 
 // Validate implements Row.
 func (r TurnRow) Validate() error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
@@ -131,9 +132,11 @@ func sandboxOptionsFrom(c *cli.Context) sandboxOptions {
 		UnsafeNoIsolation: c.Bool("unsafe-no-isolation")}
 }
 
-// newSandbox starts the two-worker sandbox pool of env check and env play from so.
-func newSandbox(ctx context.Context, g globalOptions, so sandboxOptions) (*sandbox.Pool, error) {
-	return startSandbox(ctx, g, sandbox.Options{Python: so.Python, Isolation: so.Isolation, AllowUnsafe: so.UnsafeNoIsolation, Workers: 2})
+// newSandbox starts the two-worker sandbox pool of env check and env play from so; envs are made with
+// max_turns (the authors' Cls(max_turns=N)).
+func newSandbox(ctx context.Context, g globalOptions, so sandboxOptions, maxTurns int) (*sandbox.Pool, error) {
+	return startSandbox(ctx, g, sandbox.Options{Python: so.Python, Isolation: so.Isolation, AllowUnsafe: so.UnsafeNoIsolation, Workers: 2,
+		MaxTurns: maxTurns})
 }
 
 // startSandbox starts a sandbox pool: an --isolation other than auto, bwrap or namespaces is a usage
@@ -222,7 +225,7 @@ func runEnvCheck(ctx context.Context, opts envCheckOptions, args []string) error
 	if !setting.Valid() {
 		return usageError("--setting must be one of %s, got %q", schemas.JoinValues(schemas.SettingValues(), ", "), setting)
 	}
-	pool, err := newSandbox(ctx, opts.globalOptions, opts.sandboxOptions)
+	pool, err := newSandbox(ctx, opts.globalOptions, opts.sandboxOptions, config.Default().Rollout.MaxTurns)
 	if err != nil {
 		return err
 	}
@@ -263,7 +266,7 @@ func runEnvPlay(ctx context.Context, opts envPlayOptions, args []string) error {
 		return usageError("env play takes one ENV_ID, got %d arguments", len(args))
 	}
 	envID := args[0]
-	lk, run, _, err := opts.openRun(ctx)
+	lk, run, cfg, err := opts.openRun(ctx)
 	if err != nil {
 		return err
 	}
@@ -289,7 +292,7 @@ func runEnvPlay(ctx context.Context, opts envPlayOptions, args []string) error {
 	if found == nil {
 		return usageError("no env %q in the envs table of run %s (list them: spade --run %s query \"select env_id, skill from envs\")", envID, run, run)
 	}
-	pool, err := newSandbox(ctx, opts.globalOptions, opts.sandboxOptions)
+	pool, err := newSandbox(ctx, opts.globalOptions, opts.sandboxOptions, cfg.Rollout.MaxTurns)
 	if err != nil {
 		return err
 	}

@@ -116,6 +116,7 @@ const playHelp = `commands (never sent to the env):
   :reset  a new episode with the next seed
   :hint   the privileged hint
   :obs    the last observation again
+  :solution  the env's solution() (its reference actions), where it has one
   :quit   leave (also Ctrl-D; Ctrl-C leaves at once)
   ::x     send the action ":x"
 anything else is your action for this turn`
@@ -181,6 +182,12 @@ func (p *player) episode(ctx context.Context, env *sandbox.Env, obs string) (qui
 				fmt.Fprintf(out, "hint: %s\n", p.hint)
 			case ":obs":
 				fmt.Fprintln(out, obs)
+			case ":solution":
+				if text, err := env.Solution(ctx); err != nil {
+					fmt.Fprintf(out, "no solution: %v\n", err)
+				} else {
+					fmt.Fprintf(out, "solution: %s\n", text)
+				}
 			default:
 				fmt.Fprintf(out, "unknown command %s (:help lists them; '::x' sends the action ':x')\n", cmd)
 			}
@@ -210,7 +217,11 @@ func (p *player) episode(ctx context.Context, env *sandbox.Env, obs string) (qui
 		turn++
 		if res.Done {
 			over = true
-			fmt.Fprintf(out, "  success %v\n", res.Success())
+			ending := ""
+			if res.Truncated && !res.Terminated {
+				ending = " (the env truncated the episode)"
+			}
+			fmt.Fprintf(out, "  success %v%s\n", res.Success(), ending)
 			fmt.Fprintf(out, "episode over after %d turns: ':reset' for another, ':quit' to leave\n", turn-1)
 			continue
 		}

@@ -276,7 +276,7 @@ func TestOutcomeExcludeEndedBy(t *testing.T) {
 	}
 	c.Outcome.ExcludeEndedBy = "env_error,crashed"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `"outcome.exclude_ended_by"`) ||
-		!strings.Contains(err.Error(), "done, max_turns, truncated, env_error, timeout, agent_error") {
+		!strings.Contains(err.Error(), "done, env_truncated, max_turns, truncated, env_error, timeout, agent_error") {
 		t.Errorf("Validate() = %v, want an error naming outcome.exclude_ended_by and the values", err)
 	}
 }

@@ -24,9 +24,18 @@ type Generate struct {
 	// draws a fresh sample of the original prompt with a fresh corpus document, no error feedback (the
 	// authors' scripts, whose env_repair_turns is 0); repair shows the failed program and the gate's error.
 	Regen Regen `json:"regen"`
+	// Contract is the env program contract the Designer is asked for and the gate holds programs to:
+	// gymnasium or legacy. gymnasium is the authors' (Gymnasium's API: a class named ...Env made as
+	// Cls(max_turns=N), reset(seed=None) giving (observation, info), step giving (observation, reward,
+	// terminated, truncated, info), solution() and close()), with the authors' validation in the official
+	// gate; legacy is the old Gym API spade asked for before (reset(seed) giving the observation, step
+	// giving (observation, reward, done, info)) with the gate checks of that time, which runs recorded
+	// before the change set so that they replay. The sandbox plays programs of either shape under both.
+	Contract schemas.EnvContract `json:"contract"`
 }
 
 func init() {
+	registerEnum(schemas.EnvContractValues())
 	registerEnum(HintModeValues())
 	registerEnum(RegenValues())
 }
@@ -65,9 +74,10 @@ func RegenValues() []Regen { return []Regen{RegenResample, RegenRepair} }
 func (Generate) validate(*Config) error { return nil }
 
 // presetGenerate is the authors' hint writer and regeneration: a separate hint call at temperature 0.3
-// with 4,096 tokens (2,048 in tools), failed slots resampled.
+// with 4,096 tokens (2,048 in tools), failed slots resampled, and their env contract (Gymnasium's).
 func presetGenerate(p presetSpec) Generate {
-	g := Generate{HintMode: HintSeparate, HintTemperature: 0.3, HintMaxTokens: 4096, Regen: RegenResample, HintThinking: ThinkingDefault}
+	g := Generate{HintMode: HintSeparate, HintTemperature: 0.3, HintMaxTokens: 4096, Regen: RegenResample, HintThinking: ThinkingDefault,
+		Contract: schemas.ContractGymnasium}
 	if p.size == "qwen3-8b" {
 		g.HintThinking = ThinkingOff
 	}

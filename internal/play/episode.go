@@ -330,7 +330,7 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 		row.Action = strings.Join(actions, "\n")
 		var results []string
 		var stepErr error
-		done, success := false, false
+		done, terminated, success := false, false, false
 		for i, action := range actions {
 			t2 := time.Now()
 			res, err := instance.Step(ctx, action)
@@ -348,7 +348,7 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 			}
 			results = append(results, neutral(res.Observation))
 			if res.Done {
-				done, success = true, res.Success()
+				done, terminated, success = true, res.Terminated, res.Success()
 				break
 			}
 		}
@@ -362,11 +362,14 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 			out.SandboxErr = errors.Unwrap(stepErr)
 			break
 		}
-		row.Done = done
+		row.Done, row.Truncated = done, done && !terminated
 		out.Turns = append(out.Turns, row)
 		rewards = append(rewards, row.Reward)
 		if done {
 			ep.EndedBy, ep.Success = schemas.EndedDone, success
+			if !terminated {
+				ep.EndedBy = schemas.EndedEnvTruncated
+			}
 			break
 		}
 		observation := strings.Join(results, "\n")

@@ -26,7 +26,11 @@ func Transcript(ep schemas.EpisodeRow, turns []schemas.TurnRow) string {
 			continue
 		}
 		line(&b, "act: ", t.Action)
-		fmt.Fprintf(&b, "   → reward=%g done=%t\n", t.Reward, t.Done)
+		if t.Truncated {
+			fmt.Fprintf(&b, "   → reward=%g done=%t (the env truncated the episode)\n", t.Reward, t.Done)
+		} else {
+			fmt.Fprintf(&b, "   → reward=%g done=%t\n", t.Reward, t.Done)
+		}
 	}
 	fmt.Fprintf(&b, "end: %s success=%t return=%g turns=%d", ep.EndedBy, ep.Success, ep.Return, len(turns))
 	if ep.Error != "" {

@@ -40,20 +40,20 @@ type hello struct {
 
 // reply is any line a worker sends; fields are filled per op.
 type reply struct {
-	ID       int64           `json:"id"`
-	OK       bool            `json:"ok"`
-	Kind     Kind            `json:"kind"`
-	Error    string          `json:"error"`
-	Trace    string          `json:"trace"`
-	Out      string          `json:"out"`
-	Obs      string          `json:"obs"`
-	Reward   float64         `json:"reward"`
-	Done     bool            `json:"done"`
+	ID     int64   `json:"id"`
+	OK     bool    `json:"ok"`
+	Kind   Kind    `json:"kind"`
+	Error  string  `json:"error"`
+	Trace  string  `json:"trace"`
+	Out    string  `json:"out"`
+	Obs    string  `json:"obs"`
+	Reward float64 `json:"reward"`
+	Done   bool    `json:"done"`
 	// Terminated and Truncated are Gymnasium's flags of a step (a 4-tuple's done is Terminated).
 	Terminated bool `json:"terminated"`
 	Truncated  bool `json:"truncated"`
 	// Shape is the step's return shape (StepShape).
-	Shape StepShape `json:"shape"`
+	Shape    StepShape       `json:"shape"`
 	Info     json.RawMessage `json:"info"`
 	Tools    json.RawMessage `json:"tools"`
 	Value    json.RawMessage `json:"value"`

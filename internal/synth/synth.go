@@ -265,7 +265,7 @@ func (g *generator) writePool(ctx context.Context, lk *lake.Lake, run string, po
 				row: schemas.EnvRow{Step: int64(pool), PoolStep: int64(pool), Slot: int32(slot), EnvID: envID,
 					Attempt: int32(attempt), Skill: skill, Setting: schemas.SettingGames, ClassName: className,
 					Code: code, Hint: "hint for " + className, CodeSHA256: hex.EncodeToString(sum[:]), DocID: docID,
-					CallID: callID},
+					CallID: callID, Contract: schemas.ContractGymnasium},
 				difficulty: aim,
 				levels:     2 + int(math.Round(1.7+2.1*p+r.NormFloat64()*0.8)),
 				disclosed:  r.Float64() < 0.25-0.20*p,
@@ -410,6 +410,9 @@ func (g *generator) playStep(step int, envs []*env) ([]episode, []schemas.TurnRo
 					n = 1 + r.IntN(3)
 				case !success && r.Float64() < 0.5:
 					ep.EndedBy, n = schemas.EndedMaxTurns, o.MaxTurns
+					if k%3 == 2 { // the env's own time limit (as long as rollout.max_turns here) truncated it
+						ep.EndedBy = schemas.EndedEnvTruncated
+					}
 				}
 				n = min(n, o.MaxTurns)
 				var ret float64
@@ -442,6 +445,9 @@ func (g *generator) playStep(step int, envs []*env) ([]episode, []schemas.TurnRo
 						tr.Info = `{}`
 					default:
 						tr.Info = `{}`
+					}
+					if last && ep.EndedBy == schemas.EndedEnvTruncated {
+						tr.Done, tr.Truncated = true, true
 					}
 					ret += tr.Reward
 					turns = append(turns, tr)

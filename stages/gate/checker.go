@@ -45,6 +45,9 @@ type CheckOptions struct {
 	Screen Screen
 	// Checks is the check set (gate.checks): strict (the default) or official.
 	Checks config.GateChecks
+	// Contract is the env contract the programs were asked for (generate.contract; "" is gymnasium): it
+	// picks the official tables (legacy: without the validate check).
+	Contract schemas.EnvContract
 }
 
 // DefaultTurnDelay is the default CheckOptions.TurnDelay: waits of 2 to 4 ms. An Agent's turn
@@ -98,7 +101,9 @@ type checker struct {
 	loadErr      error
 	loadShare    time.Duration
 	toolsRaw     json.RawMessage // set by tools_schema
-	instructions []string        // set by tools_reset: the first observation of each seed
+	contractMu   sync.Mutex
+	contract     schemas.EnvContract // the shape of the first step that returned (noteShape)
+	instructions []string            // set by tools_reset: the first observation of each seed
 }
 
 // infraError marks an error of the sandbox's machinery rather than of the program.
@@ -248,7 +253,7 @@ func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptio
 			c.prog.Close()
 		}
 	}()
-	checks := checkTable(opts.Setting, opts.Checks)
+	checks := checkTable(opts.Setting, opts.Checks, opts.Contract)
 	for i := 0; i < len(checks); i++ {
 		if i+1 < len(checks) && checks[i].name == CheckTrivial && checks[i+1].name == CheckHintLeak {
 			c.runOverlapped(checks[i], checks[i+1])
@@ -257,7 +262,7 @@ func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptio
 		}
 		c.run(checks[i])
 	}
-	v := Verdict{Class: c.class, Results: c.results, Accepted: !c.failed, Err: c.infra, seedIndex: c.seedIndex}
+	v := Verdict{Class: c.class, Contract: c.contract, Results: c.results, Accepted: !c.failed, Err: c.infra, seedIndex: c.seedIndex}
 	if v.Err != nil {
 		v.Accepted = false
 	}

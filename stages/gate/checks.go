@@ -25,6 +25,7 @@ const (
 	CheckToolsConditions = "tools_conditions"
 	CheckToolsScreen     = "tools_screen"
 	CheckSteps           = "steps"
+	CheckValidate        = "validate"
 )
 
 // GamesChecks and ToolsChecks list the checks of each setting in order; they are the names of
@@ -54,6 +55,9 @@ type Verdict struct {
 	Accepted bool
 	// Class is the env class found by the load check.
 	Class string
+	// Contract is the shape of the program's step (gymnasium: the 5-tuple, legacy: the old 4-tuple) as
+	// the first step a check played returned it; empty when no step returned.
+	Contract schemas.EnvContract
 	// Results holds one entry per check of the setting, in order.
 	Results []CheckResult
 	// Err is set when the checks could not run for a reason that is not the program's (the
@@ -132,9 +136,21 @@ var toolsChecks = append(append([]gateCheck{}, gamesChecks...),
 )
 
 // officialGamesChecks is the check table of gate.checks = official, the authors' gate: the program
-// loads, an instance is made, and reset then step("1"), step("2"), step("test") raise nothing. The
-// static check stays on (an addition that does not change the method: it keeps hostile code out).
+// loads, an instance is made (Cls(max_turns=N)), it passes the authors' validation of a loaded game
+// (validate: _validate_game_execution) and then their validate_game's plays (steps: reset, then
+// step("1"), step("2"), step("test") raise nothing). The static check stays on (an addition that does
+// not change the method: it keeps hostile code out).
 var officialGamesChecks = []gateCheck{
+	{CheckStatic, (*checker).checkStatic},
+	{CheckLoad, (*checker).checkLoad},
+	{CheckInstantiate, (*checker).checkInstantiate},
+	{CheckValidate, (*checker).checkValidate},
+	{CheckSteps, (*checker).checkSteps},
+}
+
+// legacyOfficialGamesChecks is the official games table under generate.contract = legacy: the gate as
+// it was before the authors' validation was added (no validate check), which runs recorded then replay.
+var legacyOfficialGamesChecks = []gateCheck{
 	{CheckStatic, (*checker).checkStatic},
 	{CheckLoad, (*checker).checkLoad},
 	{CheckInstantiate, (*checker).checkInstantiate},
@@ -143,21 +159,34 @@ var officialGamesChecks = []gateCheck{
 
 // officialToolsChecks adds the authors' tool-use gate to the official games table: the tool schemas,
 // a reset gate on the tools and the LLM validator (the screen).
-var officialToolsChecks = append(append([]gateCheck{}, officialGamesChecks...),
-	gateCheck{CheckToolsSchema, (*checker).checkToolsSchema},
-	gateCheck{CheckToolsReset, (*checker).checkToolsReset},
-	gateCheck{CheckToolsScreen, (*checker).checkToolsScreen},
-)
+var officialToolsChecks = withOfficialTools(officialGamesChecks)
 
-// checkTable returns the check table of a setting (games for anything but tools) and check set
-// (strict for anything but official).
-func checkTable(setting schemas.Setting, checks config.GateChecks) []gateCheck {
-	official := checks == config.GateOfficial
+// legacyOfficialToolsChecks is officialToolsChecks under generate.contract = legacy.
+var legacyOfficialToolsChecks = withOfficialTools(legacyOfficialGamesChecks)
+
+// withOfficialTools returns an official games table followed by the authors' tool-use checks.
+func withOfficialTools(games []gateCheck) []gateCheck {
+	return append(append([]gateCheck{}, games...),
+		gateCheck{CheckToolsSchema, (*checker).checkToolsSchema},
+		gateCheck{CheckToolsReset, (*checker).checkToolsReset},
+		gateCheck{CheckToolsScreen, (*checker).checkToolsScreen},
+	)
+}
+
+// checkTable returns the check table of a setting (games for anything but tools), check set (strict
+// for anything but official) and env contract (gymnasium for anything but legacy; it changes the
+// official tables only).
+func checkTable(setting schemas.Setting, checks config.GateChecks, contract schemas.EnvContract) []gateCheck {
+	official, legacy := checks == config.GateOfficial, contract == schemas.ContractLegacy
 	switch {
+	case setting == schemas.SettingTools && official && legacy:
+		return legacyOfficialToolsChecks
 	case setting == schemas.SettingTools && official:
 		return officialToolsChecks
 	case setting == schemas.SettingTools:
 		return toolsChecks
+	case official && legacy:
+		return legacyOfficialGamesChecks
 	case official:
 		return officialGamesChecks
 	}
@@ -170,9 +199,16 @@ func CheckNames(setting schemas.Setting) []string {
 	return CheckNamesFor(setting, config.GateStrict)
 }
 
-// CheckNamesFor returns the names of the checks of a setting and check set (gate.checks), in order.
+// CheckNamesFor returns the names of the checks of a setting and check set (gate.checks) under the
+// gymnasium contract, in order.
 func CheckNamesFor(setting schemas.Setting, checks config.GateChecks) []string {
-	table := checkTable(setting, checks)
+	return CheckNamesOf(setting, checks, schemas.ContractGymnasium)
+}
+
+// CheckNamesOf returns the names of the checks of a setting, check set and env contract
+// (generate.contract), in order.
+func CheckNamesOf(setting schemas.Setting, checks config.GateChecks, contract schemas.EnvContract) []string {
+	table := checkTable(setting, checks, contract)
 	names := make([]string, len(table))
 	for i, chk := range table {
 		names[i] = chk.name

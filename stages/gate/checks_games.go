@@ -3,6 +3,7 @@ package gate
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"sync"
@@ -146,6 +147,7 @@ func (c *checker) replay(first, again *sandbox.Env, seed int64) error {
 		if err != nil {
 			break
 		}
+		c.noteShape(res)
 		played = append(played, res)
 		if res.Done {
 			break
@@ -186,9 +188,11 @@ func (c *checker) checkSmoke() (string, error) {
 		if _, err := env.Reset(c.ctx, seed); err != nil {
 			return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
 		}
-		if _, err := env.Step(c.ctx, probe); err != nil {
+		res, err := env.Step(c.ctx, probe)
+		if err != nil {
 			return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", clip(probe), seed, err)
 		}
+		c.noteShape(res)
 	}
 	if _, err := env.Reset(c.ctx, seed); err != nil {
 		return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
@@ -293,16 +297,71 @@ func (c *checker) checkHintLeak() (string, error) {
 	return "", nil
 }
 
-// officialActions are the actions the official gate plays after a reset.
+// officialActions are the actions the official gate plays after a reset (the authors' validate_game).
 var officialActions = []string{"1", "2", "test"}
 
-// checkSteps is the official gate's play check: on instantiate's instance, reset(seed) and then
-// step("1"), step("2"), step("test") raise no exception and break no contract (an episode that ends
-// is reset before the next action). Nothing is judged about the observations or rewards. Never
-// skipped.
+// validateActions, validateSeed and validateReplaySeed are the authors' _validate_game_execution's
+// actions and seeds (spade/core/envs/synthetic_game_env.py): fixed and public, as theirs are.
+var validateActions = []string{`\boxed{1}`, `\boxed{test}`, `\boxed{42}`}
+
+const (
+	validateSeed       = 42
+	validateReplaySeed = 123
+	// validateRewardBound is the bound of the authors' reward range check: [−10, 10].
+	validateRewardBound = 10
+)
+
+// checkValidate is the authors' validation of a loaded game, on the instance instantiate made: reset(seed=42)
+// gives a non-empty observation; \boxed{1}, \boxed{test} and \boxed{42} each return the 5-tuple with the
+// types the authors want (a bool terminated and truncated, an int or float reward, a dict info) and a
+// reward in [−10, 10], stopping once the episode ends; then reset(seed=123) works. A program in the old
+// 4-tuple shape passes the type rule (it keeps running, and envs.contract says legacy). Never skipped.
+func (c *checker) checkValidate() (string, error) {
+	env := c.spare
+	c.spare = nil
+	defer env.Close()
+	obs, err := env.Reset(c.ctx, validateSeed)
+	if err != nil {
+		return "", fmt.Errorf("reset(seed=%d): %w", validateSeed, err)
+	}
+	if obs == "" {
+		return "", fmt.Errorf("reset(seed=%d) returned an empty observation", validateSeed)
+	}
+	for _, action := range validateActions {
+		res, err := env.Step(c.ctx, action)
+		if err != nil {
+			return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", action, validateSeed, err)
+		}
+		c.noteShape(res)
+		if len(res.Shape.Deviations) > 0 {
+			return "", fmt.Errorf("step(%q) after reset(seed=%d): %s", action, validateSeed, strings.Join(res.Shape.Deviations, "; "))
+		}
+		if math.Abs(res.Reward) > validateRewardBound {
+			return "", fmt.Errorf("step(%q) after reset(seed=%d): reward %g outside [-%d, %d]", action, validateSeed, res.Reward, validateRewardBound, validateRewardBound)
+		}
+		if res.Done {
+			break
+		}
+	}
+	if _, err := env.Reset(c.ctx, validateReplaySeed); err != nil {
+		return "", fmt.Errorf("reset(seed=%d) after the episode: %w", validateReplaySeed, err)
+	}
+	return "", nil
+}
+
+// checkSteps verifies that after a reset, step("1"), step("2") and step("test") raise nothing, on the
+// instance instantiate made (or a fresh one after validate). Under the gymnasium contract the plays
+// stop once the episode ends, as the authors' validate_game does; under legacy the episode is reset
+// and the actions go on (the gate as it was). Never skipped.
 func (c *checker) checkSteps() (string, error) {
 	env := c.spare
 	c.spare = nil
+	if env == nil {
+		var err error
+		if env, err = c.freshEnv(); err != nil {
+			return "", err
+		}
+	}
 	defer env.Close()
 	seed := c.seeds(CheckSteps)[0]
 	if _, err := env.Reset(c.ctx, seed); err != nil {
@@ -313,6 +372,10 @@ func (c *checker) checkSteps() (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", action, seed, err)
 		}
+		c.noteShape(res)
+		if res.Done && c.opts.Contract != schemas.ContractLegacy {
+			break
+		}
 		if res.Done {
 			if _, err := env.Reset(c.ctx, seed); err != nil {
 				return "", fmt.Errorf("reset(seed=%d) after the episode ended: %w", seed, err)
@@ -320,4 +383,17 @@ func (c *checker) checkSteps() (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// noteShape keeps the contract of the first step that returned (Verdict.Contract); safe for the
+// checks that play at once.
+func (c *checker) noteShape(res sandbox.StepResult) {
+	c.contractMu.Lock()
+	defer c.contractMu.Unlock()
+	if c.contract == "" {
+		c.contract = schemas.ContractGymnasium
+		if res.Shape.Legacy() {
+			c.contract = schemas.ContractLegacy
+		}
+	}
 }

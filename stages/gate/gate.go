@@ -163,7 +163,7 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 		screen = &LLMScreen{Client: screenClient, Step: step}
 	}
 	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, RunSeed: cfg.Seed, NoStatic: opts.NoStatic, Screen: screen,
-		Checks: cfg.Gate.Checks}
+		Checks: cfg.Gate.Checks, Contract: cfg.Generate.Contract}
 	outcomes := make([]slotOutcome, len(order))
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -278,7 +278,7 @@ func judgeSlot(ctx context.Context, pool *sandbox.Pool, list []schemas.Candidate
 			sum := sha256.Sum256([]byte(cand.Code))
 			out.env = &schemas.EnvRow{
 				Step: cand.Step, PoolStep: cand.Step, Slot: cand.Slot, EnvID: cand.EnvID, Attempt: cand.Attempt,
-				Skill: cand.Skill, Setting: cand.Setting, ClassName: verdict.Class, Code: cand.Code, Hint: cand.Hint,
+				Skill: cand.Skill, Setting: cand.Setting, ClassName: verdict.Class, Contract: verdict.Contract, Code: cand.Code, Hint: cand.Hint,
 				CodeSHA256: hex.EncodeToString(sum[:]), DocID: cand.DocID, CallID: cand.CallID, MemoryRefs: []string{},
 			}
 			log.Info("gate: accepted", "slot", cand.Slot, "env", cand.EnvID, "attempt", cand.Attempt)
@@ -297,7 +297,7 @@ func judge(ctx context.Context, pool *sandbox.Pool, cand schemas.CandidateRow, c
 		check.Setting = cand.Setting
 	}
 	if cand.Code == "" {
-		names := CheckNamesFor(check.Setting, check.Checks)
+		names := CheckNamesOf(check.Setting, check.Checks, check.Contract)
 		v := Verdict{Results: []CheckResult{{Check: CheckStatic, Error: "the Designer's response could not be parsed: " + cand.ParseError}}}
 		for _, name := range names[1:] {
 			v.Results = append(v.Results, CheckResult{Check: name, Skipped: true, Error: "skipped: an earlier check failed"})

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,10 +17,10 @@ import (
 // the three actions fails it; and programs that only the strict checks catch (trivial, an empty reset
 // observation) pass it, which is the difference between the two sets.
 func TestOfficialChecks(t *testing.T) {
-	if got, want := CheckNamesFor(schemas.SettingGames, config.GateOfficial), []string{CheckStatic, CheckLoad, CheckInstantiate, CheckSteps}; !reflect.DeepEqual(got, want) {
+	if got, want := CheckNamesFor(schemas.SettingGames, config.GateOfficial), []string{CheckStatic, CheckLoad, CheckInstantiate, CheckValidate, CheckSteps}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("official games checks %v, want %v", got, want)
 	}
-	if got := CheckNamesFor(schemas.SettingTools, config.GateOfficial); len(got) != 7 || got[6] != CheckToolsScreen {
+	if got := CheckNamesFor(schemas.SettingTools, config.GateOfficial); len(got) != 8 || got[7] != CheckToolsScreen {
 		t.Fatalf("official tools checks %v", got)
 	}
 	pool := newPool(t, sandbox.IsolationBwrap)
@@ -48,12 +49,67 @@ class G:
 		t.Fatalf("a program raising on step(\"test\"): %+v", v.Failure())
 	}
 	trivial := strings.Replace(base, "ok = action.strip() == str(self.target)", "ok = True", 1)
-	for name, code := range map[string]string{"trivial": trivial, "empty observation": strings.Replace(base, `return "guess 1..9"`, `return ""`, 1)} {
-		if v := Check(context.Background(), pool, code, CheckOptions{Hint: "think", Checks: config.GateOfficial}); !v.Accepted {
-			t.Errorf("%s: the official gate rejected it: %s", name, v.FailureText())
+	empty := strings.Replace(base, `return "guess 1..9"`, `return ""`, 1)
+	for name, code := range map[string]string{"trivial": trivial, "empty observation": empty} {
+		if v := Check(context.Background(), pool, code, CheckOptions{Hint: "think", Checks: config.GateOfficial, Contract: schemas.ContractLegacy}); !v.Accepted {
+			t.Errorf("%s: the official gate of the legacy contract rejected it: %s", name, v.FailureText())
 		}
 		if v := Check(context.Background(), pool, code, CheckOptions{Hint: "think"}); v.Accepted {
 			t.Errorf("%s: the strict gate accepted it", name)
 		}
+	}
+	if v := Check(context.Background(), pool, trivial, CheckOptions{Hint: "think", Checks: config.GateOfficial}); !v.Accepted || v.Contract != schemas.ContractLegacy {
+		t.Errorf("trivial: the official gate rejected it (%s) or saw contract %q", v.FailureText(), v.Contract)
+	}
+	if v := Check(context.Background(), pool, empty, CheckOptions{Hint: "think", Checks: config.GateOfficial}); v.Failure() == nil || v.Failure().Check != CheckValidate {
+		t.Errorf("an empty first observation: the authors' validation must refuse it, got %+v", v.Failure())
+	}
+}
+
+// The official gate under the gymnasium contract runs the authors' validation: the programs in their
+// contract (testdata/envs-gym: one that terminates, one that truncates itself, one that relies on the
+// injected names, one with a helper class beside the Env class, one whose reset returns a bare string)
+// pass it and the strict gate, and the gate says they are Gymnasium-shaped; what the authors' validator
+// refuses (a reward outside [-10, 10], a flag that is not a bool, a raise on \boxed{test}, a reset that
+// fails with seed 123) fails validate with the reason; and the legacy contract's table has no validate.
+func TestOfficialValidate(t *testing.T) {
+	pool := newPool(t, sandbox.IsolationBwrap)
+	ctx := context.Background()
+	samples := readSamples(t, repoPath("testdata", "envs-gym"))
+	if len(samples) != 5 {
+		t.Fatalf("%d programs in testdata/envs-gym, want 5", len(samples))
+	}
+	for _, s := range samples {
+		for _, checks := range []config.GateChecks{config.GateOfficial, config.GateStrict} {
+			v := Check(ctx, pool, s.Code, CheckOptions{Setting: s.Setting, Hint: s.Hint, Checks: checks})
+			if !v.Accepted || v.Contract != schemas.ContractGymnasium {
+				t.Errorf("%s under %s: accepted=%v contract=%q %s", s.Name, checks, v.Accepted, v.Contract, v.FailureText())
+			}
+		}
+	}
+	base := `import random
+class GuessEnv:
+    def __init__(self, max_turns=5):
+        self.max_turns = max_turns
+    def reset(self, seed=None):
+        self.target = random.Random(seed).randint(1, 9)
+        return "guess 1..9", {}
+    def step(self, action):
+        ok = action.strip() == str(self.target)
+        return ("yes" if ok else "no"), (1.0 if ok else 0.0), ok, False, {"success": ok}
+`
+	for name, c := range map[string]struct{ code, want string }{
+		"reward 11":     {strings.Replace(base, "(1.0 if ok else 0.0)", "11.0", 1), "reward 11 outside [-10, 10]"},
+		"int flag":      {strings.Replace(base, "ok, False, {", "int(ok), False, {", 1), "terminated is not a bool"},
+		"raises on box": {strings.Replace(base, "ok = action", "if 'test' in action:\n            raise KeyError('boxed')\n        ok = action", 1), `step("\\boxed{test}")`},
+		"seed 123":      {strings.Replace(base, "self.target = random", "if seed == 123:\n            raise ValueError('no replay')\n        self.target = random", 1), "reset(seed=123)"},
+	} {
+		v := Check(ctx, pool, c.code, CheckOptions{Hint: "think", Checks: config.GateOfficial})
+		if f := v.Failure(); f == nil || f.Check != CheckValidate || !strings.Contains(f.Error, c.want) {
+			t.Errorf("%s: %+v, want validate to fail with %q", name, f, c.want)
+		}
+	}
+	if got := CheckNamesOf(schemas.SettingGames, config.GateOfficial, schemas.ContractLegacy); slices.Contains(got, CheckValidate) {
+		t.Errorf("the legacy contract's official table %v has validate", got)
 	}
 }

@@ -269,6 +269,7 @@ func (g *Generator) takeCall(callID string) []llm.Call {
 func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory []schemas.MemoryRow, attempt int32, previous *Previous) (schemas.CandidateRow, error) {
 	data := NewPromptData(string(s.Setting), s.Skill)
 	data.SetMaxTurns(g.cfg.Rollout.MaxTurns)
+	data.Gymnasium = g.cfg.Generate.Contract == schemas.ContractGymnasium
 	data.MaxAttempts = g.cfg.Gate.MaxAttempts
 	if g.cfg.Rollout.ActionFormat != "" {
 		data.ActionFormat = string(g.cfg.Rollout.ActionFormat)

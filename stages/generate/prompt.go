@@ -21,7 +21,9 @@ var promptFS embed.FS
 // text, since the text is part of every recorded request (and so of replay). Tools v2 asks for
 // success_conditions() (the gate's tools_conditions check). Games v3 and tools v4 add the memory settings
 // (hidden hints, negatives by class name, the authors' negatives' wording) and render exactly as games v1
-// and tools v2 under the default memory keys, so recorded runs (testdata/sample-run) still replay.
+// and tools v2 under the default memory keys, so recorded runs (testdata/sample-run) still replay. Every
+// Designer template asks for the env contract of generate.contract (PromptData.Gymnasium) and renders
+// as it did before the gymnasium contract under legacy.
 var PromptVersions = map[string]string{string(schemas.SettingGames): "v3", string(schemas.SettingTools): "v4"}
 
 // SeparatePromptVersions names the embedded Designer template of each prompt family under
@@ -135,6 +137,9 @@ type PromptData struct {
 	Memory      MemoryBlock
 	MaxTurns    int
 	MaxAttempts int
+	// Gymnasium asks for the authors' env contract, Gymnasium's API (generate.contract = gymnasium); false
+	// renders the old contract's section, exactly as recorded runs asked for it.
+	Gymnasium bool
 	// Previous is set on a repair regeneration (generate.regen = repair).
 	Previous *Previous
 

@@ -62,10 +62,11 @@ type AgentInput struct {
 	Compact bool
 }
 
-// ranOut reports whether a play stopped before its env ended it: out of turns or context (max_turns) or
-// at an answer cut at max_tokens (truncated). These are the authors' TRUNCATED samples.
+// ranOut reports whether a play ran out of budget rather than reaching an end state: out of turns or
+// context (max_turns), at an answer cut at max_tokens (truncated), or truncated by the env's own time
+// limit (env_truncated, Gymnasium's truncated). These are the authors' TRUNCATED samples.
 func ranOut(e *schemas.EpisodeRow) bool {
-	return e.EndedBy == schemas.EndedMaxTurns || e.EndedBy == schemas.EndedTruncated
+	return e.EndedBy == schemas.EndedMaxTurns || e.EndedBy == schemas.EndedTruncated || e.EndedBy == schemas.EndedEnvTruncated
 }
 
 // maskAll sets every response token of samples to loss mask 0.

@@ -207,6 +207,7 @@ func SandboxOptions(cfg *config.Config) sandbox.Options {
 		AddressSpace:   int64(s.MemoryMB) << 20,
 		ObservationCap: s.MaxObservationBytes,
 		AllowUnsafe:    s.UnsafeNoIsolation,
+		MaxTurns:       cfg.Rollout.MaxTurns,
 	}
 }
 
