@@ -33,8 +33,9 @@ type EnvRow struct {
 	MemoryRefs []string `parquet:"memory_refs,list"`
 	// Contract is the shape of the program's step as the gate saw it: gymnasium (the 5-tuple
 	// (observation, reward, terminated, truncated, info)) or legacy (the old 4-tuple (observation,
-	// reward, done, info)); empty when the env did not pass a gate that stepped it (an imported pool)
-	// and in rows of schema version 1.
+	// reward, done, info)); for an env drawn from an imported pool, the import's gate's (pools.contract);
+	// empty when no gate stepped it (a pool imported before pools version 2) and in rows of schema
+	// version 1.
 	Contract EnvContract `parquet:"contract"`
 }
 

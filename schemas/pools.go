@@ -57,10 +57,13 @@ type PoolRow struct {
 	// pool's: the default list plus `spade pool import --allow-import`); empty in version 1 rows, whose
 	// programs passed the default list.
 	AllowedImports []string `parquet:"allowed_imports,list"`
+	// Contract is the shape of the program's step as the import's gate saw it (gymnasium or legacy;
+	// envs.contract of the envs drawn from it); empty in version 1 rows.
+	Contract EnvContract `parquet:"contract"`
 }
 
-// PoolsSpec describes the pools table. Version 2 added format, name, validated, meta and
-// allowed_imports; version 1 rows read with them empty.
+// PoolsSpec describes the pools table. Version 2 added format, name, validated, meta, allowed_imports
+// and contract; version 1 rows read with them empty.
 var PoolsSpec = register("pools", 2, false, PoolRow{})
 
 // Validate implements Row.
@@ -80,6 +83,9 @@ func (r PoolRow) Validate() error {
 	}
 	if r.Format != "" {
 		enum(&c, "format", r.Format, PoolFormatValues())
+	}
+	if r.Contract != "" {
+		enum(&c, "contract", r.Contract, EnvContractValues())
 	}
 	if r.Format == PoolRLVE && r.Name == "" {
 		c.fail("name", "required for an rlve program (its RLVE identifier)")

@@ -127,7 +127,7 @@ func runPoolImport(ctx context.Context, opts poolImportOptions, args []string) e
 		rules := sandbox.DefaultStaticRules()
 		rules.AllowedImports = p.AllowedImports
 		v := gate.Check(ctx, sbx, p.Code, gate.CheckOptions{Setting: setting, Hint: p.Hint, Checks: opts.Checks, Rules: &rules})
-		return pool.Verdict{Accepted: v.Accepted, Class: v.Class, Reason: v.FailureText(), Err: v.Err}
+		return pool.Verdict{Accepted: v.Accepted, Class: v.Class, Contract: v.Contract, Reason: v.FailureText(), Err: v.Err}
 	}
 	spec := pool.Spec{Name: opts.Name, Setting: opts.Setting, Format: opts.Format, Inputs: args, RLVEEnvs: opts.RLVEEnvs,
 		AllowedImports: pool.AllowedImports(opts.Format, opts.AllowImports)}

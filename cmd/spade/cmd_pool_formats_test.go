@@ -87,7 +87,7 @@ func TestPoolImportGPT55(t *testing.T) {
 	}
 	validated := 0
 	for _, row := range rows {
-		if !strings.HasSuffix(row.ClassName, "Env") || row.Skill == "" || row.Format != schemas.PoolGPT55 {
+		if !strings.HasSuffix(row.ClassName, "Env") || row.Skill == "" || row.Format != schemas.PoolGPT55 || row.Contract != schemas.ContractGymnasium {
 			t.Errorf("row %+v", row)
 		}
 		if row.Validated {
@@ -107,6 +107,9 @@ func TestPoolImportGPT55(t *testing.T) {
 		}
 		for _, e := range envs {
 			codes[e.CodeSHA256] = true
+			if e.Contract != schemas.ContractGymnasium {
+				t.Errorf("env %s: contract %q, want the import gate's gymnasium", e.EnvID, e.Contract)
+			}
 		}
 	}
 	if len(codes) != 4 {
@@ -189,6 +192,11 @@ func TestPoolImportRLVE(t *testing.T) {
 	rows, err := lake.ReadRows[schemas.PoolRow](ctx, lk, lake.PoolKey("rlve"))
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("pool rows %d: %v", len(rows), err)
+	}
+	for _, row := range rows {
+		if row.Contract != schemas.ContractGymnasium || row.ClassName != "RLVE"+row.Name+"Env" {
+			t.Errorf("row %s: contract %q, class %q", row.Name, row.Contract, row.ClassName)
+		}
 	}
 	// The same program as a plain pool: the default allowlist refuses its import of array, --allow-import
 	// takes it and records it.

@@ -69,6 +69,8 @@ type Spec struct {
 type Verdict struct {
 	Accepted bool
 	Class    string
+	// Contract is the shape of the program's step as the checks saw it (gate.Verdict.Contract).
+	Contract schemas.EnvContract
 	Reason   string
 	Err      error
 }
@@ -189,7 +191,7 @@ func Import(ctx context.Context, lk *lake.Lake, spec Spec, check Checker) (Resul
 		sum := sha256Hex(p.Code)
 		merged = append(merged, schemas.PoolRow{EntryID: p.ID, Code: p.Code, Hint: p.Hint, Skill: p.Skill, Setting: setting,
 			ClassName: v.Class, CodeSHA256: sum, Source: p.Source, Format: p.Format, Name: p.Name, Validated: p.Validated,
-			Meta: p.Meta, AllowedImports: p.AllowedImports})
+			Meta: p.Meta, AllowedImports: p.AllowedImports, Contract: v.Contract})
 		res.Imported++
 	}
 	res.Total = len(merged)

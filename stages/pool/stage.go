@@ -119,7 +119,7 @@ func Envs(cfg *config.Config, step int64, rows []schemas.PoolRow) ([]schemas.Env
 		id := sha256.Sum256(fmt.Appendf(nil, "pool\x00%d\x00%d\x00%s", cfg.Seed, step, p.EntryID))
 		out[slot] = schemas.EnvRow{Step: step, PoolStep: step, Slot: int32(slot), EnvID: "env-" + hex.EncodeToString(id[:8]),
 			Attempt: 1, Skill: skill, Setting: p.Setting, ClassName: p.ClassName, Code: p.Code, Hint: p.Hint,
-			CodeSHA256: p.CodeSHA256, MemoryRefs: []string{}}
+			CodeSHA256: p.CodeSHA256, MemoryRefs: []string{}, Contract: p.Contract}
 	}
 	return out, nil
 }
