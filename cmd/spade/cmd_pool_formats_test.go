@@ -97,6 +97,13 @@ func TestPoolImportGPT55(t *testing.T) {
 	if validated != 3 {
 		t.Errorf("%d rows validated, the validation manifest says 3", validated)
 	}
+	// The pools view: what a user asks of the imported pool, in SQL.
+	q := must(t, env, "query", "--format", "csv",
+		"select pool, skill, validated, json_extract_string(meta, '$.source_run') as source_run from pools order by id")
+	if want := "pool,skill,validated,source_run\ngpt55,math_reasoning,true,gpt55-test\ngpt55,pattern_recognition,true,gpt55-test\n" +
+		"gpt55,optimization,false,gpt55-test\ngpt55,logical_deduction,true,gpt55-test\n"; q != want {
+		t.Errorf("the pools view:\n%s\nwant\n%s", q, want)
+	}
 	must(t, env, append([]string{"--run", "g", "init"}, fixedSettings("qwen3-4b-fixed-gpt55", srv.URL, "--set", "sample.envs_per_step=3")...)...)
 	must(t, env, "--run", "g", "run", "--steps", "0-1")
 	codes := map[string]bool{}
@@ -278,6 +285,20 @@ func TestPoolImportRLVE(t *testing.T) {
 		}
 		if len(top) != 2 {
 			t.Fatalf("%s: levels of %v, want SumList and LargestValue", run, top)
+		}
+		if right {
+			// The run replays offline (every Agent answer from its llm_calls) to the same tables.
+			replay := run + "-replay"
+			must(t, env, append([]string{"--run", replay, "init"}, fixedSettings("qwen3-4b-fixed-rlve", "replay:"+run,
+				"--set", "rollout.group_size=3", "--set", "sample.rlve_tau_num=3", "--set", "sample.rlve_window=2", "--set", "sample.rlve_max_level=4")...)...)
+			must(t, env, "--run", replay, "run", "--steps", fmt.Sprintf("0-%d", steps-1))
+			tables := []string{"rlve_levels", "envs", "episodes", "turns"}
+			want, got := dumpRun(t, lakeDir, run, tables), dumpRun(t, lakeDir, replay, tables)
+			for _, table := range tables {
+				if want[table] == "" || got[table] != want[table] {
+					t.Errorf("%s of the replayed run differs from %s's", table, run)
+				}
+			}
 		}
 		for name, high := range top {
 			if right && high < 2 {

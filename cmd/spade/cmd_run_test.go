@@ -79,6 +79,8 @@ func dumpRun(t *testing.T, dir, run string, tables []string) map[string]string {
 				rows = render(t, lk, k, func(r *schemas.TurnRow) {})
 			case schemas.LLMCallsSpec.Name:
 				rows = render(t, lk, k, func(r *schemas.LLMCallRow) { r.LatencyMS = 0 })
+			case schemas.RLVELevelsSpec.Name:
+				rows = render(t, lk, k, func(r *schemas.RLVELevelRow) {})
 			default:
 				t.Fatalf("dumpTables: no renderer for %s", table)
 			}

@@ -1,6 +1,6 @@
 // Package duck opens an embedded DuckDB session over a lake: one view per table of the chosen runs
-// (unioned, with a `run` column, when there are several), plus `corpus`. Queries say `from episodes`,
-// never a path. Extensions are never downloaded (autoinstall_known_extensions=false): S3 data is read
+// (unioned, with a `run` column, when there are several), plus `corpus` and `pools`. Queries say `from
+// episodes`, never a path. Extensions are never downloaded (autoinstall_known_extensions=false): S3 data is read
 // through the lake's verified local cache.
 package duck
 
@@ -140,6 +140,32 @@ func (s *Session) createViews(ctx context.Context, lk *lake.Lake, listings map[s
 	}
 	if _, err := s.DB.ExecContext(ctx, "create or replace view corpus as "+corpusBody); err != nil {
 		return fmt.Errorf("duckdb: view corpus: %w", err)
+	}
+	return s.createPoolsView(ctx, lk)
+}
+
+// createPoolsView creates the `pools` view: every imported env pool of the lake, with a leading `pool`
+// column (its name) and every column of the table's current schema version (NULL in files that predate
+// it).
+func (s *Session) createPoolsView(ctx context.Context, lk *lake.Lake) error {
+	names, err := lk.Pools(ctx)
+	if err != nil {
+		return err
+	}
+	var selects []string
+	for _, name := range names {
+		files, err := lk.PoolFiles(ctx, name)
+		if err != nil && !errors.Is(err, lake.ErrNotCommitted) {
+			return err
+		}
+		if len(files) > 0 {
+			selects = append(selects, fmt.Sprintf("select %s as pool, * from %s", quote(name), readParquet(files)))
+		}
+	}
+	empty := "select cast(null as varchar) as pool, " + strings.TrimPrefix(emptySelect(schemas.PoolsSpec.Arrow(), false), "select ")
+	body := strings.Join(append(selects, empty), " union all by name ")
+	if _, err := s.DB.ExecContext(ctx, "create or replace view pools as "+body); err != nil {
+		return fmt.Errorf("duckdb: view pools: %w", err)
 	}
 	return nil
 }
