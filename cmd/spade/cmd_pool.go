@@ -167,7 +167,9 @@ func newPoolDrawCommand() *cli.Command {
 		Usage: "write a refresh step's envs from the imported pool sample.pool (fixed-environment GRPO)",
 		Description: "In a run with sample.pool set, takes sample.envs_per_step programs of the pool at each refresh step\n" +
 			"(a seeded order fixed for the run, rotating through the whole pool) and writes them as the step's envs;\n" +
-			"sample, generate and gate are not due in such a run. `spade run` runs it in their place.\n\n" +
+			"sample, generate and gate are not due in such a run. `spade run` runs it in their place. For an RLVE pool it\n" +
+			"also writes rlve_levels: each environment's difficulty window with the previous pool's plays folded in,\n" +
+			"and the level and shared problem seed drawn for the step.\n\n" +
 			"Example: spade --run fixed1 pool draw --step 0",
 		Flags: stageFlags(),
 		Action: func(c *cli.Context) error {
