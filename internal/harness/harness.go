@@ -44,6 +44,10 @@ import (
 	"github.com/spadekit/spade/schemas"
 )
 
+// InputError is a problem with the results folder, a file in it or a flag, in one line (the CLI maps
+// it to exit code 2).
+type InputError = inputfile.Error
+
 // Format names one harness's result layout (`spade eval import --format`).
 type Format string
 
@@ -174,10 +178,6 @@ type Result struct {
 	Replaced bool
 }
 
-// ErrImported is wrapped by the *inputfile.Error Import returns for a format already imported at the
-// step without Force.
-var ErrImported = errors.New("already imported")
-
 // Import reads o.Dir as o.Format and commits the rows, tagged with o.Step and o.Weights, as the
 // fragment schemas.ImportFragment(o.Format) of eval_results: one partition, visible whole or not at all.
 // A format already imported at the step is refused (an *inputfile.Error naming --force) unless o.Force,
@@ -193,8 +193,8 @@ func Import(ctx context.Context, lk *lake.Lake, o Options) (Result, error) {
 		return Result{}, err
 	}
 	if committed && !o.Force {
-		return Result{}, &inputfile.Error{File: o.Dir, Problem: fmt.Sprintf("%v: run %s already holds %s results at step %d; pass --force to replace them (the whole %s import of that step)",
-			ErrImported, o.Run, o.Format, o.Step, o.Format)}
+		return Result{}, &inputfile.Error{File: o.Dir, Problem: fmt.Sprintf("run %s already holds %s results at step %d; pass --force to replace them (the whole %s import of that step)",
+			o.Run, o.Format, o.Step, o.Format)}
 	}
 	res := Result{Skipped: skipped, Replaced: committed}
 	for i := range rows {

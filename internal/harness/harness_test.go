@@ -268,7 +268,8 @@ func TestImportCommitsOnceAndReplacesOnlyWhenForced(t *testing.T) {
 	}
 
 	_, err = Import(ctx, lk, Options{Run: "r", Step: 40, Weights: "step39", Format: Tau2, Dir: filepath.Join(fixtures, "tau2")})
-	if !errors.Is(err, ErrImported) && (err == nil || !strings.Contains(err.Error(), "--force")) {
+	var inputErr *inputfile.Error
+	if !errors.As(err, &inputErr) || !strings.Contains(err.Error(), "already holds tau2 results at step 40; pass --force") {
 		t.Fatalf("a second import: %v, want a refusal naming --force", err)
 	}
 
