@@ -17,11 +17,15 @@ const (
 	// BenchEnvPool is an env program (of an imported pool, or of a run's envs at a step) played by the
 	// Agent without its hint through the sandbox, scored by the episode's outcome.
 	BenchEnvPool BenchKind = "env_pool"
+	// BenchExternal is a benchmark an official harness ran and scored outside spade (BFCL, τ²-bench,
+	// ACEBench, LiveCodeBench's lcb_runner, Reasoning Gym's eval script): its eval_results rows are read
+	// from the harness's result files by `spade eval import`; it has no bench_items.
+	BenchExternal BenchKind = "external"
 )
 
 // BenchKindValues lists every BenchKind.
 func BenchKindValues() []BenchKind {
-	return []BenchKind{BenchMath, BenchChoice, BenchCode, BenchFunctionCall, BenchEnvPool}
+	return []BenchKind{BenchMath, BenchChoice, BenchCode, BenchFunctionCall, BenchEnvPool, BenchExternal}
 }
 
 // BenchItemRow is one item of an imported benchmark (table `bench_items`, one partition per benchmark,
@@ -31,7 +35,8 @@ type BenchItemRow struct {
 	Bench string `parquet:"bench"`
 	// ItemID is the item's id, unique within the benchmark.
 	ItemID string `parquet:"item_id"`
-	// Kind is how the item is asked and scored (math, choice, code, function_call).
+	// Kind is how the item is asked and scored (math, choice, code, function_call, env_pool; never
+	// external, whose results are imported without items).
 	Kind BenchKind `parquet:"kind"`
 	// Question is the problem text shown to the Agent, UTF-8, non-empty; for env_pool, the env program
 	// (never shown: the Agent sees the program's observations).
@@ -76,6 +81,8 @@ func (r BenchItemRow) Validate() error {
 	case BenchFunctionCall:
 		c.required("answer", r.Answer)
 		c.required("functions", r.Functions)
+	case BenchExternal:
+		c.fail("kind", "external benchmarks have no items (their results are imported by `spade eval import`)")
 	}
 	if r.Kind == BenchChoice {
 		c.required("options", r.Options)

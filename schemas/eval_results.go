@@ -1,14 +1,17 @@
 package schemas
 
 // EvalResultRow is one sample of one benchmark item answered by the Agent and scored (table
-// `eval_results`, partitioned by the step whose weights answered; one fragment per benchmark chunk).
+// `eval_results`, partitioned by the step whose weights answered; one fragment per benchmark chunk, and
+// one per benchmark an official harness scored, imported by `spade eval import`: only step, bench,
+// item_id, kind, sample, score, extracted, detail and weights_version are set on those rows).
 type EvalResultRow struct {
 	// Step is the step whose weights answered (stage.WeightsVersion of the step, or --weights).
 	Step int64 `parquet:"step"`
 	// Bench is the benchmark's name; ItemID its item.
 	Bench  string `parquet:"bench"`
 	ItemID string `parquet:"item_id"`
-	// Kind is the benchmark's kind (math, choice, code, function_call, env_pool).
+	// Kind is the benchmark's kind (math, choice, code, function_call, env_pool; external for results an
+	// official harness scored, imported by `spade eval import`).
 	Kind BenchKind `parquet:"kind"`
 	// Sample numbers the sample of the item, 0 .. samples-1.
 	Sample int32 `parquet:"sample"`

@@ -34,3 +34,12 @@ func RegenerateFragment(slot, attempt int32) string {
 func EvalFragment(bench string, chunk int) string {
 	return fmt.Sprintf("eval-%s-c%06d", bench, chunk)
 }
+
+// ImportFragmentPrefix starts the fragment of eval_results that `spade eval import` commits an official
+// harness's results to: see ImportFragment.
+const ImportFragmentPrefix = "import-"
+
+// ImportFragment names the fragment of eval_results holding one harness's imported results at a step
+// (import-<format>, every benchmark of the import in one partition): one import commits it whole, and a
+// forced re-import of the same format and step replaces it whole.
+func ImportFragment(format string) string { return ImportFragmentPrefix + format }

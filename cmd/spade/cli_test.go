@@ -110,7 +110,7 @@ func TestInitRejectsInvalidEnums(t *testing.T) {
 			`config: key "regret.variant" must be one of regret_anchor, regret, anchor, ema_lp; got "typo"`},
 		{[]string{"--run", "a", "init", "--set", "grpo.publish=s3"}, `key "grpo.publish" must be one of lora, command, none`},
 		{[]string{"--run", "a", "init", "--set", "outcome.exclude_ended_by=env_error,crash"},
-			`key "outcome.exclude_ended_by": unknown ended_by value "crash" (one of done, max_turns, truncated, env_error, timeout, agent_error)`},
+			`key "outcome.exclude_ended_by": unknown ended_by value "crash" (one of done, env_truncated, max_turns, truncated, env_error, timeout, agent_error)`},
 		{[]string{"--run", "a", "init", "--config", cfgFile}, `key "setting" must be one of games, tools; got "arcade"`},
 	} {
 		r := spade(t, env, "", tc.args...)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,8 +15,10 @@ import (
 // ablateOptions are the options of `spade ablate`.
 type ablateOptions struct {
 	globalOptions
-	// Format is --format: table, csv or json.
+	// Format is --format: table, csv or json; with Table, markdown, csv or latex.
 	Format string
+	// Table is --table: render the paper's Table 1, 2 or 3 from eval_results instead (0: the comparison).
+	Table int
 	// Batch is --batch, envs per calibrated batch (0: the smallest run's env count); Draws is --draws,
 	// batches per run; Seed is --seed, the subsampling seed.
 	Batch, Draws int
@@ -39,10 +42,21 @@ learnable-band share, acceptance, well-defined and verifiable shares, regret and
 With --rescore and one --run: recompute the Designer reward of every pool under every variant
 (regret_anchor, regret, anchor, ema_lp) from the stored episodes and show which env each ranks top.
 
+With --table 1|2|3: the paper's downstream tables from eval_results (spade eval, spade eval import),
+one row per run: Table 1 the eight reasoning suites (AIME 2025/2026, GPQA-Diamond, LiveCodeBench-v6,
+Reasoning-Gym Math/Algorithmic/Cognition/Logic), Table 2 the three tool-use suites (BFCL v4 multi-turn,
+τ²-bench, ACEBench-Agent), Table 3 the ablation runs on Table 1's suites with each average's difference
+from the first run; each with the equal-weight average. Each run shows the checkpoint with the highest
+average, an offline choice made on the test suites (marked †). Scores in %; a missing suite is "—" and an
+average over fewer suites says (k/n). --format markdown (default), csv or latex; the suite-to-column
+mapping is sql/paper_columns.sql.
+
 Examples: spade --run full --run no_memory --run no_corpus ablate
-          spade --run full ablate --rescore --picks`,
+          spade --run full ablate --rescore --picks
+          spade --run full --run no_memory --run no_corpus ablate --table 3 --format latex`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json; with --table: markdown, csv or latex"},
+			&cli.IntFlag{Name: "table", Usage: "render the paper's Table 1 (games), 2 (tools) or 3 (ablations) from eval_results"},
 			&cli.IntFlag{Name: "batch", Aliases: []string{"n"}, Value: analytics.DefaultBatch, Usage: "envs per calibrated batch (0: the smallest run's env count)"},
 			&cli.IntFlag{Name: "draws", Value: 200, Usage: "batches per run"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "subsampling seed"},
@@ -51,7 +65,7 @@ Examples: spade --run full --run no_memory --run no_corpus ablate
 		}, embedderFlags()...),
 		Action: func(c *cli.Context) error {
 			return runAblate(c.Context, ablateOptions{globalOptions: globalsFrom(c), Format: c.String("format"),
-				Batch: c.Int("batch"), Draws: c.Int("draws"), Seed: c.Uint64("seed"), Rescore: c.Bool("rescore"),
+				Table: c.Int("table"), Batch: c.Int("batch"), Draws: c.Int("draws"), Seed: c.Uint64("seed"), Rescore: c.Bool("rescore"),
 				Picks: c.Bool("picks"), Embedder: embedderSpec(c)})
 		},
 	}
@@ -59,6 +73,9 @@ Examples: spade --run full --run no_memory --run no_corpus ablate
 
 // runAblate prints the comparison of the --run runs, or with opts.Rescore the rescoring of one run.
 func runAblate(ctx context.Context, opts ablateOptions) error {
+	if opts.Table != 0 {
+		return runPaperTable(ctx, opts)
+	}
 	format := opts.Format
 	if err := checkChoice("--format", format, "table", "csv", "json"); err != nil {
 		return err
@@ -90,6 +107,40 @@ func runAblate(ctx context.Context, opts ablateOptions) error {
 		return err
 	}
 	if err := analytics.AddEvalColumns(ctx, lk, t, runs); err != nil {
+		return err
+	}
+	return t.Render(opts.Out, format)
+}
+
+// runPaperTable prints the paper's table opts.Table over the --run runs (analytics.LoadPaperTable).
+func runPaperTable(ctx context.Context, opts ablateOptions) error {
+	if err := checkChoice("--table", strconv.Itoa(opts.Table), "1", "2", "3"); err != nil {
+		return err
+	}
+	format := opts.Format
+	if format == "table" { // the flag's default: the comparison's format, markdown for a paper table
+		format = "markdown"
+	}
+	if err := checkChoice("--format", format, analytics.PaperFormats...); err != nil {
+		return err
+	}
+	if opts.Rescore {
+		return usageError("--table and --rescore are two different reports: pick one")
+	}
+	if len(opts.Runs) < 1 {
+		return usageError("name the runs, one row each: --run A --run B ...")
+	}
+	lk, err := opts.openExistingLake(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range opts.Runs {
+		if err := checkRun(ctx, lk, r); err != nil {
+			return err
+		}
+	}
+	t, err := analytics.LoadPaperTable(ctx, lk, opts.Runs, opts.Table)
+	if err != nil {
 		return err
 	}
 	return t.Render(opts.Out, format)

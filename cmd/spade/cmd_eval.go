@@ -31,8 +31,10 @@ func newEvalCommand() *cli.Command {
 each with the kind's sampling defaults (the authors' evaluation settings; eval.* keys and --samples
 override them), scores them and commits them in chunks of eval.chunk_items items, so a killed run
 resumes at the first uncommitted chunk and shards split the chunks. Summaries: sql/eval_scores.sql.
+` + "`spade eval import`" + ` reads an official harness's results instead (spade help eval import).
 
 Example: spade --run r eval --step 100 --bench aime25,gpqa --samples 16`,
+		Subcommands: []*cli.Command{newEvalImportCommand()},
 		Flags: stageFlags(
 			&cli.StringFlag{Name: "bench", Usage: "benchmarks to evaluate, comma-separated (default: the run's eval.benches)"},
 			&cli.IntFlag{Name: "samples", Usage: "samples per item (default: eval.samples, else the kind's default)"},

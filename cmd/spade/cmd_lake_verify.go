@@ -12,6 +12,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/progress"
+	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/pool"
 	steprun "github.com/spadekit/spade/stages/run"
 	"github.com/spadekit/spade/stages/stage"
@@ -111,11 +112,15 @@ func runConfigOrDefault(ctx context.Context, lk *lake.Lake, run string) *config.
 
 // repairCommand is the one command that repairs a problem: vacuum for orphans and temporaries, a forced
 // re-run of the stage that wrote a missing or corrupt file (the one its commit record names, else
-// stageOfPartition's).
+// stageOfPartition's), or for an official harness's import a forced re-import of its folder.
 func repairCommand(lakeURI, run string, cfg *config.Config, p lake.Problem) string {
 	prefix := fmt.Sprintf("spade --lake %s --run %s", lakeURI, run)
 	if p.Kind == lake.ProblemOrphan || p.Kind == lake.ProblemTemporary {
 		return prefix + " lake vacuum"
+	}
+	if format, ok := strings.CutPrefix(p.Partition.Fragment, schemas.ImportFragmentPrefix); ok && p.Stage == "" {
+		// an official harness's import: re-import its folder
+		return fmt.Sprintf("%s eval import --format %s --step %d --force DIR", prefix, format, p.Partition.Step)
 	}
 	name := p.Stage
 	if name == "" {

@@ -192,4 +192,8 @@ func TestStageOfPartitionFromWrites(t *testing.T) {
 	if got, want := repairCommand("/l", "r", generated, p), "spade --lake /l --run r eval --step 40 --force"; got != want {
 		t.Errorf("repair of eval's results: %q, want %q", got, want)
 	}
+	p.Partition.Fragment = schemas.ImportFragment("tau2")
+	if got, want := repairCommand("/l", "r", generated, p), "spade --lake /l --run r eval import --format tau2 --step 40 --force DIR"; got != want {
+		t.Errorf("repair of imported results: %q, want %q", got, want)
+	}
 }

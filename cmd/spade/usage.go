@@ -26,7 +26,7 @@ func usageLine(path []*cli.Command) string {
 		names = append(names, c.Name)
 	}
 	cmd := path[len(path)-1]
-	if isGroup(cmd) {
+	if isGroup(cmd) && len(cmd.Flags) == 0 { // a command with flags runs itself too (spade eval)
 		return fmt.Sprintf("usage: %s COMMAND [options]  (spade help %s lists them)", strings.Join(names, " "), cmd.Name)
 	}
 	for _, name := range requiredFlags(cmd) {

@@ -32,14 +32,23 @@ type ImportResult struct {
 	Total int
 }
 
-// ParseKind returns the kind named s, or an InputError naming the flag.
+// ParseKind returns the importable kind named s (every BenchKind but external, whose results `spade
+// eval import` reads without items), or an InputError naming the flag.
 func ParseKind(s string) (schemas.BenchKind, error) {
+	var kinds []schemas.BenchKind
 	for _, k := range schemas.BenchKindValues() {
+		if k == schemas.BenchExternal {
+			continue
+		}
 		if string(k) == s {
 			return k, nil
 		}
+		kinds = append(kinds, k)
 	}
-	return "", &InputError{File: "--kind", Problem: fmt.Sprintf("unknown kind %q: want %s", s, schemas.JoinValues(schemas.BenchKindValues(), ", "))}
+	if s == string(schemas.BenchExternal) {
+		return "", &InputError{File: "--kind", Problem: "external benchmarks have no items: import an official harness's results with `spade eval import --format FORMAT DIR --step N`"}
+	}
+	return "", &InputError{File: "--kind", Problem: fmt.Sprintf("unknown kind %q: want %s", s, schemas.JoinValues(kinds, ", "))}
 }
 
 // Import reads files as items of the given kind and merges them into the benchmark `name`, deduplicating

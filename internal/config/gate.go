@@ -11,8 +11,10 @@ type Gate struct {
 	// instances; the tools setting uses at least 5.
 	ResetSeeds int `json:"reset_seeds" range:">=1"`
 	// Checks is the check set that decides acceptance: official or strict. official is the authors' gate
-	// (load, reset and three steps without an exception; tools: plus the tool checks and the screen);
-	// strict adds determinism, smoke probes, the trivial and hint-leak probes.
+	// (load; their validation of a loaded game: reset(seed=42), three \boxed{} steps with their types and
+	// a reward in [-10, 10], reset(seed=123); then reset and three steps without an exception; tools: plus
+	// the tool checks and the screen; under generate.contract legacy without the validation); strict adds
+	// determinism, smoke probes, the trivial and hint-leak probes.
 	Checks GateChecks `json:"checks"`
 }
 

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -112,4 +113,42 @@ class GuessEnv:
 	if got := CheckNamesOf(schemas.SettingGames, config.GateOfficial, schemas.ContractLegacy); slices.Contains(got, CheckValidate) {
 		t.Errorf("the legacy contract's official table %v has validate", got)
 	}
+}
+
+// importLine matches a top-level import of a module the harness injects (a plain `import m` line).
+var importLine = regexp.MustCompile(`(?m)^import (math|random|re|json|itertools|collections|functools|string|copy|heapq|statistics)\n`)
+
+// A program that only misses imports of the names the authors' loader injects is accepted, as the
+// authors accept it, and refused without the injections: every sample program (testdata/envs and
+// testdata/envs-gym) with those import lines removed passes the official gate with
+// sandbox.DefaultInjections and fails load or a later check with a NameError without them.
+func TestInjectionsAcceptWhatTheAuthorsAccept(t *testing.T) {
+	ctx := context.Background()
+	with := newPool(t, sandbox.IsolationBwrap)
+	without, err := sandbox.NewPool(ctx, sandbox.Options{Python: testPython(), Isolation: sandbox.IsolationBwrap, Workers: 2, Inject: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { without.Close() })
+	stripped := 0
+	for _, dir := range []string{"envs", "envs-gym"} {
+		for _, s := range readSamples(t, repoPath("testdata", dir)) {
+			code := importLine.ReplaceAllString(s.Code, "")
+			if code == s.Code {
+				continue
+			}
+			stripped++
+			opts := CheckOptions{Setting: s.Setting, Hint: s.Hint, Screen: &allReachable{}, Checks: config.GateOfficial}
+			if v := Check(ctx, with, code, opts); !v.Accepted {
+				t.Errorf("%s without its imports, with the injections: rejected: %s", s.Name, v.FailureText())
+			}
+			if v := Check(ctx, without, code, opts); v.Accepted || !strings.Contains(v.FailureText(), "NameError") {
+				t.Errorf("%s without its imports, without the injections: accepted=%v %s", s.Name, v.Accepted, v.FailureText())
+			}
+		}
+	}
+	if stripped < 10 {
+		t.Fatalf("only %d sample programs import an injected module", stripped)
+	}
+	t.Logf("%d sample programs without their imports: accepted with the injections, refused without", stripped)
 }
