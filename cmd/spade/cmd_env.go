@@ -255,7 +255,11 @@ func runEnvCheck(ctx context.Context, opts envCheckOptions, args []string) error
 		fmt.Fprintf(out, "rejected (%.1fs)\n", time.Since(start).Seconds())
 		return fmt.Errorf("env check: %s is rejected: %s", path, v.FailureText())
 	}
-	fmt.Fprintf(out, "accepted: class %s (%.1fs)\n", v.Class, time.Since(start).Seconds())
+	contract := ""
+	if v.Contract != "" {
+		contract = fmt.Sprintf(", %s contract", v.Contract)
+	}
+	fmt.Fprintf(out, "accepted: class %s%s (%.1fs)\n", v.Class, contract, time.Since(start).Seconds())
 	return nil
 }
 

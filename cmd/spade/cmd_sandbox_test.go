@@ -35,7 +35,7 @@ func TestDoctor(t *testing.T) {
 func TestEnvCheck(t *testing.T) {
 	env := sandboxEnv(t)
 	out := must(t, env, "env", "check", repoFile("testdata/envs/tools_inventory.py"))
-	for _, want := range []string{"tools setting", "pass static", "pass hint_leak", "pass tools_schema", "skip tools_screen", "accepted: class Inventory"} {
+	for _, want := range []string{"tools setting", "pass static", "pass hint_leak", "pass tools_schema", "skip tools_screen", "accepted: class Inventory, legacy contract ("} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("env check output lacks %q:\n%s", want, out)
 		}
