@@ -237,7 +237,7 @@ def serve_instance(sock: socket.socket, cls) -> None:
                 sys.stdout.flush()
                 sock.sendall(('{"seq":%d,"ok":true,"obs":%s,"reward":%s,"done":%s,"terminated":%s,"truncated":%s,"shape":%s,"info":%s}\n' % (
                     seq, _dumps(obs), repr(reward), _json_bool(terminated or truncated), _json_bool(terminated), _json_bool(truncated),
-                    _dumps(shape), info_text)).encode("utf-8"))
+                    shape, info_text)).encode("utf-8"))
             elif op == "solution":
                 text = str.__str__(str(env.solution()))
                 if len(text) > OBS_CAP:
@@ -1193,6 +1193,8 @@ def find_env_class(module: dict):
     chosen, why = choose_env_class(list(by_name), bases)
     if why:
         raise ValueError(why)
+    global RESET_BY_KEYWORD
+    RESET_BY_KEYWORD = reset_takes_seed_keyword(by_name[chosen], bound=False)  # once, before any instance is forked
     return by_name[chosen]
 
 
@@ -1236,12 +1238,22 @@ def construct(cls):
         return env
 
 
-def reset_takes_seed_keyword(env) -> bool:
+RESET_BY_KEYWORD = None  # reset_takes_seed_keyword of the env class, worked out in the template
+
+
+def reset_takes_seed_keyword(env, bound: bool = True) -> bool:
     """Whether reset is called as reset(seed=N) (a parameter named seed, or only **kwargs), the authors'
-    call, rather than reset(N) (an old program's reset(self, s)); never raises."""
+    call, rather than reset(N) (an old program's reset(self, s)); never raises. For an instance whose
+    reset is its class's, the template's answer for the class (RESET_BY_KEYWORD); bound False reads an
+    unbound reset (its first parameter is self)."""
     import inspect
     try:
-        params = list(inspect.signature(env.reset).parameters.values())
+        if bound and RESET_BY_KEYWORD is not None and "reset" not in object.__getattribute__(env, "__dict__"):
+            return RESET_BY_KEYWORD
+    except BaseException:  # noqa: BLE001 - an instance without a __dict__ (slots) is read below
+        pass
+    try:
+        params = list(inspect.signature(env.reset).parameters.values())[0 if bound else 1:]
     except BaseException:  # noqa: BLE001 - a generated callable's signature is generated code too
         return False
     if any(p.name == "seed" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params):
@@ -1252,7 +1264,7 @@ def reset_takes_seed_keyword(env) -> bool:
 
 def exact_items(value) -> tuple:
     """The items of a tuple as stored (a subclass's __len__ or __iter__ may lie)."""
-    return tuple.__getitem__(value, slice(None))
+    return value if type(value) is tuple else tuple.__getitem__(value, slice(None))
 
 
 def reset_observation(result) -> str:
@@ -1272,7 +1284,7 @@ def reset_observation(result) -> str:
 def as_flag(value, name: str) -> tuple:
     """A step's terminated, truncated or done as a bool, and whether it was not a bool (the authors'
     check wants a bool; numpy's bool and an int are accepted, and reported)."""
-    if isinstance(value, bool):
+    if value is True or value is False:
         return value, False
     if isinstance(value, int):
         return int.__index__(value) != 0, True
@@ -1284,7 +1296,7 @@ def as_flag(value, name: str) -> tuple:
 
 def step_fields(result) -> tuple:
     """(observation, reward, terminated, truncated, info, shape) of what step returned: Gymnasium's
-    5-tuple, or the old 4-tuple (obs, reward, done, info) read as terminated = done. shape is
+    5-tuple, or the old 4-tuple (obs, reward, done, info) read as terminated = done. shape is the JSON of
     {"arity": 5 or 4, "deviations": [...]}, the departures from the types the authors' validator
     wants (a bool terminated and truncated, an int or float reward, a dict info)."""
     if not isinstance(result, tuple):
@@ -1310,7 +1322,12 @@ def step_fields(result) -> tuple:
         deviations.append("reward is a %s, not an int or float" % type(reward).__name__)
     if not isinstance(info, dict):
         deviations.append("info is %s, not a dict" % ("None" if info is None else "a " + type(info).__name__))
-    return obs, reward, terminated, truncated, info, {"arity": len(items), "deviations": deviations}
+    if not deviations:
+        return obs, reward, terminated, truncated, info, SHAPE_5 if len(items) == 5 else SHAPE_4
+    return obs, reward, terminated, truncated, info, _dumps({"arity": len(items), "deviations": deviations})
+
+
+SHAPE_5, SHAPE_4 = '{"arity":5,"deviations":[]}', '{"arity":4,"deviations":[]}'  # step_fields' shapes, as JSON
 
 
 def _json_bool(value: bool) -> str:
