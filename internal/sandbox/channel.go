@@ -154,6 +154,9 @@ func (c *channel) roundTrip(req map[string]any, timeout time.Duration, o Options
 	if err := json.Unmarshal(line, &r); err != nil {
 		return reply{}, &Error{Kind: KindProtocol, Msg: "env sent a malformed reply"}
 	}
+	if err := checkUniqueKeys(line); err != nil {
+		return reply{}, err
+	}
 	if r.Seq != c.seq {
 		return r, &Error{Kind: KindProtocol, Msg: fmt.Sprintf("env replied to request %d, want %d", r.Seq, c.seq)}
 	}

@@ -254,3 +254,53 @@ func TestInjectedModulesKeepTheStaticRules(t *testing.T) {
 		}
 	}
 }
+
+// duplicateKey finds a key repeated within one object at any depth, and only there.
+func TestDuplicateKey(t *testing.T) {
+	for text, want := range map[string]string{
+		`{"a":1,"b":2}`:                                       "",
+		`{"a":1,"a":2}`:                                       "a",
+		`{"a":{"b":1,"b":2}}`:                                 "b",
+		`{"a":[{"k":1},{"k":2}],"b":{"k":3}}`:                 "",
+		`{"a":[1,{"x":1,"x":2}]}`:                             "x",
+		`{"a":"a","b":["a","a"]}`:                             "",
+		`[{"s":1},{"s":1,"t":{"s":2}}]`:                       "",
+		`{"info":{"success":true,"success":false},"obs":"x"}`: "success",
+	} {
+		got, err := duplicateKey([]byte(text))
+		if err != nil || got != want {
+			t.Errorf("duplicateKey(%s) = %q, %v; want %q", text, got, err, want)
+		}
+	}
+	if _, err := duplicateKey([]byte(`{"a":`)); err == nil {
+		t.Error("a cut-off text gives no error")
+	}
+}
+
+// A program that leaves a thread, a child process or a signal handler behind when it loads is refused
+// before any instance is forked from its template (each would reach every episode forked from it), and
+// the same worker then serves a good program.
+func TestTemplateRefusesWhatOutlivesTheLoad(t *testing.T) {
+	ctx := context.Background()
+	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.Workers = 1 })
+	env := "\nclass XEnv:\n    def reset(self, seed=None): return 'x', {}\n    def step(self, a): return 'x', 0.0, True, False, {}\n"
+	for name, c := range map[string]struct{ code, want string }{
+		"thread": {"import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()" + env, "thread(s) running"},
+		"child":  {"import os, time\nif os.fork() == 0:\n    time.sleep(30)\n    os._exit(0)" + env, "child process"},
+		"signal": {"import signal\nsignal.signal(signal.SIGUSR1, lambda *a: None)" + env, "signal handlers when it loaded (SIGUSR1)"},
+	} {
+		_, err := p.Load(ctx, c.code)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: load %v, want %q", name, err, c.want)
+		}
+		prog, err := p.Load(ctx, gymInjected)
+		if err != nil {
+			t.Fatalf("a good program after %s: %v", name, err)
+		}
+		e := mustEnv(t, prog)
+		if obs, err := e.Reset(ctx, 0); err != nil || obs != "sqrt of 16 is 4" {
+			t.Errorf("a good program after %s: %q %v", name, obs, err)
+		}
+		prog.Close()
+	}
+}

@@ -463,8 +463,10 @@ def serve_template(sock: socket.socket, req: dict) -> None:
     restrict_to(own)
     limit_file_size()
     try:
+        handlers = signal_handlers()
         cls = load_program(code)
         del code
+        template_problems(handlers)  # no thread, child or signal handler of the program outlives its load
         if scratch_usage(own, SCRATCH_BYTES) > SCRATCH_BYTES:  # (before any instance dir exists below own)
             wipe(own)
             raise ScratchFull("the program wrote more than %d bytes to its scratch directory when it loaded "
@@ -1345,6 +1347,52 @@ def close_env(env) -> None:
             close()
     except BaseException:  # noqa: BLE001 - generated code may raise anything; the instance ends anyway
         pass
+
+
+# ---------------------------------------------------------------- the template after a program loaded
+
+class TemplateTainted(Exception):
+    """Raised in a template whose program left something running or installed after it loaded."""
+
+
+def signal_handlers() -> dict:
+    """The handler of every catchable signal, by number."""
+    out = {}
+    for sig in signal.valid_signals():
+        if sig in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            out[sig] = signal.getsignal(sig)
+        except (ValueError, OSError):
+            continue
+    return out
+
+
+def template_problems(before: dict) -> None:
+    """Refuse a program that, once loaded, left the template with more than its one thread (a thread would
+    outlive every fork and reach every instance's scratch directory), with a child process, or with a
+    signal handler other than the harness's: each would couple the program's episodes, which are all
+    forked from this template. Off without HARDEN (a test showing the attacks work without it)."""
+    if not HARDEN:
+        return
+    try:
+        threads = len(os.listdir("/proc/self/task"))
+    except OSError:
+        threading = sys.modules.get("threading")
+        threads = threading.active_count() if threading is not None else 1
+    if threads != 1:
+        raise TemplateTainted("the program left %d thread(s) running after it loaded (an env may not start threads)" % (threads - 1))
+    try:
+        os.waitpid(-1, os.WNOHANG)  # a child, running or exited
+        has_child = True
+    except ChildProcessError:
+        has_child = False
+    if has_child:
+        raise TemplateTainted("the program left a child process after it loaded (an env may not start processes)")
+    changed = sorted(signal.Signals(sig).name for sig, handler in signal_handlers().items() if before.get(sig) is not handler
+                     and before.get(sig) != handler)
+    if changed:
+        raise TemplateTainted("the program installed signal handlers when it loaded (%s)" % ", ".join(changed))
 
 
 if __name__ == "__main__":

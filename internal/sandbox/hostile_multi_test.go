@@ -243,6 +243,37 @@ var attacks = []attack{
 		}
 		return cpu < 0, fmt.Sprintf("cpu %v, step %v", cpu, err)
 	}},
+	{name: "template_thread", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		obs, err := playOnce(ctx, p, code)
+		return strings.HasPrefix(obs, "coupled"), fmt.Sprintf("reset: %q, %v", obs, err)
+	}},
+	{name: "forge_records", workers: 1, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		prog, err := p.Load(ctx, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close()
+		step := func(action string) (StepResult, error) {
+			env, err := prog.NewEnv(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer env.Close()
+			if _, err := env.Reset(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			return env.Step(ctx, action)
+		}
+		big, errBig := step("big")
+		if !errors.Is(errBig, ErrOutput) {
+			return true, fmt.Sprintf("a %d-byte info passed: %v", len(big.Info), errBig)
+		}
+		dup, errDup := step("dup")
+		if !errors.Is(errDup, ErrProtocol) || !strings.Contains(errDup.Error(), "twice") {
+			return true, fmt.Sprintf("info %s passed: %v", dup.Info, errDup)
+		}
+		return false, fmt.Sprintf("big: %v; dup: %v", errBig, errDup)
+	}},
 	{name: "str_raises", workers: 1, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
 		_, err := playOnce(ctx, p, code)
 		return !errors.Is(err, ErrEnv), fmt.Sprintf("reset: %v", err)

@@ -50,6 +50,9 @@ type Options struct {
 	ScratchBytes int64
 	// ObservationCap is the largest observation, bytes (default 64 KiB).
 	ObservationCap int
+	// InfoCap is the largest info dict of a step, and result of tools() or eval, as JSON bytes (default
+	// 64 KiB). The instance checks it and Go checks it again on the bytes it received.
+	InfoCap int
 	// OutputCap is the most an env may print to stdout/stderr before it is killed (default 1 MiB).
 	OutputCap int
 	// ActionCap is the longest action accepted by Step, bytes (default 64 KiB).
@@ -62,6 +65,9 @@ type Options struct {
 	// programs (non-dumpable processes, per-instance landlock, one program per worker), so that
 	// a test can show a hostile program reaching its goal before it shows it contained.
 	unhardened bool
+	// harnessInfoCap (tests only) is the info cap the harness is told when it is not InfoCap, so that a
+	// test can show Go's own check holding for a harness that was made to check less.
+	harnessInfoCap int
 	// Preload lists the modules each worker imports before forking (default DefaultPreload).
 	Preload []string
 	// MaxTurns is passed to the env class as Cls(max_turns=MaxTurns), the authors' construction (a
@@ -97,6 +103,7 @@ func (o *Options) fill() {
 	setDefault(&o.TmpBytes, 64<<20)
 	setDefault(&o.ScratchBytes, 16<<20)
 	setDefault(&o.ObservationCap, 64<<10)
+	setDefault(&o.InfoCap, 64<<10)
 	setDefault(&o.OutputCap, 1<<20)
 	setDefault(&o.ActionCap, 64<<10)
 	if o.Preload == nil {
