@@ -1027,6 +1027,9 @@ class Server:
         left = os.listdir(SCRATCH_BASE)
         if left:
             problems.append("scratch space not empty: %r" % left[:5])
+        ipc = sysv_objects()
+        if ipc:
+            problems.append("System V IPC objects left: %s" % ", ".join(ipc[:5]))
         for which, want in LIMITS.items():
             if resource.getrlimit(which) != want:
                 problems.append("rlimit %d changed to %r" % (which, resource.getrlimit(which)))
@@ -1060,14 +1063,15 @@ class Server:
 
 def live_pids() -> list:
     """The pids /proc lists, less zombies and processes already bound to die (SIGKILL pending:
-    such a process runs no more user code and cannot fork), so clean need not wait for them."""
+    such a process runs no more user code and cannot fork), so clean need not wait for them. A
+    zombie thread-group leader whose other threads still run is not a zombie (live_threads)."""
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open("/proc/%s/status" % entry, "rb") as f:
                     fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
-                if fields[b"State"].split()[0] in (b"Z", b"X"):
+                if fields[b"State"].split()[0] in (b"Z", b"X") and not live_threads(entry):
                     continue
                 if (int(fields[b"SigPnd"], 16) | int(fields[b"ShdPnd"], 16)) & (1 << (signal.SIGKILL - 1)):
                     continue
@@ -1075,6 +1079,38 @@ def live_pids() -> list:
                 continue
             pids.append(int(entry))
     return pids
+
+
+def live_threads(pid: str) -> bool:
+    """Whether any thread of process pid is in a state other than zombie or dead: a leader that
+    exited alone shows Z while the threads it started go on running."""
+    try:
+        tids = os.listdir("/proc/%s/task" % pid)
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            with open("/proc/%s/task/%s/stat" % (pid, tid), "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def sysv_objects() -> list:
+    """The System V IPC objects of this IPC namespace ("shm 3", ...): none can be made under the seccomp
+    filter, and clean proves it."""
+    out = []
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open("/proc/sysvipc/" + kind) as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        out += ["%s %s" % (kind, line.split()[1]) for line in lines if len(line.split()) > 1]
+    return out
 
 
 LIMITS: dict = {}  # the server's rlimits once set (clean checks them)

@@ -247,6 +247,27 @@ var attacks = []attack{
 		obs, err := playOnce(ctx, p, code)
 		return strings.HasPrefix(obs, "coupled"), fmt.Sprintf("reset: %q, %v", obs, err)
 	}},
+	{name: "sysv_couple", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		first, err1 := playOnce(ctx, p, code) // one program leaves its marker
+		later, err2 := playOnce(ctx, p, code) // the next program on the reused worker looks for it
+		sibling := ""
+		var err3 error
+		if prog, err := p.Load(ctx, code); err == nil { // and two episodes of one program
+			defer prog.Close()
+			for i := 0; i < 2; i++ {
+				if env, err := prog.NewEnv(ctx); err == nil {
+					defer env.Close()
+					sibling, err3 = env.Reset(ctx, int64(i))
+				}
+			}
+		}
+		return later == "coupled" || sibling == "coupled", fmt.Sprintf("first %q %v; later %q %v; sibling %q %v", first, err1, later, err2, sibling, err3)
+	}},
+	{name: "zombie_leader", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		first, err1 := playOnce(ctx, p, code) // plants the thread behind a zombie leader
+		later, err2 := playOnce(ctx, p, code) // the next program on the reused worker looks for it
+		return strings.HasPrefix(later, "ghost"), fmt.Sprintf("first %q %v; later %q %v", first, err1, later, err2)
+	}},
 	{name: "forge_records", workers: 1, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
 		prog, err := p.Load(ctx, code)
 		if err != nil {

@@ -177,7 +177,8 @@ func applyLandlock(spec landlockSpec) error {
 // and the like: every way one process reaches into another (ptrace, process_vm_*, pidfd_getfd,
 // pidfd_open, kcmp, process_madvise) and every way to find or offer a socket by name (bind,
 // connect, listen, accept: the sandbox's sockets are all socketpairs made by us, so no abstract or
-// filesystem socket can couple two programs or two instances).
+// filesystem socket can couple two programs or two instances), and every System V IPC and POSIX
+// message queue call.
 var deniedSyscalls = []uintptr{
 	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD, unix.SYS_PIDFD_OPEN,
 	unix.SYS_KCMP, unix.SYS_PROCESS_MADVISE, unix.SYS_PROCESS_MRELEASE,
@@ -187,6 +188,12 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE, unix.SYS_REBOOT, unix.SYS_SWAPON,
 	unix.SYS_SWAPOFF, unix.SYS_CHROOT, unix.SYS_ACCT, unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME,
 	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_FANOTIFY_INIT, unix.SYS_IO_URING_SETUP,
+	// SysV IPC and POSIX message queues live in the worker's IPC namespace, which outlives a program and
+	// is shared by its instances: no env needs them, and an object one made would couple episodes
+	unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_SHMDT, unix.SYS_MSGGET, unix.SYS_MSGSND,
+	unix.SYS_MSGRCV, unix.SYS_MSGCTL, unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMCTL, unix.SYS_SEMTIMEDOP,
+	unix.SYS_MQ_OPEN, unix.SYS_MQ_UNLINK, unix.SYS_MQ_TIMEDSEND, unix.SYS_MQ_TIMEDRECEIVE, unix.SYS_MQ_NOTIFY,
+	unix.SYS_MQ_GETSETATTR,
 }
 
 // selfOnlySyscalls act on the process named by their argument (index, 0-based), which must be 0

@@ -1,0 +1,43 @@
+# attack: outlive the worker's clean: a child in a session of its own starts a thread, then its main thread exits alone, so the process shows as a zombie (state Z) while the thread runs on; the next program on the reused worker finds the thread alive
+# expect: ghost|Permission|refused
+import ctypes
+import os
+import threading
+import time
+
+
+def haunt():
+    for _ in range(500):  # five seconds, so that a run without isolation leaves nothing on the host
+        time.sleep(0.01)
+    os._exit(0)
+
+
+def ghost_seen():
+    """A zombie process (an earlier program's) whose other threads still run."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/status" % pid) as f:
+                state = f.read().split("State:")[1].split()[0]
+            if state == "Z" and len(os.listdir("/proc/%s/task" % pid)) > 1:
+                return True
+        except (OSError, IndexError):
+            pass
+    return False
+
+
+class ZombieLeaderEnv:
+    def reset(self, seed=None):
+        if ghost_seen():
+            return "ghost", {}
+        if os.fork() == 0:
+            os.setsid()
+            threading.Thread(target=haunt).start()
+            time.sleep(0.05)
+            ctypes.CDLL(None).pthread_exit(None)
+        time.sleep(0.2)
+        return "planted", {}
+
+    def step(self, action):
+        raise RuntimeError("a ghost program never plays")
