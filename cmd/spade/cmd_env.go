@@ -11,6 +11,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/safetext"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/gate"
@@ -247,7 +248,7 @@ func runEnvCheck(ctx context.Context, opts envCheckOptions, args []string) error
 		}
 		fmt.Fprintf(out, "  %-4s %-17s %8.1f ms", verdict, r.Check, float64(r.Duration.Microseconds())/1000)
 		if r.Error != "" {
-			fmt.Fprintf(out, "  %s", strings.ReplaceAll(r.Error, "\n", "\n                                     "))
+			fmt.Fprintf(out, "  %s", strings.ReplaceAll(safetext.Terminal(r.Error), "\n", "\n                                     "))
 		}
 		fmt.Fprintln(out)
 	}
@@ -309,7 +310,7 @@ func runEnvPlay(ctx context.Context, opts envPlayOptions, args []string) error {
 	out := opts.Out
 	fmt.Fprintf(out, "env %s (%s, %s, class %s); type an action, or :help for the commands\n", found.EnvID, found.Skill, found.Setting, prog.Class)
 	if opts.ShowHint {
-		fmt.Fprintf(out, "hint: %s\n", found.Hint)
+		fmt.Fprintf(out, "hint: %s\n", safetext.Terminal(found.Hint))
 	}
 	in := newLineReader(ctx, opts.In, out)
 	defer in.Close()

@@ -12,6 +12,7 @@ import (
 	"github.com/chzyer/readline"
 
 	"github.com/spadekit/spade/internal/progress"
+	"github.com/spadekit/spade/internal/safetext"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
 )
@@ -136,10 +137,10 @@ func (p *player) play(ctx context.Context) error {
 		}
 		if p.setting == schemas.SettingTools {
 			if tools, err := env.Tools(ctx); err == nil {
-				fmt.Fprintf(out, "tools: %s\n", tools)
+				fmt.Fprintf(out, "tools: %s\n", safetext.Terminal(string(tools)))
 			}
 		}
-		fmt.Fprintf(out, "\n[seed %d]\n%s\n", p.seed, obs)
+		fmt.Fprintf(out, "\n[seed %d]\n%s\n", p.seed, safetext.Terminal(obs))
 		quit, err := p.episode(ctx, env, obs)
 		env.Close()
 		if quit || err != nil {
@@ -179,14 +180,14 @@ func (p *player) episode(ctx context.Context, env *sandbox.Env, obs string) (qui
 			case ":help", ":h", ":?":
 				fmt.Fprintln(out, playHelp)
 			case ":hint":
-				fmt.Fprintf(out, "hint: %s\n", p.hint)
+				fmt.Fprintf(out, "hint: %s\n", safetext.Terminal(p.hint))
 			case ":obs":
-				fmt.Fprintln(out, obs)
+				fmt.Fprintln(out, safetext.Terminal(obs))
 			case ":solution":
 				if text, err := env.Solution(ctx); err != nil {
-					fmt.Fprintf(out, "no solution: %v\n", err)
+					fmt.Fprintf(out, "no solution: %s\n", safetext.Terminal(err.Error()))
 				} else {
-					fmt.Fprintf(out, "solution: %s\n", text)
+					fmt.Fprintf(out, "solution: %s\n", safetext.Terminal(text))
 				}
 			default:
 				fmt.Fprintf(out, "unknown command %s (:help lists them; '::x' sends the action ':x')\n", cmd)
@@ -203,7 +204,7 @@ func (p *player) episode(ctx context.Context, env *sandbox.Env, obs string) (qui
 			return true, fmt.Errorf("env play: interrupted: %w", context.Canceled)
 		}
 		if err != nil {
-			fmt.Fprintf(out, "env error: %v\n", err)
+			fmt.Fprintf(out, "env error: %s\n", safetext.Terminal(err.Error()))
 			var se *sandbox.Error
 			if errors.As(err, &se) && se.Kind != sandbox.KindEnv {
 				fmt.Fprintln(out, "the env instance is gone: ':reset' for a new episode, ':quit' to leave")
@@ -213,7 +214,7 @@ func (p *player) episode(ctx context.Context, env *sandbox.Env, obs string) (qui
 		}
 		total += res.Reward
 		obs = res.Observation
-		fmt.Fprintf(out, "%s\n  turn %d: reward %.3f (total %.3f)  done %v", res.Observation, turn, res.Reward, total, res.Done)
+		fmt.Fprintf(out, "%s\n  turn %d: reward %.3f (total %.3f)  done %v", safetext.Terminal(res.Observation), turn, res.Reward, total, res.Done)
 		turn++
 		if res.Done {
 			over = true

@@ -23,13 +23,19 @@ import (
 // knaves: an episode ends after 4 turns).
 func playEnv(t *testing.T) []string {
 	t.Helper()
-	env := sandboxEnv(t)
-	must(t, env, "--run", "p1", "init", "--preset", "qwen3-4b-games", "--set", "generate.hint_mode=inline")
 	code, err := os.ReadFile(repoFile("testdata/envs/logic_knights_knaves.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	hint, _ := os.ReadFile(repoFile("testdata/envs/logic_knights_knaves.hint"))
+	return playEnvOf(t, string(code), string(hint))
+}
+
+// playEnvOf is playEnv with the env's program and hint given.
+func playEnvOf(t *testing.T, code, hint string) []string {
+	t.Helper()
+	env := sandboxEnv(t)
+	must(t, env, "--run", "p1", "init", "--preset", "qwen3-4b-games", "--set", "generate.hint_mode=inline")
 	ctx := context.Background()
 	lk, err := lake.Open(ctx, strings.TrimPrefix(env[0], "SPADE_LAKE="))
 	if err != nil {
@@ -206,5 +212,32 @@ func TestEnvPlayInterruptedOffATerminal(t *testing.T) {
 	}
 	if r := spade(t, env, "x\n:bogus\n", "env", "play", "kk-0"); r.code != 0 || !strings.Contains(r.stdout, "turn 1: reward") || !strings.Contains(r.stdout, "unknown command :bogus") {
 		t.Fatalf("piped play: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// What an env writes never acts on the terminal of the person playing it: escape sequences (a title
+// change, a screen clear, colours), a carriage return and a bidi override in its observations, its hint
+// and its solution are shown as visible escapes, and no ESC byte reaches the output.
+func TestEnvPlayShowsControlSequencesEscaped(t *testing.T) {
+	code := `class TermEnv:
+    def reset(self, seed=None):
+        return "\x1b]0;pwned\x07\x1b[2Jhello\rworld \u202eevil", {}
+    def step(self, action):
+        return "\x1b[31mred", 0.0, True, False, {}
+    def solution(self):
+        return "\x1b[5mblink"
+`
+	env := playEnvOf(t, code, "hint \x1b[8m hidden")
+	r := spade(t, env, ":hint\n:solution\nx\n:quit\n", "env", "play", "kk-0", "--seed", "0")
+	if r.code != 0 {
+		t.Fatalf("env play: exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{`\x1b]0;pwned\x07\x1b[2Jhello\x0dworld \u202eevil`, `\x1b[31mred`, `solution: \x1b[5mblink`, `hint: hint \x1b[8m hidden`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("env play output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.ContainsAny(r.stdout, "\x1b\r\u202e") {
+		t.Errorf("a control character reached the terminal:\n%q", r.stdout)
 	}
 }

@@ -3,6 +3,7 @@ package duck
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -33,5 +34,30 @@ func TestQueryRows(t *testing.T) {
 	}
 	if _, _, _, err := QueryRows(ctx, db, 0, "select * from no_such_table"); err == nil {
 		t.Error("QueryRows(bad SQL) = nil error")
+	}
+}
+
+// The table format keeps one line per row and shows control characters as escapes (an observation's
+// escape sequence never acts on the terminal of `spade query`); CSV and JSON keep the text as it is.
+func TestRenderTableEscapesControlCharacters(t *testing.T) {
+	db, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	const q = `select chr(27) || '[2Jclear' || chr(10) || 'next' as obs`
+	var table, csv strings.Builder
+	if err := Render(ctx, db, q, "table", "", &table); err != nil {
+		t.Fatal(err)
+	}
+	if want := "obs\n\\x1b[2Jclear\\nnext\n"; table.String() != want {
+		t.Errorf("table %q, want %q", table.String(), want)
+	}
+	if err := Render(ctx, db, q, "csv", "", &csv); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(csv.String(), "\x1b[2Jclear\nnext") {
+		t.Errorf("csv %q lost the text as stored", csv.String())
 	}
 }

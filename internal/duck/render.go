@@ -11,6 +11,8 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spadekit/spade/internal/safetext"
 )
 
 // ValidFormat reports whether format is one Render accepts.
@@ -22,8 +24,8 @@ func ValidFormat(format string) bool {
 	return false
 }
 
-// Render runs query and writes its result to w as an aligned table, CSV (with a header) or JSON (an
-// array of objects); "parquet" writes outPath through DuckDB's COPY instead and needs a path.
+// Render runs query and writes its result to w as an aligned table (each cell on one line, control
+// characters shown as escapes: safetext.Cell), CSV (with a header) or JSON (an array of objects); "parquet" writes outPath through DuckDB's COPY instead and needs a path.
 func Render(ctx context.Context, db *sql.DB, query, format, outPath string, w io.Writer) error {
 	query = strings.TrimRight(strings.TrimSpace(query), ";")
 	if format == "parquet" {
@@ -84,11 +86,15 @@ func Render(ctx context.Context, db *sql.DB, query, format, outPath string, w io
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	heads := make([]string, len(cols))
+	for i, c := range cols {
+		heads[i] = safetext.Cell(c)
+	}
+	fmt.Fprintln(tw, strings.Join(heads, "\t"))
 	for _, r := range records {
 		rec := make([]string, len(r))
 		for i, v := range r {
-			rec[i] = FormatValue(v)
+			rec[i] = safetext.Cell(FormatValue(v)) // one line per row, and env text never acts on the terminal
 		}
 		fmt.Fprintln(tw, strings.Join(rec, "\t"))
 	}

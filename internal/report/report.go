@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/spadekit/spade/internal/analytics"
+	"github.com/spadekit/spade/internal/safetext"
 )
 
 // Chart is one rendered chart of the report.
@@ -337,7 +338,7 @@ func htmlTable(t *analytics.Table) string {
 			} else if v == nil {
 				text = ""
 			}
-			fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(text))
+			fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(safetext.Terminal(text)))
 		}
 		b.WriteString("</tr>")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/safetext"
 )
 
 // Dataset is one query's result as the API returns it: the SQL that produced it (exactly what ran, so a
@@ -41,7 +42,8 @@ func query(ctx context.Context, db *sql.DB, text string, limit int) (*Dataset, e
 }
 
 // jsonValue turns a driver value into one encoding/json writes faithfully: NaN and ±Inf (which JSON
-// cannot hold) become null, HUGEINT a number, bytes text, nested lists and maps element by element.
+// cannot hold) become null, HUGEINT a number, bytes text, nested lists and maps element by element;
+// text has its control characters and bidi overrides shown as escapes (safetext.Terminal).
 func jsonValue(v any) any {
 	switch x := v.(type) {
 	case float64:
@@ -58,7 +60,9 @@ func jsonValue(v any) any {
 		f, _ := new(big.Float).SetInt(x).Float64()
 		return f
 	case []byte:
-		return string(x)
+		return safetext.Terminal(string(x))
+	case string:
+		return safetext.Terminal(x) // env text: no control character or bidi override acts on the page
 	case time.Time:
 		return x.Format(time.RFC3339Nano)
 	case []any:
@@ -75,7 +79,7 @@ func jsonValue(v any) any {
 		return out
 	case interface{ Float64() float64 }: // DECIMAL
 		return jsonValue(x.Float64())
-	case nil, bool, string, int64, int32, int16, int8, int, uint64, uint32, uint16, uint8:
+	case nil, bool, int64, int32, int16, int8, int, uint64, uint32, uint16, uint8:
 		return x
 	case fmt.Stringer:
 		return x.String()
