@@ -117,7 +117,7 @@ func runDoctor(ctx context.Context, opts doctorOptions) error {
 		prog.Close()
 		optional = append(optional, module+" ok")
 	}
-	fmt.Fprintf(out, "optional:  %s (importable by environment programs)\n", strings.Join(optional, ", "))
+	fmt.Fprintf(out, "optional:  %s (numpy for environment programs, sympy for the math scorer)\n", strings.Join(optional, ", "))
 	if len(missing) > 0 {
 		fmt.Fprintf(out, "           fix: %s\n", moduleAdvice(missing, py))
 	}

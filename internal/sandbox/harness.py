@@ -549,7 +549,7 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
     """The static check's rules that need more than a name lookup, beside static_check's: dunder names
     anywhere in a string, attribute paths of format fields ("{0.__globals__}", "{0.f_globals}"),
     match-class keyword patterns, getattr/setattr/delattr/hasattr used as a value (an alias) or
-    with a flagged name, string.Formatter, and private or flagged attributes of modules (random._os,
+    with a flagged name, string.Formatter, star imports, numpy's allow_pickle, and private or flagged attributes of modules (random._os,
     typing.sys), including a chain that reaches a module outside the allowlist (dataclasses.inspect).
     One layer among several: computed strings and names get past any static check."""
     import re
@@ -596,6 +596,8 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
                 modules[bound] = sys.modules.get(alias.name if alias.asname else alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
             source = sys.modules.get(node.module or "")
+            if any(alias.name == "*" for alias in node.names):
+                problems.append("line %d: from %s import * is not allowed (name the names you use)" % (line, node.module))
             for alias in node.names:
                 if bad_attr(alias.name) and alias.name not in ok_dunders:
                     problems.append("line %d: import of %r from %r is not allowed" % (line, alias.name, node.module))
@@ -624,6 +626,8 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
             if isinstance(name, ast.Constant) and isinstance(name.value, str) and (
                     name.value in flagged_attrs or name.value in flagged_modules or name.value in FORMATTER_ATTRS):
                 problems.append("line %d: %s() of %r is not allowed" % (line, node.func.id, name.value))
+        elif isinstance(node, ast.keyword) and node.arg == "allow_pickle":
+            problems.append("line %d: allow_pickle is not allowed (unpickling runs code)" % getattr(node, "lineno", line))
         elif isinstance(node, ast.Attribute) and node.attr in FORMATTER_ATTRS:
             problems.append("line %d: attribute %r (format fields reach any attribute) is not allowed" % (line, node.attr))
     for name, module in injected_modules().items():  # names the program may use without importing them

@@ -3,12 +3,14 @@ package sandbox
 import "context"
 
 // DefaultAllowedImports is the import allowlist of the static check (docs/sandbox.md): the standard
-// library modules an environment program needs, plus numpy and sympy (usable where installed;
-// a missing one fails at load with ImportError).
+// library modules an environment program needs, plus numpy (usable where installed; a missing one fails
+// at load with ImportError). sympy is not on it: nearly every sympy function parses a string argument by
+// evaluating it (sympify), a route from a computed string to code that no static check can follow (the
+// math scorer, which is ours, still uses it).
 var DefaultAllowedImports = []string{
 	"math", "random", "itertools", "collections", "re", "json", "fractions", "decimal", "heapq",
 	"functools", "string", "statistics", "dataclasses", "typing", "enum", "copy", "bisect", "abc",
-	"numpy", "sympy",
+	"numpy",
 }
 
 // DefaultInjections are the names bound in every program's module before it runs (Options.Inject):
@@ -40,6 +42,9 @@ var DefaultFlaggedNames = []string{
 	"eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "breakpoint",
 	"input", "exit", "quit", "help", "memoryview", "os", "sys", "subprocess", "socket", "ctypes",
 	"importlib", "builtins",
+	// the allowed modules' routes from a string to code: typing evaluates string annotations with the
+	// real builtins (get_type_hints, ForwardRef), and functools' single dispatch does through them
+	"get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod",
 }
 
 // DefaultFlaggedAttributes are attribute names the static check rejects on any object
@@ -48,6 +53,7 @@ var DefaultFlaggedAttributes = []string{
 	"system", "popen", "fork", "forkpty", "spawnv", "spawnl", "spawnvp", "execv", "execve", "execvp",
 	"kill", "killpg", "_exit", "dup2", "fdopen", "f_globals", "f_locals", "f_back", "gi_frame",
 	"cr_frame", "tb_frame", "co_code", "modules",
+	"get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod", // (DefaultFlaggedNames)
 }
 
 // StaticRules are the lists the static check enforces.

@@ -28,6 +28,15 @@ func TestStaticCheck(t *testing.T) {
 		{"subclasses", counterEnv + "\nx = ().__class__.__base__.__subclasses__()\n", "games", "'__base__'"},
 		{"getattr computed", counterEnv + "\nimport math\nx = getattr(math, 'sq' + 'rt')\n", "games", "getattr()"},
 		{"dunder string", counterEnv + "\nx = '__globals__'\n", "games", "dunder string"},
+		// routes from a string to code through allowed modules (issue 24)
+		{"get_type_hints", counterEnv + "\nimport typing\nx = typing.get_type_hints(Counter)\n", "games", "get_type_hints"},
+		{"get_type_hints imported", "from typing import get_type_hints\n" + counterEnv, "games", "get_type_hints"},
+		{"get_type_hints on an alias", counterEnv + "\nimport typing\nt = typing\nx = t.get_type_hints(Counter)\n", "games", "get_type_hints"},
+		{"ForwardRef", counterEnv + "\nimport typing\nx = typing.ForwardRef('1')\n", "games", "ForwardRef"},
+		{"singledispatch", counterEnv + "\nimport functools\nf = functools.singledispatch(len)\n", "games", "singledispatch"},
+		{"star import", "from typing import *\n" + counterEnv, "games", "import * is not allowed"},
+		{"allow_pickle", counterEnv + "\nimport numpy as np\nx = np.load('a.npy', allow_pickle=True)\n", "games", "allow_pickle"},
+		{"sympy", "import sympy\n" + counterEnv, "games", "import of 'sympy'"},
 		// the rules beyond name lookups (harness.py, more_static_problems)
 		{"dunder inside a string", counterEnv + "\nx = 'a.__globals__'\n", "games", "dunder name '__globals__' in a string"},
 		{"format field path", counterEnv + "\nx = '{0.__init__.__globals__}'.format(Counter())\n", "games", "format field"},
@@ -96,5 +105,33 @@ func TestLoadCheckedRefusesBeforeRunning(t *testing.T) {
 			}
 			prog.Close()
 		})
+	}
+}
+
+// typing.get_type_hints runs a string annotation as code with the real builtins: loaded without the
+// static check, the program below imports os through text it built at run time (the gadget works; the
+// layers then contain what os can do), and the static check refuses it.
+func TestTypeHintsGadget(t *testing.T) {
+	ctx := context.Background()
+	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.Workers = 1 })
+	code := `import typing
+src = "import o" + "s\nRESULT.append(o" + "s.getpid() > 0)"
+RESULT = []
+box = {"RESULT": RESULT}
+def probe(x: "exec(src, box)"):
+    return x
+class GadgetEnv:
+    def reset(self, seed=None):
+        typing.get_type_hints(probe)
+        return "imported os: %s" % RESULT[-1], {}
+    def step(self, action):
+        return "x", 0.0, True, False, {}
+`
+	if obs, err := playOnce(ctx, p, code); err != nil || obs != "imported os: True" {
+		t.Fatalf("the gadget without the static check: %q %v", obs, err)
+	}
+	problems, err := p.StaticCheck(ctx, code, "games")
+	if err != nil || len(problems) == 0 || !strings.Contains(strings.Join(problems, "; "), "get_type_hints") {
+		t.Fatalf("the static check let the gadget through: %q %v", problems, err)
 	}
 }
