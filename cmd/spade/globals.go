@@ -52,9 +52,20 @@ func globalsFrom(c *cli.Context) globalOptions {
 		In: c.App.Reader, Progress: rep}
 }
 
-// openLake opens the lake named by --lake (a local directory that does not exist is created).
+// openLake opens the lake named by --lake (a local directory that does not exist is created). A corrupt
+// file any reader then meets names the command that repairs it (repairCommand).
 func (g globalOptions) openLake(ctx context.Context) (*lake.Lake, error) {
-	return lake.Open(ctx, g.LakeURI)
+	lk, err := lake.Open(ctx, g.LakeURI)
+	if err != nil {
+		return nil, err
+	}
+	lk.SetRepairHint(func(part lake.PartitionKey) string {
+		if part.Run == "" {
+			return fmt.Sprintf("re-import %s %q with --force", part.Table, part.Corpus)
+		}
+		return repairCommand(g.LakeURI, part.Run, runConfigOrDefault(ctx, lk, part.Run), lake.Problem{Kind: lake.ProblemCorrupt, Partition: part})
+	})
+	return lk, nil
 }
 
 // openExistingLake opens --lake, failing with "no lake at PATH" (exit 2) for a local directory that does

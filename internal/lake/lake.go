@@ -29,9 +29,10 @@ var ErrNoRun = errors.New("lake: no such run")
 
 // Lake is a store plus the commit protocol and a local cache for reading.
 type Lake struct {
-	store   Store
-	cache   *Cache
-	records recordCache
+	store      Store
+	cache      *Cache
+	records    recordCache
+	repairHint func(PartitionKey) string // SetRepairHint
 }
 
 // Open opens the lake at uri: "s3://bucket/prefix" or a local directory (created if missing), and
@@ -381,7 +382,7 @@ func (l *Lake) partitionFiles(ctx context.Context, parts []Partition) ([]string,
 	var paths []string
 	for _, p := range parts {
 		for _, f := range p.Manifest.Files {
-			path, err := l.localFile(ctx, p.Key.Dir()+"/"+f.Name, f)
+			path, err := l.localFile(ctx, p.Key, f)
 			if err != nil {
 				return nil, err
 			}
@@ -391,11 +392,24 @@ func (l *Lake) partitionFiles(ctx context.Context, parts []Partition) ([]string,
 	return paths, nil
 }
 
-func (l *Lake) localFile(ctx context.Context, key string, f FileEntry) (string, error) {
+// localFile returns the local path of a committed file of part, checked against its commit record
+// (checkLocalFile: once per process and file): in place for a local lake, the cache's verified copy
+// for S3 (checked again on a cache hit, since a cached file can be damaged too).
+func (l *Lake) localFile(ctx context.Context, part PartitionKey, f FileEntry) (string, error) {
+	key := part.Dir() + "/" + f.Name
+	var path string
 	if lp, ok := l.store.(LocalPather); ok {
-		return lp.LocalPath(key), nil
+		path = lp.LocalPath(key)
+	} else {
+		var err error
+		if path, err = l.cache.Fetch(ctx, l.store, key, f); err != nil {
+			return "", err
+		}
 	}
-	return l.cache.Fetch(ctx, l.store, key, f)
+	if err := l.checkLocalFile(part, key, path, f); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // CorpusKey is the partition key of a corpus.

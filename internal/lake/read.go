@@ -35,7 +35,7 @@ func ReadRows[T any](ctx context.Context, lk *Lake, key PartitionKey) ([]T, erro
 func readManifest[T any](ctx context.Context, lk *Lake, key PartitionKey, m *Manifest) ([]T, error) {
 	var rows []T
 	for _, f := range m.Files {
-		body, err := lk.readVerified(ctx, key.Dir()+"/"+f.Name, f)
+		body, err := lk.readVerified(ctx, key, f)
 		if err != nil {
 			return nil, err
 		}
@@ -84,19 +84,24 @@ func readPartitions[T any](ctx context.Context, lk *Lake, parts []Partition) ([]
 }
 
 // readVerified returns a part file's bytes, from the cache when it holds them, checking the sha256.
-func (l *Lake) readVerified(ctx context.Context, key string, f FileEntry) ([]byte, error) {
+func (l *Lake) readVerified(ctx context.Context, part PartitionKey, f FileEntry) ([]byte, error) {
+	key := part.Dir() + "/" + f.Name
 	if _, local := l.store.(LocalPather); !local {
 		path, err := l.cache.Fetch(ctx, l.store, key, f)
 		if err != nil {
 			return nil, err
 		}
-		return readFile(path)
+		body, err := readFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return body, l.checkBody(part, key, body, f) // the cached copy, as read now
 	}
 	body, err := ReadAll(ctx, l.store, key)
 	if err != nil {
 		return nil, err
 	}
-	if err := verify(key, body, f); err != nil {
+	if err := l.checkBody(part, key, body, f); err != nil {
 		return nil, err
 	}
 	return body, nil
