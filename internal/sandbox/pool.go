@@ -639,9 +639,11 @@ func (e *Env) timeout(ctx context.Context, d time.Duration) time.Duration {
 }
 
 // CPUSeconds returns the CPU time (user + system, in seconds, whole clock ticks) the instance's
-// process has spent since it was forked: its warm-up as a spare (a few milliseconds at most), its
-// __init__, reset, step, tools and eval calls. We read it from the kernel (/proc/PID/stat of the
-// process that sent the instance's replies), never from the instance. After the env is closed it
+// process and the processes below it have spent since it was forked: its warm-up as a spare (a few
+// milliseconds at most), its __init__, reset, step, tools and eval calls, and its children's, running,
+// exited or waited for (a process that left the tree, a daemon, is the worker clean's to kill). We read
+// it from the kernel (/proc/PID/stat of the process that sent the instance's replies and of its
+// descendants), never from the instance. After the env is closed it
 // is the value read last (call it before Close); after a failed call that killed the instance, the
 // value read just before the kill.
 func (e *Env) CPUSeconds() float64 {
@@ -658,7 +660,7 @@ func (e *Env) readCPU() float64 {
 	if e.hostPID <= 0 {
 		return 0
 	}
-	return processCPUSeconds(e.hostPID)
+	return treeCPUSeconds(e.hostPID)
 }
 
 // Close ends the instance: it exits when its socket closes (a stuck one was killed already).

@@ -484,6 +484,13 @@ func TestEnvReportsItsCPUSeconds(t *testing.T) {
 	burner := "import time\nclass Burn:\n    def reset(self, seed):\n        return 'start'\n" +
 		"    def step(self, action):\n        end = time.process_time() + 0.3\n        x = 0\n" +
 		"        while time.process_time() < end:\n            x += 1\n        return 'burnt', 0.0, True, {}\n"
+	// children that burn the CPU and are still running, or exited and were never waited for, count too
+	burnChild := func(wait string) string {
+		return "import os, time\nclass Burn:\n    def reset(self, seed):\n        return 'start'\n" +
+			"    def step(self, action):\n        r, w = os.pipe()\n        if os.fork() == 0:\n            end = time.process_time() + 0.4\n" +
+			"            while time.process_time() < end:\n                pass\n            os.write(w, b'x')\n            " + wait + "\n            os._exit(0)\n" +
+			"        os.read(r, 1)\n        time.sleep(0.05)\n        return 'burnt', 0.0, True, {}\n"
+	}
 	cases := []struct {
 		name     string
 		code     string
@@ -491,6 +498,8 @@ func TestEnvReportsItsCPUSeconds(t *testing.T) {
 	}{
 		{"burner", burner, 0.3, 5},
 		{"trivial", counterEnv, 0, 0.1},
+		{"a child still running", burnChild("time.sleep(5)"), 0.35, 5},
+		{"a child that exited, not waited for", burnChild("pass"), 0.35, 5},
 	}
 	for _, c := range cases {
 		prog, err := p.Load(ctx, c.code)

@@ -552,6 +552,52 @@ func processCPUSeconds(pid int) float64 {
 	return max(float64(nanos)/1e9, float64(ticks)/100)
 }
 
+// treeCPUSeconds is processCPUSeconds of pid and of every process below it, running or exited and not
+// yet waited for (a waited child is in its parent's own count already): an instance's children burn its
+// budget too. A process that left the tree (a daemon reparented to the namespace's init) is not seen; the
+// worker's clean kills it. At most maxTreeProcesses processes are read.
+func treeCPUSeconds(pid int) float64 {
+	total, queue, seen := 0.0, []int{pid}, map[int]bool{pid: true}
+	for len(queue) > 0 && len(seen) <= maxTreeProcesses {
+		p := queue[0]
+		queue = queue[1:]
+		total += processCPUSeconds(p)
+		for _, child := range childPIDs(p) {
+			if !seen[child] {
+				seen[child] = true
+				queue = append(queue, child)
+			}
+		}
+	}
+	return total
+}
+
+// maxTreeProcesses bounds the processes treeCPUSeconds reads (an instance has RLIMIT_NPROC's worth).
+const maxTreeProcesses = 256
+
+// childPIDs lists the children of every thread of pid (/proc/PID/task/TID/children).
+func childPIDs(pid int) []int {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, task := range tasks {
+		data, err := os.ReadFile(dir + "/" + task.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range bytes.Fields(data) {
+			var v int
+			if _, err := fmt.Sscan(string(f), &v); err == nil {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
 // seccompPipe returns the read end of a pipe that holds the seccomp program (for bwrap).
 func seccompPipe() (*os.File, error) {
 	prog, err := seccompProgram()
