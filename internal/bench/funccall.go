@@ -112,36 +112,60 @@ func ScoreFunctionCalls(got []Call, want []ExpectedCall, ordered bool) (float64,
 		}
 		return 1, "calls match"
 	}
-	// order-insensitive: a perfect matching between got and want (small n: backtracking)
-	used := make([]bool, len(got))
+	// order-insensitive: a perfect matching between got and want, found as a maximum bipartite matching
+	// over the n×n table of which call matches which (n² comparisons, then augmenting paths: O(n³)
+	// at worst, never the n! of trying orders, so an answer cannot make the scorer search forever)
+	n := len(want)
+	fits := make([][]bool, n)
 	var firstWhy string
-	var assign func(i int) bool
-	assign = func(i int) bool {
-		if i == len(want) {
-			return true
-		}
+	for i := range want {
+		fits[i] = make([]bool, n)
 		for j := range got {
-			if used[j] {
+			why := matchCall(got[j], want[i])
+			fits[i][j] = why == ""
+			if why != "" && firstWhy == "" {
+				firstWhy = fmt.Sprintf("expected call %d: %s", i+1, why)
+			}
+		}
+	}
+	if matched := maxMatching(fits); matched < n {
+		if firstWhy == "" {
+			firstWhy = "no assignment of the calls matches every expected call"
+		}
+		return 0, firstWhy
+	}
+	return 1, "calls match"
+}
+
+// maxMatching returns the size of a maximum matching of the bipartite graph fits (fits[i][j]: left i
+// may pair with right j), by Kuhn's augmenting paths: O(V·E).
+func maxMatching(fits [][]bool) int {
+	n := len(fits)
+	owner := make([]int, n) // owner[j] is the left vertex matched to right j, or -1
+	for j := range owner {
+		owner[j] = -1
+	}
+	var augment func(i int, seen []bool) bool
+	augment = func(i int, seen []bool) bool {
+		for j, ok := range fits[i] {
+			if !ok || seen[j] {
 				continue
 			}
-			if why := matchCall(got[j], want[i]); why != "" {
-				if firstWhy == "" {
-					firstWhy = fmt.Sprintf("expected call %d: %s", i+1, why)
-				}
-				continue
-			}
-			used[j] = true
-			if assign(i + 1) {
+			seen[j] = true
+			if owner[j] < 0 || augment(owner[j], seen) {
+				owner[j] = i
 				return true
 			}
-			used[j] = false
 		}
 		return false
 	}
-	if assign(0) {
-		return 1, "calls match"
+	matched := 0
+	for i := range fits {
+		if augment(i, make([]bool, n)) {
+			matched++
+		}
 	}
-	return 0, firstWhy
+	return matched
 }
 
 func matchCall(got Call, want ExpectedCall) string {

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -227,4 +229,74 @@ func TestScoreCodeInSandbox(t *testing.T) {
 	if err != nil || score != 1 {
 		t.Errorf("functional test: score %v (%s) %v", score, detail, err)
 	}
+}
+
+// The order-insensitive matcher finds a perfect matching exactly when one exists (against every
+// permutation, on random small instances), and an answer built to make a search by trying orders take n!
+// steps (every call fits every expected call but the last, which fits none) is scored at once.
+func TestScoreFunctionCallsMatching(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + rng.IntN(5)
+		var want []ExpectedCall
+		var got []Call
+		for i := 0; i < n; i++ {
+			// want i accepts a set of values of "v"; got j carries one value
+			var accepted []any
+			for v := 0; v < 4; v++ {
+				if rng.IntN(3) == 0 {
+					accepted = append(accepted, fmt.Sprint(v))
+				}
+			}
+			if len(accepted) == 0 {
+				accepted = []any{"none"}
+			}
+			want = append(want, ExpectedCall{Name: "f", Args: map[string][]any{"v": accepted}})
+			got = append(got, Call{Name: "f", Args: map[string]any{"v": fmt.Sprint(rng.IntN(4))}})
+		}
+		brute := 0.0
+		permute(n, func(p []int) {
+			for i := range want {
+				if matchCall(got[p[i]], want[i]) != "" {
+					return
+				}
+			}
+			brute = 1
+		})
+		if score, why := ScoreFunctionCalls(got, want, false); score != brute {
+			t.Fatalf("trial %d: score %v (%s), a permutation search says %v: got %v want %v", trial, score, why, brute, got, want)
+		}
+	}
+	const n = 14
+	var want []ExpectedCall
+	var got []Call
+	for i := 0; i < n; i++ {
+		want = append(want, ExpectedCall{Name: "f", Args: map[string][]any{"v": {"any", "x"}}})
+		got = append(got, Call{Name: "f", Args: map[string]any{"v": "x"}})
+	}
+	want[n-1] = ExpectedCall{Name: "f", Args: map[string][]any{"v": {"only-this"}}}
+	if score, why := ScoreFunctionCalls(got, want, false); score != 0 || !strings.Contains(why, "expected call 14") {
+		t.Fatalf("the n! answer: %v %s", score, why)
+	}
+}
+
+// permute calls f with every permutation of 0..n-1.
+func permute(n int, f func([]int)) {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	var rec func(k int)
+	rec = func(k int) {
+		if k == n {
+			f(p)
+			return
+		}
+		for i := k; i < n; i++ {
+			p[k], p[i] = p[i], p[k]
+			rec(k + 1)
+			p[k], p[i] = p[i], p[k]
+		}
+	}
+	rec(0)
 }
