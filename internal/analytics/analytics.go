@@ -166,7 +166,7 @@ func paramStatements(cfg *config.Config, embedder string) []string {
 
 // viewOrder lists the models created as views, dependencies first (dashboard reads the others).
 // tfidf is not a view: it reads `documents`, which the embedder creates.
-var viewOrder = []string{"episode_outcomes", "env_outcomes", "learnable_band", "solve_rates", "regret_curve", "acceptance", "gate_failures",
+var viewOrder = []string{"episode_outcomes", "env_outcomes", "learnable_band", "solve_rates", "regret_curve", "acceptance", "gate_failures", "gate_contradictions",
 	"repeated_envs", "audits", "cost", "left_out", "vendi_by_window", "dashboard", "eval_scores", "paper_columns", "paper_tables"}
 
 // Models returns the models a session has as views, in dependency order.

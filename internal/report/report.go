@@ -82,6 +82,11 @@ svg .value{font-size:11px;font-weight:600}
 		return nil, err
 	}
 	b.WriteString(leftOut)
+	contradicted, err := gateContradictionsSection(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString(contradicted)
 	// The page checks itself (for the tests, through a headless browser): the verdict goes into data
 	// attributes of a hidden element, never into text a reader sees.
 	fmt.Fprintf(&b, `<div id="report-status" hidden data-expected="%d" data-status="charts-pending"></div>
@@ -255,6 +260,32 @@ func leftOutSection(ctx context.Context, s *analytics.Session) (string, error) {
 	}
 	fmt.Fprintf(&b, `<p id="left-out" data-left-out="%g">%g Agent plays over %d steps were left out of training (their samples could not be assembled; they kept their returns in their groups). grpo fails a step past grpo.max_left_out_share (%g) of its plays.</p>`+"\n",
 		total, total, len(t.Rows), s.Config.GRPO.MaxLeftOutShare)
+	b.WriteString(htmlTable(t))
+	return b.String(), nil
+}
+
+// gateContradictionsSection is the report's account of the accepted envs whose rollout contradicts the
+// gate (the gate_contradictions model): how many, how many against a check that passed, and the list.
+func gateContradictionsSection(ctx context.Context, s *analytics.Session) (string, error) {
+	t, err := analytics.Query(ctx, s.DB, `select env_id, pool_step, kind, gate_checked, unhinted_plays, unhinted_solved_at_once,
+		hinted_plays, hinted_solved_at_once from gate_contradictions order by pool_step, env_id, kind`)
+	if err != nil {
+		return "", fmt.Errorf("report: gate_contradictions: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString(`<h2 style="font-size:16px">Envs whose rollout contradicts the gate</h2>` + "\n")
+	checked := 0
+	for i := range t.Rows {
+		if v, ok := t.Rows[i][3].(bool); ok && v {
+			checked++
+		}
+	}
+	if len(t.Rows) == 0 {
+		b.WriteString(`<p id="gate-contradictions" data-flagged="0" data-against-a-check="0">No accepted env was trivial in rollout (every unhinted play solved at its first turn) or solved at once by every hinted play.</p>` + "\n")
+		return b.String(), nil
+	}
+	fmt.Fprintf(&b, `<p id="gate-contradictions" data-flagged="%d" data-against-a-check="%d">%d accepted envs were trivial in rollout (every unhinted play solved at its first turn) or solved at once by every hinted play; %d of them had passed the gate check that should have caught it (trivial or hint_leak), which says the program could tell the gate from rollout.</p>`+"\n",
+		len(t.Rows), checked, len(t.Rows), checked)
 	b.WriteString(htmlTable(t))
 	return b.String(), nil
 }

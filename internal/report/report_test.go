@@ -18,6 +18,7 @@ import (
 
 	"github.com/spadekit/spade/internal/analytics"
 	"github.com/spadekit/spade/internal/gobuild"
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
@@ -475,5 +476,39 @@ func TestReportShowsLeftOutPlays(t *testing.T) {
 		if !strings.Contains(section, want) {
 			t.Errorf("left-out table lacks %q:\n%s", want, section)
 		}
+	}
+}
+
+// TestReportShowsGateContradictions: an accepted env that passed the trivial check and was solved at
+// once by every unhinted play in rollout is counted and listed; the count against a passed check is its
+// own number.
+func TestReportShowsGateContradictions(t *testing.T) {
+	ctx := context.Background()
+	lk := laketest.New(t)
+	laketest.NewRun(t, lk, "r", config.Default())
+	gate := []schemas.GateResultRow{{Step: 0, EnvID: "easy-env", Attempt: 1, Check: "trivial", Passed: true}}
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.GateResultsSpec.Name, Step: 0}, gate, lake.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var episodes []schemas.EpisodeRow
+	for i := 0; i < 6; i++ {
+		episodes = append(episodes, schemas.EpisodeRow{Step: 0, EnvID: "easy-env", Skill: schemas.SkillMath, EpisodeID: fmt.Sprint("e", i),
+			Index: int32(i), Success: true, Return: 1, Turns: 1, EndedBy: schemas.EndedDone})
+	}
+	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.EpisodesSpec.Name, Step: 0}, episodes, lake.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := analytics.Open(ctx, lk, "r", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	page, err := Build(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(page), "rollout contradicts the gate")
+	if i < 0 || !strings.Contains(string(page), `data-flagged="1" data-against-a-check="1"`) || !strings.Contains(string(page)[i:], "easy-env") {
+		t.Fatalf("the report does not count the contradicted env:\n%s", string(page)[max(i, 0):])
 	}
 }
