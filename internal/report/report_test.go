@@ -17,8 +17,8 @@ import (
 	"github.com/spadekit/spade/internal/chromiumtest"
 
 	"github.com/spadekit/spade/internal/analytics"
-	"github.com/spadekit/spade/internal/gobuild"
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/gobuild"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
