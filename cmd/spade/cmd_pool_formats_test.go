@@ -12,34 +12,11 @@ import (
 	"testing"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/schemas"
 )
-
-// copyDir copies a directory tree into a new temporary directory.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		body, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), body, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 // fixedSettings are the init flags of a small fixed-environment run of preset (4B: plays in token mode)
 // whose Agent calls url.
@@ -61,7 +38,7 @@ func TestPoolImportGPT55(t *testing.T) {
 	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
 	ctx := context.Background()
 
-	spoiled := copyDir(t, repoFile("testdata/pools/gpt55"))
+	spoiled := laketest.CopyDir(t, repoFile("testdata/pools/gpt55"))
 	if err := os.WriteFile(filepath.Join(spoiled, "games", "game_000001.py"), []byte("class CounterEnv:\n    pass\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -20,30 +20,6 @@ import (
 
 const gpt55Dir = "../../testdata/pools/gpt55"
 
-// copyTree copies a directory tree into a new temporary directory and returns it.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		body, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), body, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 func importGPT55(lk *lake.Lake, name, dir string) (pool.Result, error) {
 	return pool.Import(context.Background(), lk, pool.Spec{Name: name, Setting: schemas.SettingGames, Format: schemas.PoolGPT55, Inputs: []string{dir}}, fakeCheck)
 }
@@ -118,7 +94,7 @@ func TestImportGPT55RefusesBadDatasets(t *testing.T) {
 		}, "validation_summary.json", "not a JSON object"},
 		"no checksums": {func(dir string) { os.Remove(filepath.Join(dir, "checksums.sha256")) }, "checksums.sha256", "cannot read"},
 	} {
-		dir := copyTree(t, gpt55Dir)
+		dir := laketest.CopyDir(t, gpt55Dir)
 		tc.spoil(dir)
 		if name != "changed game" && name != "unlisted game" && name != "missing game" && name != "no checksums" {
 			resum(t, dir) // the manifest edits keep the checksums true, so the check under test is the manifest's
