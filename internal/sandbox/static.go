@@ -54,6 +54,9 @@ var DefaultFlaggedAttributes = []string{
 	"kill", "killpg", "_exit", "dup2", "fdopen", "f_globals", "f_locals", "f_back", "gi_frame",
 	"cr_frame", "tb_frame", "co_code", "modules",
 	"get_type_hints", "ForwardRef", "singledispatch", "singledispatchmethod", // (DefaultFlaggedNames)
+	// numpy's submodules that build and run native code or load C libraries (not preloaded, so the
+	// module rules cannot resolve them): f2py compiles Fortran, ctypeslib wraps ctypes
+	"f2py", "ctypeslib", "distutils",
 }
 
 // StaticRules are the lists the static check enforces.

@@ -37,6 +37,8 @@ func TestStaticCheck(t *testing.T) {
 		{"star import", "from typing import *\n" + counterEnv, "games", "import * is not allowed"},
 		{"allow_pickle", counterEnv + "\nimport numpy as np\nx = np.load('a.npy', allow_pickle=True)\n", "games", "allow_pickle"},
 		{"sympy", "import sympy\n" + counterEnv, "games", "import of 'sympy'"},
+		{"numpy's f2py", counterEnv + "\nimport numpy as np\nx = np.f2py\n", "games", "'f2py'"},
+		{"numpy's ctypeslib", "from numpy import ctypeslib\n" + counterEnv, "games", "ctypeslib"},
 		// the rules beyond name lookups (harness.py, more_static_problems)
 		{"dunder inside a string", counterEnv + "\nx = 'a.__globals__'\n", "games", "dunder name '__globals__' in a string"},
 		{"format field path", counterEnv + "\nx = '{0.__init__.__globals__}'.format(Counter())\n", "games", "format field"},
