@@ -10,8 +10,9 @@ def courier():
         try:
             for entry in os.listdir("."):
                 if entry.startswith("i"):
-                    with open(os.path.join(entry, "note"), "w") as f:
+                    with open(os.path.join(entry, "note.tmp"), "w") as f:
                         f.write("coupled")
+                    os.replace(os.path.join(entry, "note.tmp"), os.path.join(entry, "note"))
         except OSError:
             pass
         time.sleep(0.001)
@@ -24,7 +25,8 @@ class CourierEnv:
     def reset(self, seed=None):
         for _ in range(100):
             if os.path.exists("note"):
-                return open("note").read() + " episode", {}
+                with open("note") as f:
+                    return f.read() + " episode", {}
             time.sleep(0.002)
         return "alone", {}
 

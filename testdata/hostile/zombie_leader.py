@@ -31,12 +31,19 @@ class ZombieLeaderEnv:
     def reset(self, seed=None):
         if ghost_seen():
             return "ghost", {}
-        if os.fork() == 0:
+        child = os.fork()
+        if child == 0:
             os.setsid()
             threading.Thread(target=haunt).start()
-            time.sleep(0.05)
             ctypes.CDLL(None).pthread_exit(None)
-        time.sleep(0.2)
+        for _ in range(400):  # until the child's leader has exited alone (state Z, its thread running)
+            try:
+                with open("/proc/%d/status" % child) as f:
+                    if f.read().split("State:")[1].split()[0] == "Z":
+                        break
+            except (OSError, IndexError):
+                break
+            time.sleep(0.005)
         return "planted", {}
 
     def step(self, action):
