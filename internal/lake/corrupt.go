@@ -57,14 +57,14 @@ func (l *Lake) checkBody(part PartitionKey, key string, body []byte, f FileEntry
 	return nil
 }
 
-// fileIdentity is what says a local file is the one hashed before: its path, device and inode, size
-// and modification time. A file rewritten in place (the same size, one byte flipped) has a new
-// modification time, so it is hashed again.
+// fileIdentity is what says a local file is the one hashed before: its path, device and inode, size,
+// modification time and inode change time. A file rewritten in place (the same size, one byte flipped)
+// has a new change time, which no program can set back, so it is hashed again.
 type fileIdentity struct {
-	path       string
-	dev, ino   uint64
-	size, mtim int64
-	sha256     string
+	path             string
+	dev, ino         uint64
+	size, mtim, ctim int64
+	sha256           string
 }
 
 // verifiedFiles holds the identities of local files whose content matched their record, for the life of
@@ -80,7 +80,7 @@ func (l *Lake) checkLocalFile(part PartitionKey, key, path string, f FileEntry) 
 	}
 	id := fileIdentity{path: path, size: st.Size(), mtim: st.ModTime().UnixNano(), sha256: f.SHA256}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		id.dev, id.ino = uint64(sys.Dev), sys.Ino
+		id.dev, id.ino, id.ctim = uint64(sys.Dev), sys.Ino, sys.Ctim.Nano()
 	}
 	if _, ok := verifiedFiles.Load(id); ok {
 		return nil
