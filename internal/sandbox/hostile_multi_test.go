@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/spadekit/spade/internal/testenv"
 )
 
@@ -324,6 +326,9 @@ func TestHostileUnconfinedReachTheirGoals(t *testing.T) {
 	cleanupHostMarks := func() {
 		os.Remove("/tmp/spade-coupling")
 		os.Remove("/dev/shm/spade-coupling")
+		if id, err := unix.SysvShmGet(0x5AD3, 0, 0); err == nil { // sysv_couple.py's segment
+			unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+		}
 	}
 	cleanupHostMarks()
 	t.Cleanup(cleanupHostMarks)

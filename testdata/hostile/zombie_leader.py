@@ -7,21 +7,25 @@ import time
 
 
 def haunt():
+    ctypes.CDLL(None).prctl(15, b"spade-ghost", 0, 0, 0)  # PR_SET_NAME: the thread's name, for ghost_seen
     for _ in range(500):  # five seconds, so that a run without isolation leaves nothing on the host
         time.sleep(0.01)
     os._exit(0)
 
 
 def ghost_seen():
-    """A zombie process (an earlier program's) whose other threads still run."""
+    """A zombie process (an earlier program's) whose thread named spade-ghost still runs."""
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             with open("/proc/%s/status" % pid) as f:
-                state = f.read().split("State:")[1].split()[0]
-            if state == "Z" and len(os.listdir("/proc/%s/task" % pid)) > 1:
-                return True
+                if f.read().split("State:")[1].split()[0] != "Z":
+                    continue
+            for tid in os.listdir("/proc/%s/task" % pid):
+                with open("/proc/%s/task/%s/comm" % (pid, tid)) as f:
+                    if f.read().strip() == "spade-ghost":
+                        return True
         except (OSError, IndexError):
             pass
     return False
@@ -29,8 +33,7 @@ def ghost_seen():
 
 class ZombieLeaderEnv:
     def reset(self, seed=None):
-        if ghost_seen():
-            return "ghost", {}
+        seen = ghost_seen()  # an earlier program's ghost; every episode plants its own either way
         child = os.fork()
         if child == 0:
             os.setsid()
@@ -44,7 +47,7 @@ class ZombieLeaderEnv:
             except (OSError, IndexError):
                 break
             time.sleep(0.005)
-        return "planted", {}
+        return ("ghost" if seen else "planted"), {}
 
     def step(self, action):
         raise RuntimeError("a ghost program never plays")
