@@ -1,5 +1,5 @@
--- gate_contradictions: the accepted envs whose rollout plays contradict what the gate found (issue 24: a
--- gate that a program can tell from rollout accepts what rollout then shows to be trivial or leaky).
+-- gate_contradictions: the accepted envs whose rollout plays contradict what the gate found (a program
+-- that can tell the gate from rollout passes the gate and is then trivial or leaky in rollout).
 --
 -- trivial: every unhinted play of the env (at least 4) succeeded at its first turn, where the gate's
 -- trivial check found a probe that does not solve it at once; hint_leak: every hinted play (at least 4)

@@ -20,19 +20,12 @@ import (
 // stats; the goal is verified-first within 1.3x of that. The run is written once (about 10 s).
 func BenchmarkVerifiedRead(b *testing.B) {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "spade-verified-read-")
+	began := time.Now()
+	lk, dir, err := synth.PaperLake(ctx, "spade-verified-read-")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	lk, err := lake.Open(ctx, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	began := time.Now()
-	if err := synth.Write(ctx, lk, "paper", synth.Paper()); err != nil {
-		b.Fatal(err)
-	}
 	b.Logf("setup: paper-size synthetic run in %v", time.Since(began))
 	listing, err := lk.ListRun(ctx, "paper")
 	if err != nil {

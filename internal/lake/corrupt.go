@@ -47,14 +47,35 @@ func (l *Lake) corrupt(part PartitionKey, key, detail string) error {
 
 // checkBody compares a file's content with its commit record.
 func (l *Lake) checkBody(part PartitionKey, key string, body []byte, f FileEntry) error {
-	if f.Bytes > 0 && int64(len(body)) != f.Bytes {
-		return l.corrupt(part, key, fmt.Sprintf("%d bytes, the record says %d", len(body), f.Bytes))
-	}
-	sum := sha256.Sum256(body)
-	if got := hex.EncodeToString(sum[:]); got != f.SHA256 {
-		return l.corrupt(part, key, fmt.Sprintf("sha256 %s, the record says %s", got[:12], f.SHA256[:12]))
+	if detail := bodyMismatch(body, f); detail != "" {
+		return l.corrupt(part, key, detail)
 	}
 	return nil
+}
+
+// bodyMismatch says how a file's content differs from its record (size, then sha256), "" when it does not.
+func bodyMismatch(body []byte, f FileEntry) string {
+	if detail := sizeMismatch(int64(len(body)), f); detail != "" {
+		return detail
+	}
+	sum := sha256.Sum256(body)
+	return sumMismatch(hex.EncodeToString(sum[:]), f)
+}
+
+// sizeMismatch and sumMismatch say how a file's size or hex sha256 differs from its record ("" when it
+// does not; a record without a size checks none).
+func sizeMismatch(size int64, f FileEntry) string {
+	if f.Bytes > 0 && size != f.Bytes {
+		return fmt.Sprintf("%d bytes, the record says %d", size, f.Bytes)
+	}
+	return ""
+}
+
+func sumMismatch(sum string, f FileEntry) string {
+	if sum != f.SHA256 {
+		return fmt.Sprintf("sha256 %.12s, the record says %.12s", sum, f.SHA256)
+	}
+	return ""
 }
 
 // fileIdentity is what says a local file is the one hashed before: its path, device and inode, size,
@@ -85,8 +106,8 @@ func (l *Lake) checkLocalFile(part PartitionKey, key, path string, f FileEntry) 
 	if _, ok := verifiedFiles.Load(id); ok {
 		return nil
 	}
-	if f.Bytes > 0 && st.Size() != f.Bytes {
-		return l.corrupt(part, key, fmt.Sprintf("%d bytes, the record says %d", st.Size(), f.Bytes))
+	if detail := sizeMismatch(st.Size(), f); detail != "" {
+		return l.corrupt(part, key, detail)
 	}
 	file, err := os.Open(path)
 	if err != nil {
@@ -97,8 +118,8 @@ func (l *Lake) checkLocalFile(part PartitionKey, key, path string, f FileEntry) 
 	if _, err := io.Copy(h, file); err != nil {
 		return err
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
-		return l.corrupt(part, key, fmt.Sprintf("sha256 %s, the record says %s", got[:12], f.SHA256[:12]))
+	if detail := sumMismatch(hex.EncodeToString(h.Sum(nil)), f); detail != "" {
+		return l.corrupt(part, key, detail)
 	}
 	verifiedFiles.Store(id, true)
 	return nil

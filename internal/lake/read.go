@@ -3,8 +3,6 @@ package lake
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -107,10 +105,10 @@ func (l *Lake) readVerified(ctx context.Context, part PartitionKey, f FileEntry)
 	return body, nil
 }
 
+// verify checks a downloaded body against its record (the cache fetches again on an error).
 func verify(key string, body []byte, f FileEntry) error {
-	sum := sha256.Sum256(body)
-	if got := hex.EncodeToString(sum[:]); got != f.SHA256 {
-		return fmt.Errorf("lake: %s: checksum mismatch (manifest %s, read %s): the file is corrupt", key, f.SHA256[:12], got[:12])
+	if detail := bodyMismatch(body, f); detail != "" {
+		return fmt.Errorf("lake: %s: %s: the download is corrupt", key, detail)
 	}
 	return nil
 }

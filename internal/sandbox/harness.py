@@ -198,7 +198,7 @@ def serve_instance(sock: socket.socket, cls) -> None:
     reader, cpu0 = sock.makefile("rb"), 0.0  # Go measures the instance's CPU time: instance_send
     signal.signal(signal.SIGXCPU, on_sigxcpu)
     try:
-        env, by_keyword = construct(cls), False
+        env = construct(cls)
         by_keyword = reset_takes_seed_keyword(env)
     except BaseException as e:  # noqa: BLE001 - generated code may raise anything
         instance_send(sock, cpu0, error_reply(0, e))
@@ -1244,7 +1244,6 @@ def inject_names(module: dict, code: str) -> None:
     """Bind the injected names (INJECT) that the program's text mentions in its module, as the authors'
     loader does for its common standard-library names; a module that is not installed is left out."""
     import importlib
-    import inspect  # noqa: F401 - for reset_takes_seed_keyword, imported once here rather than per instance
     import re
     if not INJECT:
         return
