@@ -142,16 +142,16 @@ def child_send(sock: socket.socket, msg: dict) -> None:
     sock.sendall(_dumps(msg).encode("utf-8") + b"\n")
 
 
-def load_program(code: str):
+def load_program(code: str, trusted: bool = False):
     """Execute the program as a module, with the injected names (INJECT) already bound the way the
     authors' loader binds them (explicit imports rebind the same objects), and return its env class
     (find_env_class: the only class with reset() and step(), else the one named ...Env)."""
-    module = {"__name__": MODULE_NAME, "__builtins__": __builtins__}
+    module = {"__name__": MODULE_NAME, "__builtins__": __builtins__ if not HARDEN or trusted else program_builtins()}
     # (the names are bound before the program runs, so a program may shadow any of them; only
     # modules of the static check's allowlist are injected, and its module rules apply to them)
     inject_names(module, code)
     compiled = compile(code, "<env>", "exec")
-    exec(compiled, module)
+    exec(compiled, guard_imports(module, compiled))
     return find_env_class(module)
 
 
@@ -463,10 +463,15 @@ def serve_template(sock: socket.socket, req: dict) -> None:
     restrict_to(own)
     limit_file_size()
     try:
-        handlers = signal_handlers()
-        cls = load_program(code)
+        handlers, seal, std = signal_handlers(), SEAL, (sys.stdout, sys.stderr, sys.stdin)
+        cls = load_program(code, req.get("trusted", False))  # (trusted: a program of spade's own, Pool.LoadTrusted)
         del code
         template_problems(handlers)  # no thread, child or signal handler of the program outlives its load
+        # nor a change to the harness's functions, state or modules (harness_seal; checked through the
+        # objects bound before the program ran, never through a global the program could rebind)
+        if seal and (seal[0].__code__ is not seal[1] or seal[0].__defaults__ is not seal[2]):
+            raise TemplateTainted("the program changed the harness's own functions when it loaded")
+        seal and seal[0](seal, std)
         if scratch_usage(own, SCRATCH_BYTES) > SCRATCH_BYTES:  # (before any instance dir exists below own)
             wipe(own)
             raise ScratchFull("the program wrote more than %d bytes to its scratch directory when it loaded "
@@ -1159,6 +1164,7 @@ def main() -> None:
             LIMITS[getattr(resource, name)] = resource.getrlimit(getattr(resource, name))
     gc.collect()
     gc.freeze()
+    seal_harness()
     server = Server()
     server.send_go({
         "id": 0, "ok": True, "hello": PROTOCOL_VERSION, "python": sys.version.split()[0],
@@ -1433,6 +1439,239 @@ def template_problems(before: dict) -> None:
     if changed:
         raise TemplateTainted("the program installed signal handlers when it loaded (%s)" % ", ".join(changed))
 
+
+# ---------------------------------------------------------------- the program's namespace
+
+# Builtins a program's module does without: the ways from a string to code (eval, exec, compile) and
+# the console's. The static check refuses these names in the source; leaving them out of the module's
+# builtins also disarms a string that an allowed module evaluates later in the module's globals (an
+# annotation, a gadget). What code can reach (files, processes, sockets) is the isolation layers' to
+# contain.
+WITHHELD_BUILTINS = frozenset({"eval", "exec", "compile", "input", "breakpoint", "help", "exit", "quit", "copyright",
+                               "credits", "license", "__loader__", "__spec__"})
+
+
+class ImportRefused(ImportError):
+    """Raised by a program's __import__ for a module its source does not import."""
+
+
+def program_builtins() -> dict:
+    """A copy of the builtins for one program's module, less WITHHELD_BUILTINS; its __import__ is set by
+    guard_imports once the program's imports are known."""
+    import builtins
+    return {k: v for k, v in builtins.__dict__.items() if k not in WITHHELD_BUILTINS}
+
+
+def imported_roots(code) -> set:
+    """The top-level modules named by the import statements of a compiled program (IMPORT_NAME in its
+    code objects, nested functions and classes included)."""
+    import dis
+    op, ext = dis.opmap["IMPORT_NAME"], dis.EXTENDED_ARG
+    roots, todo, code_type = set(), [code], type(code)
+    while todo:
+        co = todo.pop()
+        raw, arg = co.co_code, 0
+        for i in range(0, len(raw), 2):
+            o = raw[i]
+            if o == ext:
+                arg = (arg | raw[i + 1]) << 8
+                continue
+            if o == op:
+                roots.add(co.co_names[arg | raw[i + 1]].partition(".")[0])
+            arg = 0
+        todo.extend(c for c in co.co_consts if isinstance(c, code_type))
+    return roots
+
+
+def guard_imports(module: dict, code) -> dict:
+    """Give the program's module an __import__ that admits only the top-level modules its own import
+    statements and its injected names name (each already passed the static check's allowlist), and no
+    relative import: a string evaluated later in the module's globals cannot import anything else.
+    Without HARDEN the module keeps the real builtins."""
+    if not HARDEN or type(module["__builtins__"]) is not dict:  # (the real builtins: a trusted program)
+        return module
+    import builtins
+    real = builtins.__import__
+    allowed = frozenset(imported_roots(code) | {t.partition(":")[0].partition(".")[0] for t in INJECT.values()})
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        root = str.__str__(name).partition(".")[0] if isinstance(name, str) else ""
+        if level != 0 or root not in allowed:
+            raise ImportRefused("import of %r is not allowed here: an env imports only what its import statements name" % (name,))
+        return real(name, globals, locals, fromlist, level)
+
+    module["__builtins__"]["__import__"] = guarded_import
+    return module
+
+
+# ---------------------------------------------------------------- the harness's state under seal
+
+# Modules whose functions and classes the template and its forked instances call after a program
+# has loaded (or that those reach through sys.modules), besides the harness's own globals.
+SEALED_MODULES = ("builtins", "sys", "os", "posix", "posixpath", "socket", "_socket", "json", "json.decoder",
+                  "json.encoder", "json.scanner", "signal", "gc", "time", "traceback", "io", "resource", "selectors",
+                  "select", "struct", "math", "ctypes", "shutil", "errno", "stat", "importlib", "inspect", "dis")
+SYS_SEALED = ("modules", "meta_path", "path_hooks", "excepthook", "unraisablehook",
+              "exit", "_getframe", "audit")
+UNSEALED_GLOBALS = frozenset({"RESET_BY_KEYWORD", "DUNDER", "SCRATCH", "SEAL"})  # the harness sets these itself
+SEAL_DEPTH = 3  # how far the seal follows containers, closures, class namespaces and instances
+
+
+class Seal:
+    """What harness_seal recorded (plain lists, read only by verify_seal): every object reached with its
+    type, every container (dict, list, tuple, class or instance namespace, closure cell) with the keys and
+    values it held, every function with its code and defaults, and what each of these is (labels)."""
+
+    def __init__(self):
+        self.objects, self.types, self.object_labels = [], [], []
+        self.containers, self.functions = [], []  # (object, kind, keys, values, label); (function, code, defaults, kwdefaults, label)
+
+
+def container_contents(obj, kind: str, _tuple=tuple, _dict_keys=dict.keys, _dict_values=dict.values,
+                       _type_dict=type.__dict__["__dict__"].__get__, _object_attr=object.__getattribute__,
+                       _unsealed=UNSEALED_GLOBALS, _modules=sys.modules, _sys=sys) -> tuple:
+    """(keys, values) that a container holds now, read through the builtin types' own methods only. Kinds
+    besides the builtin containers: "globals" (a namespace less UNSEALED_GLOBALS), "modules" (obj names
+    entries of sys.modules) and "sys" (obj names attributes of sys)."""
+    if kind == "dict":
+        return _tuple(_dict_keys(obj)), _tuple(_dict_values(obj))
+    if kind == "globals":
+        keys = _tuple(k for k in _dict_keys(obj) if k not in _unsealed)
+        return keys, _tuple(obj[k] for k in keys)
+    if kind == "modules":
+        return obj, _tuple(_modules.get(k) for k in obj)
+    if kind == "sys":
+        d = _object_attr(_sys, "__dict__")
+        return obj, _tuple(d.get(k) for k in obj)
+    if kind == "class":
+        proxy = _type_dict(obj)
+        return _tuple(proxy.keys()), _tuple(proxy.values())
+    if kind == "instance":
+        d = _object_attr(obj, "__dict__")
+        return _tuple(_dict_keys(d)), _tuple(_dict_values(d))
+    if kind == "cell":
+        try:
+            return (), (obj.cell_contents,)
+        except ValueError:  # an empty cell
+            return (), ()
+    return (), _tuple(obj)  # list or tuple
+
+
+def seal_walk(seal: Seal, label: str, value, depth: int, seen: set) -> None:
+    """Record value (its type, and where depth allows what it holds) in seal, once per object."""
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    t = type(value)
+    seal.objects.append(value)
+    seal.types.append(t)
+    seal.object_labels.append(label)
+    if value is sys.modules:
+        return  # (what imports add to; its entries that matter are sealed by name)
+    if depth <= 0 or t in (int, float, str, bytes, bool, type(None), complex, frozenset) or t is type(sys):
+        return  # (a module is sealed by its name in sys.modules, not through every name bound to it)
+    if t is type(seal_walk):
+        seal.functions.append((value, value.__code__, value.__defaults__, value.__kwdefaults__, label))
+        for item in (value.__defaults__ or ()):
+            seal_walk(seal, label + " (defaults)", item, depth - 1, seen)
+        for item in (value.__kwdefaults__ or {}).values():
+            seal_walk(seal, label + " (defaults)", item, depth - 1, seen)
+        for cell in value.__closure__ or ():
+            seal_container(seal, cell, "cell", label + " (closure)", depth, seen)
+        return
+    if t is dict:
+        kind = "dict"
+    elif t is list or t is tuple:
+        kind = "list"
+    elif t is type(harden_child.__get__(0)):
+        seal_walk(seal, label + " (function)", value.__func__, depth - 1, seen)
+        seal_walk(seal, label + " (self)", value.__self__, depth - 1, seen)
+        return
+    elif isinstance(value, type):
+        if not type.__dict__["__flags__"].__get__(value) & (1 << 9):  # Py_TPFLAGS_HEAPTYPE: a static type cannot change
+            return
+        kind = "class"
+    elif t is type([].append) or t is type(seal.objects.__len__):
+        return
+    else:
+        try:
+            if type(object.__getattribute__(value, "__dict__")) is not dict:
+                return
+        except AttributeError:
+            return
+        kind = "instance"
+    seal_container(seal, value, kind, label, depth, seen)
+
+
+def seal_container(seal: Seal, obj, kind: str, label: str, depth: int, seen: set) -> None:
+    """Record a container's contents and walk what it holds."""
+    keys, values = container_contents(obj, kind)
+    seal.containers.append((obj, kind, keys, values, label))
+    for j, item in enumerate(values):
+        key = keys[j] if j < len(keys) else None
+        seal_walk(seal, "%s.%s" % (label, key) if type(key) is str else label + "[]", item, depth - 1, seen)
+
+
+SEAL = ()  # harness_seal's record, made by the server before any template is forked (seal_harness)
+
+
+def seal_harness() -> None:
+    """Make SEAL in the server: first load what templates would otherwise load (so their first use
+    changes no sealed module) and the C functions restrict_to and prctl call."""
+    global SEAL
+    import dis, inspect, importlib, operator, re  # noqa: F401,E401
+    libc().syscall, libc().prctl  # (ctypes caches each function in the library's namespace when first used)
+    SEAL = harness_seal()
+
+
+def harness_seal() -> tuple:
+    """Record, before any program runs, everything a template and its instances rely on once one has:
+    the harness's globals (their functions' code, defaults and closures, classes' namespaces, what
+    containers, bound methods and instances hold, SEAL_DEPTH levels down), each SEALED_MODULES entry of
+    sys.modules and its namespace (for sys, SYS_SEALED only) two levels down. Returns (verify_seal, its
+    code, its defaults, the Seal), or () without HARDEN; the seal holds the objects themselves, so none
+    can be freed and its address taken by an impostor."""
+    if not HARDEN or not CONFIG.get("seal", True):
+        return ()
+    seal, seen = Seal(), set()
+    seal_container(seal, globals(), "globals", "globals", SEAL_DEPTH + 1, seen)
+    seal_container(seal, SEALED_MODULES, "modules", "sys.modules", 1, seen)
+    seal_container(seal, SYS_SEALED, "sys", "sys", 3, seen)
+    for name in SEALED_MODULES:
+        mod = sys.modules.get(name)
+        if mod is not None and name != "sys":
+            seal_container(seal, mod, "instance", name, 3, seen)
+    return (verify_seal, verify_seal.__code__, verify_seal.__defaults__, seal)
+
+
+def verify_seal(seal: tuple, std: tuple, _collect=gc.collect, _sys=sys, _object_attr=object.__getattribute__, _type=type, _map=map, _all=all, _len=len, _is=__import__("operator").is_,
+                _contents=container_contents, _contents_code=container_contents.__code__, _modules=sys.modules,
+                _tainted=TemplateTainted, _getcode=type(harden_child).__dict__["__code__"].__get__,
+                _getdefaults=type(harden_child).__dict__["__defaults__"].__get__,
+                _getkwdefaults=type(harden_child).__dict__["__kwdefaults__"].__get__) -> None:
+    """Raise TemplateTainted naming the first thing the program changed since harness_seal, or in the
+    template's sys.stdout, stderr and stdin (std, read before the program ran): the types of
+    every object first (so no container whose class changed is read), then every container's keys and
+    values, then every function's code and defaults, each compared by identity (never ==, which generated
+    code may define), in loops that run in C. The program's garbage is collected first, so its finalizers
+    have run; every builtin used is bound as a default, so none the program rebound is called."""
+    _collect()
+    s, d = seal[3], _object_attr(_sys, "__dict__")
+    if d.get("stdout") is not std[0] or d.get("stderr") is not std[1] or d.get("stdin") is not std[2]:
+        raise _tainted("the program replaced the harness's sys.stdout, sys.stderr or sys.stdin when it loaded")
+    if _contents.__code__ is not _contents_code:
+        raise _tainted("the program changed the harness's own functions when it loaded")
+    if not _all(_map(_is, s.types, _map(_type, s.objects))):
+        where = next(j for j, o in enumerate(s.objects) if _type(o) is not s.types[j])
+        raise _tainted("the program changed the class of the harness's %s when it loaded" % (s.object_labels[where],))
+    for obj, kind, keys, values, label in s.containers:
+        now_keys, now_values = _contents(obj, kind)
+        if (_len(now_keys) != _len(keys) or _len(now_values) != _len(values) or not _all(_map(_is, now_keys, keys))
+                or not _all(_map(_is, now_values, values))):
+            raise _tainted("the program changed the harness's %s when it loaded (an env may not reach the sandbox's own state)" % (label,))
+    for fn, code, defaults, kwdefaults, label in s.functions:
+        if _getcode(fn) is not code or _getdefaults(fn) is not defaults or _getkwdefaults(fn) is not kwdefaults:
+            raise _tainted("the program changed the harness's %s when it loaded (an env may not reach the sandbox's own state)" % (label,))
 
 if __name__ == "__main__":
     main()

@@ -265,6 +265,26 @@ var attacks = []attack{
 		}
 		return later == "coupled" || sibling == "coupled", fmt.Sprintf("first %q %v; later %q %v; sibling %q %v", first, err1, later, err2, sibling, err3)
 	}},
+	{name: "harness_patch", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		prog, err := p.Load(ctx, code)
+		if err != nil {
+			return false, fmt.Sprintf("load: %v", err)
+		}
+		defer prog.Close()
+		var details []string
+		reached := false
+		for seed := int64(1); seed <= 3; seed++ { // each episode leaves notes for the instances forked ahead
+			env, err := prog.NewEnv(ctx)
+			if err != nil {
+				return false, fmt.Sprintf("new: %v", err)
+			}
+			defer env.Close()
+			obs, err := env.Reset(ctx, seed)
+			details = append(details, fmt.Sprintf("reset %d: %q %v", seed, obs, err))
+			reached = reached || strings.HasPrefix(obs, "coupled")
+		}
+		return reached, strings.Join(details, "; ")
+	}},
 	{name: "zombie_leader", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
 		first, err1 := playOnce(ctx, p, code) // plants the thread behind a zombie leader
 		later, err2 := playOnce(ctx, p, code) // the next program on the reused worker looks for it
@@ -387,5 +407,66 @@ func TestHostileMultiProgram(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestHarnessSealStopsPatches shows that the harness's seal is what contains a program that replaces
+// the harness's own code or state while it loads: hardened but unsealed, harness_patch.py couples its
+// episodes on the landlock layer (the instances forked after its load skip their landlock domain);
+// sealed, each patch below is refused at load on a reused worker, which then serves the innocent
+// program with its transcripts unchanged.
+func TestHarnessSealStopsPatches(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var patch attack
+	for _, a := range attacks {
+		if a.name == "harness_patch" {
+			patch = a
+		}
+	}
+	code := hostileSource(t, "harness_patch")
+	unsealed := newTestPool(t, IsolationLandlock, func(o *Options) { o.Workers = 1; o.unsealed = true })
+	if reached, detail := patch.run(ctx, t, unsealed, code, ""); !reached {
+		t.Fatalf("hardened and unsealed, the patch did not couple episodes, so the seal's test proves nothing: %s", detail)
+	}
+	innocent := newInnocent(t)
+	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.Workers = 1 })
+	aloneSeq, _, err := transcripts(ctx, p, innocent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := "\n\nclass PatchedEnv:\n    def reset(self, seed=None):\n        return 'ok', {}\n\n    def step(self, action):\n        return 'x', 0.0, True, False, {}\n"
+	// a patch of the reply path itself (the socket class, the encoder) leaves the template unable to say
+	// why it refuses: the load fails on Go's side (a crash, a malformed reply) instead
+	patches := []struct{ name, code string }{
+		{"a harness function", "import sys\nsys.modules['__main__'].restrict_to = lambda own: False"},
+		{"a function's code", "import sys\nh = sys.modules['__main__']\nh.make_scratch.__code__ = h.wipe.__code__"},
+		{"a function's defaults", "import sys\nh = sys.modules['__main__']\nh.verify_seal.__defaults__ = None"},
+		{"a list inside a constant", "import sys\nh = sys.modules['__main__']\nh.ROOT_ENTRIES.append('x')"},
+		{"a module the harness calls", "import os\nos.fork = lambda: 0"},
+		{"a builtin", "import sys\nsys.modules['builtins'].len = lambda x: 0"},
+		{"a module in sys.modules", "import sys\nsys.modules['json'] = sys"},
+		{"the program's output channel", "import sys, io\nsys.stdout = io.StringIO()"},
+		{"the hardening switch", "import sys\nsys.modules['__main__'].HARDEN = False"},
+		{"reply path: a class the harness uses", "import socket\nsocket.socket.sendall = lambda *a: None"},
+		{"reply path: the encoder's settings", "import sys\nsys.modules['__main__']._dumps.__self__.item_separator = ';'"},
+	}
+	for _, patch := range patches {
+		_, err := playOnce(ctx, p, patch.code+env)
+		tainted := errors.Is(err, ErrEnv) && strings.Contains(fmt.Sprint(err), "TemplateTainted")
+		if !tainted && !(strings.HasPrefix(patch.name, "reply path") && err != nil) {
+			t.Errorf("%s: load gave %v, want TemplateTainted", patch.name, err)
+		}
+		seq, _, err := transcripts(ctx, p, innocent)
+		if err != nil || !reflect.DeepEqual(seq, aloneSeq) {
+			t.Fatalf("the innocent program after %s: %v %v, alone %v", patch.name, seq, err, aloneSeq)
+		}
+	}
+	// the seal's record itself is not reachable: replacing the global holding it changes nothing
+	if obs, err := playOnce(ctx, p, "import sys\nsys.modules['__main__'].SEAL = ()"+env); err != nil || obs != "ok" {
+		t.Fatalf("a program that only rebinds SEAL: %q %v", obs, err)
+	}
+	if _, err := playOnce(ctx, p, code); !errors.Is(err, ErrEnv) || !strings.Contains(err.Error(), "TemplateTainted") {
+		t.Fatalf("harness_patch.py sealed: %v", err)
 	}
 }

@@ -65,6 +65,9 @@ type Options struct {
 	// programs (non-dumpable processes, per-instance landlock, one program per worker), so that
 	// a test can show a hostile program reaching its goal before it shows it contained.
 	unhardened bool
+	// unsealed (tests only) keeps the hardening but not the harness's seal (harness_seal in
+	// harness.py), to show what the seal alone stops.
+	unsealed bool
 	// harnessInfoCap (tests only) is the info cap the harness is told when it is not InfoCap, so that a
 	// test can show Go's own check holding for a harness that was made to check less.
 	harnessInfoCap int

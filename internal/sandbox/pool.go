@@ -344,6 +344,15 @@ func (p *Pool) Load(ctx context.Context, code string) (*Program, error) {
 	return prog, err
 }
 
+// LoadTrusted is Load for a program of spade's own, such as a scorer that compiles and runs answers
+// itself inside its sandbox: its module gets the real builtins and imports, where a generated program's
+// get a copy without eval, exec and compile and an __import__ limited to its own import statements
+// (docs/sandbox.md, "What a program's code can reach of the harness"). Everything else is as for Load.
+func (p *Pool) LoadTrusted(ctx context.Context, code string) (*Program, error) {
+	prog, _, err := p.load(ctx, code, map[string]any{"trusted": true})
+	return prog, err
+}
+
 // LoadChecked is Check and then Load in one child: the template runs the static check on the source
 // it received before any of the program's code runs there, and executes the program only when the
 // check found nothing. problems non-empty means the program was refused and never executed (the
@@ -353,7 +362,8 @@ func (p *Pool) LoadChecked(ctx context.Context, code, setting string, rules Stat
 	return p.load(ctx, code, map[string]any{"setting": setting, "allow": rules.AllowedImports, "flagged": rules.FlaggedNames, "flagged_attrs": rules.FlaggedAttributes})
 }
 
-// load is Load, preceded in the template by the static check when static (its request fields) is set.
+// load is Load, preceded in the template by the static check when static (its request fields) is set;
+// static {"trusted": true} is LoadTrusted's request instead.
 func (p *Pool) load(ctx context.Context, code string, static map[string]any) (*Program, []string, error) {
 	w, err := p.acquire(ctx)
 	if err != nil {
@@ -362,7 +372,9 @@ func (p *Pool) load(ctx context.Context, code string, static map[string]any) (*P
 	w.spent.Store(!p.opts.unhardened) // from here on the worker is this program's until proved clean
 	key := fmt.Sprintf("p%d", p.nextPg.Add(1))
 	req := map[string]any{"mode": "template"}
-	if static != nil {
+	if static["trusted"] == true {
+		req["trusted"] = true
+	} else if static != nil {
 		req["static"] = static
 	}
 	ch, err := w.spawn(ctx, key, req, unix.SOCK_SEQPACKET)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -110,30 +111,60 @@ func TestLoadCheckedRefusesBeforeRunning(t *testing.T) {
 	}
 }
 
-// typing.get_type_hints runs a string annotation as code with the real builtins: loaded without the
-// static check, the program below imports os through text it built at run time (the gadget works; the
-// layers then contain what os can do), and the static check refuses it.
+// typing.get_type_hints runs a string annotation as code in the module's globals: with the real
+// builtins (the harness's hardening off) the program below imports os through text it built at run
+// time. Hardened, the module's builtins have no exec, and its __import__ admits only what the
+// program's import statements name, so neither route works even without the static check; and the
+// static check refuses the gadget.
 func TestTypeHintsGadget(t *testing.T) {
 	ctx := context.Background()
-	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.Workers = 1 })
 	code := `import typing
 src = "import o" + "s\nRESULT.append(o" + "s.getpid() > 0)"
 RESULT = []
 box = {"RESULT": RESULT}
 def probe(x: "exec(src, box)"):
     return x
+def probe_import(x: "__imp" + "ort__('o' + 's').getpid()"):
+    return x
 class GadgetEnv:
     def reset(self, seed=None):
+        if seed == 1:
+            return "imported os: %s" % (typing.get_type_hints(probe_import)["x"] > 0), {}
         typing.get_type_hints(probe)
         return "imported os: %s" % RESULT[-1], {}
     def step(self, action):
         return "x", 0.0, True, False, {}
 `
-	if obs, err := playOnce(ctx, p, code); err != nil || obs != "imported os: True" {
-		t.Fatalf("the gadget without the static check: %q %v", obs, err)
+	unhardened := newTestPool(t, IsolationNone, func(o *Options) { o.Workers = 1; o.unhardened = true })
+	for seed := int64(0); seed <= 1; seed++ {
+		if obs, err := resetOnce(ctx, unhardened, code, seed); err != nil || obs != "imported os: True" {
+			t.Fatalf("the gadget (seed %d) with the real builtins: %q %v", seed, obs, err)
+		}
+	}
+	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.Workers = 1 })
+	if obs, err := resetOnce(ctx, p, code, 0); !errors.Is(err, ErrEnv) || !strings.Contains(err.Error(), "name 'exec' is not defined") {
+		t.Fatalf("the gadget's exec in the program's builtins: %q %v", obs, err)
+	}
+	if obs, err := resetOnce(ctx, p, code, 1); !errors.Is(err, ErrEnv) || !strings.Contains(err.Error(), "ImportRefused") {
+		t.Fatalf("the gadget's __import__ of os: %q %v", obs, err)
 	}
 	problems, err := p.StaticCheck(ctx, code, "games")
 	if err != nil || len(problems) == 0 || !strings.Contains(strings.Join(problems, "; "), "get_type_hints") {
 		t.Fatalf("the static check let the gadget through: %q %v", problems, err)
 	}
+}
+
+// resetOnce loads code and resets one instance with seed.
+func resetOnce(ctx context.Context, p *Pool, code string, seed int64) (string, error) {
+	prog, err := p.Load(ctx, code)
+	if err != nil {
+		return "", err
+	}
+	defer prog.Close()
+	env, err := prog.NewEnv(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer env.Close()
+	return env.Reset(ctx, seed)
 }

@@ -1,5 +1,5 @@
 # attack: imports hidden behind __import__ and getattr
-# expect: FileNotFoundError|PermissionError|KeyError
+# expect: FileNotFoundError|PermissionError|KeyError|ImportRefused
 import math
 
 loader = getattr(math, "__loader__")
