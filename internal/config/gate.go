@@ -16,9 +16,29 @@ type Gate struct {
 	// the tool checks and the screen; under generate.contract legacy without the validation); strict adds
 	// determinism, smoke probes, the trivial and hint-leak probes.
 	Checks GateChecks `json:"checks"`
+	// Probes is where the strict gate's trivial check takes its first actions: drawn (per candidate, from
+	// a space of Agent-like actions too large to enumerate, seeded by the run, step and env, and listed in
+	// the check's row) or fixed (the empty string, a number, a long string, garbage and the hint only; runs
+	// recorded before drawn probes existed replay with it). Besides the drawn ones, drawn plays the fixed
+	// five too.
+	Probes GateProbes `json:"probes"`
 }
 
-func init() { registerEnum(GateChecksValues()) }
+func init() { registerEnum(GateChecksValues()); registerEnum(GateProbesValues()) }
+
+// GateProbes is gate.probes: where the trivial check's first actions come from.
+type GateProbes string
+
+// The probe sources.
+const (
+	// ProbesDrawn draws Agent-like actions per candidate (and plays the fixed ones too).
+	ProbesDrawn GateProbes = "drawn"
+	// ProbesFixed plays the fixed, public list alone.
+	ProbesFixed GateProbes = "fixed"
+)
+
+// GateProbesValues lists every probe source.
+func GateProbesValues() []GateProbes { return []GateProbes{ProbesDrawn, ProbesFixed} }
 
 // GateChecks is gate.checks: which checks decide acceptance. The static check and the sandbox stay on
 // in both.
@@ -39,7 +59,8 @@ func GateChecksValues() []GateChecks { return []GateChecks{GateOfficial, GateStr
 // validate has no rule beyond the declared ranges.
 func (Gate) validate(*Config) error { return nil }
 
-// presetGate is the authors' gate: the official checks, 5 attempts per slot, 3 reset seeds.
+// presetGate is the authors' gate: the official checks, 5 attempts per slot, 3 reset seeds (and drawn
+// probes, which only the strict checks play).
 func presetGate(presetSpec) Gate {
-	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial}
+	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn}
 }

@@ -45,14 +45,16 @@ type CheckOptions struct {
 	Screen Screen
 	// Checks is the check set (gate.checks): strict (the default) or official.
 	Checks config.GateChecks
+	// Probes is where the trivial check's first actions come from (gate.probes; "" is drawn).
+	Probes config.GateProbes
 	// Contract is the env contract the programs were asked for (generate.contract; "" is gymnasium): it
 	// picks the official tables (legacy: without the validate check).
 	Contract schemas.EnvContract
 }
 
 // DefaultTurnDelay is the default CheckOptions.TurnDelay: waits of 2 to 4 ms. An Agent's turn
-// takes seconds; the gate stays fast by stopping trivial at the first probe that does not solve
-// the env and playing hint_leak's actions concurrently.
+// takes seconds; the gate stays fast by playing the trivial probes and hint_leak's actions
+// concurrently.
 const DefaultTurnDelay = 2 * time.Millisecond
 
 // minGateSeed is the smallest seed GateSeed returns.

@@ -2,10 +2,12 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/sandbox"
 )
 
@@ -22,6 +24,7 @@ func TestGateCannotBeRecognised(t *testing.T) {
 		"gate_instant_probes":      CheckTrivial,
 		"gate_hint_once":           CheckHintLeak,
 		"gate_late_nondeterminism": CheckReset,
+		"gate_fixed_probes":        CheckTrivial,
 	}
 	pool := newPool(t, sandbox.IsolationBwrap)
 	ctx := context.Background()
@@ -100,6 +103,10 @@ func assertAttackWorksInRollout(t *testing.T, pool *sandbox.Pool, h sample) {
 	}
 	const seed = 1_234_567_891
 	switch h.Name {
+	case "gate_fixed_probes":
+		if !solvedAtOnce(seed, "look") || !solvedAtOnce(seed+1, `\boxed{42}`) {
+			t.Errorf("%s: an Agent's first action does not solve an episode: the attack does not work", h.Name)
+		}
 	case "gate_small_seeds", "gate_instant_probes":
 		if !solvedAtOnce(seed, "") || !solvedAtOnce(seed+1, "anything") {
 			t.Errorf("%s: an empty or arbitrary first action does not solve an episode: the attack does not work", h.Name)
@@ -119,5 +126,41 @@ func assertAttackWorksInRollout(t *testing.T, pool *sandbox.Pool, h sample) {
 		if a[3].Observation == b[3].Observation && a[4].Observation == b[4].Observation && a[5].Observation == b[5].Observation {
 			t.Errorf("%s: steps 4-6 agree between two plays of one seed: the attack does not work", h.Name)
 		}
+	}
+}
+
+// TestFixedProbesAreRecognisable shows why the trivial check draws its probes: with gate.probes fixed
+// (the public list alone) gate_fixed_probes.py, which fails exactly those, is accepted, whatever the run
+// seed; drawn, it is refused as trivial (TestGateCannotBeRecognised) with the drawn actions named, the
+// same ones on a re-run and others for another candidate, and a sample env still passes.
+func TestFixedProbesAreRecognisable(t *testing.T) {
+	var h sample
+	for _, s := range readSamples(t, repoPath("testdata", "hostile")) {
+		if s.Name == "gate_fixed_probes" {
+			h = s
+		}
+	}
+	pool := newPool(t, sandbox.IsolationBwrap)
+	ctx := context.Background()
+	for run := int64(0); run < 3; run++ {
+		if v := Check(ctx, pool, h.Code, CheckOptions{Setting: h.Setting, Hint: h.Hint, EnvID: h.Name, RunSeed: run, Probes: config.ProbesFixed}); !v.Accepted {
+			t.Fatalf("run %d with fixed probes: refused (%s), so drawing them proves nothing", run, v.FailureText())
+		}
+	}
+	a, b := DrawProbes(GateSeed(1, 2, "env-a", "probes", 0), 8), DrawProbes(GateSeed(1, 2, "env-a", "probes", 0), 8)
+	c := DrawProbes(GateSeed(1, 2, "env-b", "probes", 0), 8)
+	if strings.Join(a, "\n") != strings.Join(b, "\n") || strings.Join(a, "\n") == strings.Join(c, "\n") || len(a) != 8 {
+		t.Fatalf("drawn probes: %q, again %q, another env %q", a, b, c)
+	}
+	drawn := DrawProbes(GateSeed(7, 0, h.Name, "probes", 0), 8)
+	v := Check(ctx, pool, h.Code, CheckOptions{Setting: h.Setting, Hint: h.Hint, EnvID: h.Name, RunSeed: 7})
+	f := v.Failure()
+	if v.Accepted || f == nil || f.Check != CheckTrivial || !strings.Contains(f.Error, "8 of 13 probes solved the env at once") ||
+		!strings.Contains(f.Error, fmt.Sprintf("%q", drawn[0])) {
+		t.Fatalf("drawn probes: %s, want trivial listing the drawn %q", v.FailureText(), drawn)
+	}
+	good := readSamples(t, repoPath("testdata", "envs"))[0]
+	if v := Check(ctx, pool, good.Code, CheckOptions{Setting: good.Setting, Hint: good.Hint, EnvID: "env-a", RunSeed: 1, Step: 2}); !v.Accepted {
+		t.Fatalf("a sample env with drawn probes: %s", v.FailureText())
 	}
 }

@@ -163,7 +163,7 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 		screen = &LLMScreen{Client: screenClient, Step: step}
 	}
 	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, RunSeed: cfg.Seed, NoStatic: opts.NoStatic, Screen: screen,
-		Checks: cfg.Gate.Checks, Contract: cfg.Generate.Contract}
+		Checks: cfg.Gate.Checks, Probes: cfg.Gate.Probes, Contract: cfg.Generate.Contract}
 	outcomes := make([]slotOutcome, len(order))
 	start := time.Now()
 	var wg sync.WaitGroup
