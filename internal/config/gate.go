@@ -22,6 +22,12 @@ type Gate struct {
 	// recorded before drawn probes existed replay with it). Besides the drawn ones, drawn plays the fixed
 	// five too.
 	Probes GateProbes `json:"probes"`
+	// MaxTurnDelaySeconds caps the waits of the strict gate's trivial and hint-leak probes. From the
+	// second step on, each wait between a probe's reset and its step is drawn from the Agent's turn
+	// latencies recorded in llm_calls (the latest earlier step that has them), so a program cannot tell
+	// the gate from an Agent by how soon its step follows its reply; a drawn wait longer than this is
+	// cut to it. 0 keeps the waits of 2 to 4 ms that the first step uses.
+	MaxTurnDelaySeconds float64 `json:"max_turn_delay_seconds" range:">=0"`
 }
 
 func init() { registerEnum(GateChecksValues()); registerEnum(GateProbesValues()) }
@@ -62,5 +68,5 @@ func (Gate) validate(*Config) error { return nil }
 // presetGate is the authors' gate: the official checks, 5 attempts per slot, 3 reset seeds (and drawn
 // probes, which only the strict checks play).
 func presetGate(presetSpec) Gate {
-	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn}
+	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn, MaxTurnDelaySeconds: 5}
 }

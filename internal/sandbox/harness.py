@@ -1443,12 +1443,12 @@ def template_problems(before: dict) -> None:
 # ---------------------------------------------------------------- the program's namespace
 
 # Builtins a program's module does without: the ways from a string to code (eval, exec, compile) and
-# the console's. The static check refuses these names in the source; leaving them out of the module's
+# the interactive console's (breakpoint, help, ...). The static check refuses these names in the source; leaving them out of the module's
 # builtins also disarms a string that an allowed module evaluates later in the module's globals (an
 # annotation, a gadget). What code can reach (files, processes, sockets) is the isolation layers' to
 # contain.
-WITHHELD_BUILTINS = frozenset({"eval", "exec", "compile", "input", "breakpoint", "help", "exit", "quit", "copyright",
-                               "credits", "license", "__loader__", "__spec__"})
+WITHHELD_BUILTINS = frozenset({"eval", "exec", "compile", "breakpoint", "help", "copyright", "credits", "license",
+                               "__loader__", "__spec__"})
 
 
 class ImportRefused(ImportError):

@@ -36,6 +36,9 @@ type CheckOptions struct {
 	// cannot tell it from an Agent by a step that follows its reply at once. 0 means
 	// DefaultTurnDelay; negative means no wait.
 	TurnDelay time.Duration
+	// TurnDelays, when not empty, are the Agent's recorded turn latencies (AgentTurnDelays): each wait
+	// is one of them, drawn with the candidate's seed, instead of TurnDelay and its jitter.
+	TurnDelays []time.Duration
 	// NoStatic switches the static check off (it is recorded as skipped). The sandbox alone must
 	// then contain the program; tests use it to prove that.
 	NoStatic bool
@@ -316,11 +319,17 @@ func (r probeResult) failure(action string, seed int64, stepFormat string) error
 	return fmt.Errorf(stepFormat, clip(action), seed, r.err)
 }
 
-// turnWaits draws n waits like an Agent's turns: TurnDelay plus a jitter below TurnDelay (none
-// when TurnDelay is negative).
+// turnWaits draws n waits like an Agent's turns: one of TurnDelays each where there are some, else
+// TurnDelay plus a jitter below TurnDelay (none when TurnDelay is negative).
 func (c *checker) turnWaits(n int) []time.Duration {
 	waits := make([]time.Duration, n)
-	if d := c.opts.TurnDelay; d > 0 {
+	if delays := c.opts.TurnDelays; len(delays) > 0 {
+		c.jitterMu.Lock()
+		for i := range waits {
+			waits[i] = delays[c.jitter.IntN(len(delays))]
+		}
+		c.jitterMu.Unlock()
+	} else if d := c.opts.TurnDelay; d > 0 {
 		c.jitterMu.Lock() // trivial and hint_leak draw theirs concurrently (runOverlapped)
 		for i := range waits {
 			waits[i] = d + time.Duration(c.jitter.Int64N(int64(d)))
