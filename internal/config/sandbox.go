@@ -18,6 +18,10 @@ type Sandbox struct {
 	StepTimeoutSeconds int `json:"step_timeout_seconds" range:">0"`
 	// MemoryMB is the address-space limit (RLIMIT_AS) of each env process, in MiB.
 	MemoryMB int `json:"memory_mb" range:">=1"`
+	// WorkerMemoryMB bounds the memory that one program's processes hold together (its template, every
+	// instance and their children), in MiB; past it the program's calls end with a memory error and its
+	// worker is replaced. 0 means no bound beyond memory_mb per process.
+	WorkerMemoryMB int `json:"worker_memory_mb" range:">=0"`
 	// MaxObservationBytes is the largest observation a step may return, in bytes. A larger one ends the
 	// episode with ended_by env_error.
 	MaxObservationBytes int `json:"max_observation_bytes" range:">=1"`
@@ -30,7 +34,8 @@ type Sandbox struct {
 func (Sandbox) validate(*Config) error { return nil }
 
 // presetSandbox is the sandbox of every preset: 10 s to load and reset, the authors' 30 s step alarm,
-// 1 GiB of address space and 64 KiB observations, workers at the sandbox's default.
+// 1 GiB of address space per process and 2 GiB per program, 64 KiB observations, workers at the
+// sandbox's default.
 func presetSandbox(presetSpec) Sandbox {
-	return Sandbox{Workers: 0, LoadTimeoutSeconds: 10, StepTimeoutSeconds: 30, MemoryMB: 1024, MaxObservationBytes: 65536}
+	return Sandbox{Workers: 0, LoadTimeoutSeconds: 10, StepTimeoutSeconds: 30, MemoryMB: 1024, WorkerMemoryMB: 2048, MaxObservationBytes: 65536}
 }

@@ -285,6 +285,13 @@ var attacks = []attack{
 		}
 		return reached, strings.Join(details, "; ")
 	}},
+	{name: "memory_tree", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		obs, err := playOnce(ctx, p, code)
+		if err != nil && !errors.Is(err, ErrMemory) {
+			t.Errorf("memory_tree ended with %v, want a memory error", err)
+		}
+		return strings.HasPrefix(obs, "held"), fmt.Sprintf("reset: %q, %v", obs, err)
+	}},
 	{name: "zombie_leader", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
 		first, err1 := playOnce(ctx, p, code) // plants the thread behind a zombie leader
 		later, err2 := playOnce(ctx, p, code) // the next program on the reused worker looks for it
@@ -357,7 +364,7 @@ func TestHostileUnconfinedReachTheirGoals(t *testing.T) {
 			continue
 		}
 		t.Run(a.name, func(t *testing.T) {
-			p := newTestPool(t, IsolationNone, func(o *Options) { o.Workers = a.workers; o.unhardened = true })
+			p := newTestPool(t, IsolationNone, func(o *Options) { o.Workers = a.workers; o.unhardened = true; o.WorkerMemory = -1 })
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			if reached, detail := a.run(ctx, t, p, hostileSource(t, a.name), newInnocent(t)); !reached {

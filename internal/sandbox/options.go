@@ -25,6 +25,11 @@ type Options struct {
 	StartTimeout time.Duration
 	// AddressSpace is RLIMIT_AS of each env process, bytes (default 1 GiB).
 	AddressSpace int64
+	// WorkerMemory bounds the memory of a worker's processes together, bytes (default 2 GiB; negative:
+	// no bound): a program whose template, instances and their children hold more is ended with a
+	// memory error, as one process past AddressSpace is (the worker's tree is read every 100 ms, so a
+	// burst between two reads may pass the bound for that long; docs/sandbox.md).
+	WorkerMemory int64
 	// CPUSeconds is RLIMIT_CPU of each env process (default 60; the hard limit is one more).
 	CPUSeconds int
 	// OpenFiles is RLIMIT_NOFILE of each env process (default 32).
@@ -99,6 +104,7 @@ func (o *Options) fill() {
 	setDefault(&o.StepTimeout, 5*time.Second)
 	setDefault(&o.StartTimeout, 20*time.Second)
 	setDefault(&o.AddressSpace, 1<<30)
+	setDefault(&o.WorkerMemory, 2<<30)
 	setDefault(&o.CPUSeconds, 60)
 	setDefault(&o.OpenFiles, 32)
 	setDefault(&o.FileSize, 16<<20)

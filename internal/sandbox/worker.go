@@ -242,6 +242,9 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 	case r := <-helloCh:
 		w.hello = r.hello
 		w.nextID.Store(1)
+		if o.WorkerMemory > 0 {
+			go w.watchMemory(o.WorkerMemory)
+		}
 		return w, nil
 	case <-w.dead:
 		w.kill()
@@ -614,4 +617,83 @@ func seccompPipe() (*os.File, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// memoryTick is how often watchMemory reads the worker's processes.
+const memoryTick = 100 * time.Millisecond
+
+// watchMemory ends the worker (a memory error for every call in flight and to come, the worker
+// replaced) once its processes together hold more than limit bytes (Options.WorkerMemory), read every
+// memoryTick by treeMemoryBytes. The worker's own process is the root of all it runs on every layer:
+// a PID namespace's init (bwrap, namespaces) or the landlock init (a subreaper), so children that
+// detached themselves (setsid daemons) are counted too.
+func (w *worker) watchMemory(limit int64) {
+	ticker := time.NewTicker(memoryTick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-w.dead:
+			return
+		case <-ticker.C:
+		}
+		if used := treeMemoryBytes(w.cmd.Process.Pid); used > limit {
+			w.tainted.Store(true)
+			w.markDead(&Error{Kind: KindMemory, Op: "worker", Msg: fmt.Sprintf(
+				"the program's processes together held %d MiB, over the worker's limit of %d MiB (sandbox.worker_memory_mb)", used>>20, limit>>20)})
+			return
+		}
+	}
+}
+
+// maxMemoryTreeProcesses bounds the processes treeMemoryBytes reads (a worker runs up to its
+// RLIMIT_NPROC's worth).
+const maxMemoryTreeProcesses = 4096
+
+// treeMemoryBytes is the memory the processes under pid hold: each one's resident anonymous and shared
+// memory (RssAnon + RssShmem), less its parent's where the parent is in the tree, since a forked child
+// shares its parent's pages until it writes them (every instance is a fork of its program's template).
+// A child that wrote over pages it shares is counted low by what it rewrote; one that allocates is
+// counted by what it allocated.
+func treeMemoryBytes(pid int) int64 {
+	type node struct {
+		pid    int
+		parent int64
+	}
+	var total int64
+	queue, seen := []node{{pid, 0}}, map[int]bool{pid: true}
+	for len(queue) > 0 && len(seen) <= maxMemoryTreeProcesses {
+		n := queue[0]
+		queue = queue[1:]
+		own := processMemoryBytes(n.pid)
+		total += max(own-n.parent, 0)
+		for _, child := range childPIDs(n.pid) {
+			if !seen[child] {
+				seen[child] = true
+				queue = append(queue, node{child, own})
+			}
+		}
+	}
+	return total
+}
+
+// processMemoryBytes reads RssAnon + RssShmem of a process from /proc/PID/status (readable for a
+// non-dumpable process too, unlike its smaps); 0 for a process that is gone.
+func processMemoryBytes(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("RssAnon:")) || bytes.HasPrefix(line, []byte("RssShmem:")) {
+			fields := bytes.Fields(line)
+			if len(fields) >= 2 {
+				var kb int64
+				if _, err := fmt.Sscan(string(fields[1]), &kb); err == nil {
+					total += kb << 10
+				}
+			}
+		}
+	}
+	return total
 }

@@ -205,6 +205,7 @@ func SandboxOptions(cfg *config.Config) sandbox.Options {
 		ResetTimeout:   time.Duration(s.LoadTimeoutSeconds) * time.Second,
 		StepTimeout:    time.Duration(s.StepTimeoutSeconds) * time.Second,
 		AddressSpace:   int64(s.MemoryMB) << 20,
+		WorkerMemory:   workerMemory(s.WorkerMemoryMB),
 		ObservationCap: s.MaxObservationBytes,
 		AllowUnsafe:    s.UnsafeNoIsolation,
 		MaxTurns:       cfg.Rollout.MaxTurns,
@@ -238,4 +239,12 @@ func WeightsVersion(ctx context.Context, lk *lake.Lake, run string, cfg *config.
 		}
 	}
 	return "", nil
+}
+
+// workerMemory is sandbox.worker_memory_mb as sandbox.Options.WorkerMemory: 0 (no bound) is negative there.
+func workerMemory(mb int) int64 {
+	if mb == 0 {
+		return -1
+	}
+	return int64(mb) << 20
 }
