@@ -6,7 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spadekit/spade/internal/analytics")
+	"github.com/spadekit/spade/internal/analytics"
+)
 
 // TrainColumns are the train_metrics columns written per role as train/<role>/<column>, plus
 // tokens_per_second (tokens / seconds of the update).
