@@ -402,3 +402,47 @@ for tag in tags.get("tensors", []):
 		}
 	}
 }
+
+// ReadFile (what the CLI tests read files with) returns what the independent decoder reads.
+func TestReadFileAgreesWithTheDecoder(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []Scalar{{Tag: "a/x", Step: 0, Value: 0.25}, {Tag: "a/y", Step: 0, Value: -3}, {Tag: "a/x", Step: 7, Value: 6069949}}
+	if err := w.Write(in, timeNow()); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	got, err := ReadFile(w.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := readEvents(t, w.Path())
+	if len(got) != 3 || len(events) != 3 {
+		t.Fatalf("ReadFile %v, decoder %d events", got, len(events))
+	}
+	for i, s := range got {
+		if s.Tag != in[i].Tag || s.Step != in[i].Step || float32(s.Value) != float32(in[i].Value) {
+			t.Errorf("value %d: %+v, want %+v", i, s, in[i])
+		}
+		var e event
+		for _, ev := range events[1:] {
+			if ev.step == s.Step {
+				e = ev
+			}
+		}
+		if e.values[s.Tag] != float32(s.Value) {
+			t.Errorf("decoder %v, ReadFile %+v", e.values, s)
+		}
+	}
+	// A flipped byte fails the CRC.
+	b, _ := os.ReadFile(w.Path())
+	b[len(b)-6] ^= 1
+	bad := filepath.Join(dir, "bad")
+	os.WriteFile(bad, b, 0o644)
+	if _, err := ReadFile(bad); err == nil {
+		t.Error("a corrupt record read without an error")
+	}
+}
