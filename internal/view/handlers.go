@@ -123,12 +123,19 @@ var timelineQueries = []struct {
 	outcomes  bool
 }{
 	{"band", "select window_start, window_end, band_share, envs_in_band, quota from learnable_band order by window_start", true},
-	{"solve_rates", "select step, solve_rate_nohint, solve_rate_hint, episodes_nohint, episodes_hint from solve_rates order by step", true},
+	{"solve_rates", "select step, solve_rate_nohint, solve_rate_hint, return_nohint, return_hint, episodes_nohint, episodes_hint from solve_rates order by step", true},
 	{"regret", "select step, regret, regret_smoothed, envs from regret_curve order by step", true},
 	{"vendi", "select window_index * getvariable('metrics_window') as window_start, vendi_per_n, envs from vendi_by_window order by window_start", false},
 	{"acceptance", "select step, acceptance, attempts_per_slot, accepted, slots from acceptance order by step", false},
-	{"cost", "select step, agent_tokens, designer_tokens, agent_latency_ms, env_cpu_seconds from cost order by step", false},
+	{"cost", "select step, agent_tokens, designer_tokens, agent_latency_ms, agent_latency_p95_ms, env_cpu_seconds from cost order by step", false},
 	{"left_out", "select step, broken_prefix, missing_tokens, missing_call, left_out, samples from left_out order by step", false},
+	{"train", trainSQL(), false},
+}
+
+// designerRewardSQL is the Designer's mean final reward per pool under the run's reward variant.
+func designerRewardSQL(variant schemas.Variant) string {
+	return "select pool_step, avg(reward) as reward, avg(regret) as regret, avg(anchor) as anchor, count(*) as envs from designer_rewards where final and variant = " +
+		lit(string(variant)) + " group by pool_step order by pool_step"
 }
 
 func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
@@ -153,9 +160,16 @@ func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
 		}
 		series[q.name] = ds
 	}
+	rewards, err := s.memo(ctx, []string{run}, designerRewardSQL(cfg.Regret.Variant), false)
+	if err != nil {
+		writeError(w, statusOf(err), fmt.Errorf("designer_reward: %w", err))
+		return
+	}
+	series["designer_reward"] = rewards
 	writeJSON(w, map[string]any{
 		"run": run, "preset": cfg.Preset, "last_step": last, "stages": stages,
 		"refresh_every": cfg.Sample.RefreshEvery, "window": cfg.Metrics.Window, "series": series,
+		"charts": timelineCharts(series),
 	})
 }
 
