@@ -25,7 +25,7 @@ type runView struct {
 	Setting   string       `json:"setting"`
 	Parent    string       `json:"parent,omitempty"`
 	Stages    []stageSteps `json:"stages"`
-	Committed int          `json:"steps_committed"` // steps whose training stage (grpo) is committed
+	Committed int          `json:"steps_committed"` // steps done: trainedSteps
 	LastStep  int64        `json:"last_step"`       // the highest step any stage committed, -1 for none
 	Dashboard *Dataset     `json:"dashboard"`
 }
@@ -62,18 +62,21 @@ func (s *Server) stageSteps(ctx context.Context, run string) ([]stageSteps, int6
 }
 
 // trainedSteps returns the steps at which a step is done: those of the stage that writes train_metrics
-// (grpo, the last stage every step runs; eval after it runs only every eval.every steps), or of the last
-// stage when no stage writes it.
+// (grpo, the last stage every step runs; eval after it runs only every eval.every steps) when the run has
+// trained at all; for a run that never trained (a recording without training, a run with --only), those
+// of the last stage in order that committed any step, eval's table aside.
 func trainedSteps(stages []stageSteps) []int64 {
 	for _, st := range stages {
-		if st.Table == schemas.TrainMetricsSpec.Name {
+		if st.Table == schemas.TrainMetricsSpec.Name && len(st.Steps) > 0 {
 			return st.Steps
 		}
 	}
-	if len(stages) == 0 {
-		return nil
+	for i := len(stages) - 1; i >= 0; i-- {
+		if stages[i].Table != schemas.EvalResultsSpec.Name && len(stages[i].Steps) > 0 {
+			return stages[i].Steps
+		}
 	}
-	return stages[len(stages)-1].Steps
+	return nil
 }
 
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {

@@ -286,7 +286,7 @@ async function runsPage() {
       cols.map(([c]) => h('td', { class: 'num' }, h('a', { class: 'num', href: consoleHref(run.dashboard.sql, [run.run]), title: 'from: ' + run.dashboard.sql }, fmt(last[c])))));
   });
   m.append(h('div', { class: 'scroll' }, h('table', { class: 'data runs', 'data-table': 'runs' }, h('thead', {}, head), h('tbody', {}, body))),
-    h('div', { class: 'toolbar' }, compare, h('span', { class: 'muted' }, 'steps committed: steps whose grpo stage is committed; the last columns: the last window of the dashboard')));
+    h('div', { class: 'toolbar' }, compare, h('span', { class: 'muted' }, 'steps committed: steps whose grpo stage is committed (for a run that never trained, its last stage that ran); the last columns: the last window of the dashboard')));
   for (const run of data.runs) {
     m.append(h('h2', {}, 'Dashboard of ', h('a', { href: runHref(run.run) }, run.run), sqlLink(run.dashboard.sql, [run.run])),
       table(run.dashboard, { runs: [run.run], name: 'dashboard-' + run.run }));
