@@ -79,14 +79,14 @@ func Summarize(ctx context.Context, lk *lake.Lake, run string, cfg *config.Confi
 	for _, r := range train {
 		s.Loss[r.Role] = r.Loss
 	}
-	// The Designer's calls: every llm_calls part of the step but rollout's (the Agent's, by far the
-	// largest, whose tokens the episodes already sum).
+	// The Designer's calls: every llm_calls part of the step but rollout's and the evaluations' (the
+	// Agent's, by far the largest; the episodes already sum the rollout's tokens).
 	parts, err := lk.StepPartitions(ctx, run, schemas.LLMCallsSpec.Name, step)
 	if err != nil {
 		return s, err
 	}
 	for _, p := range parts {
-		if p.Key.Fragment == schemas.FragmentRollout {
+		if p.Key.Fragment == schemas.FragmentRollout || strings.HasPrefix(p.Key.Fragment, "eval-") {
 			continue
 		}
 		calls, err := lake.ReadRows[schemas.LLMCallRow](ctx, lk, p.Key)
