@@ -20,6 +20,8 @@ type synthOptions struct {
 	Steps int
 	// Seed is --seed, the random seed.
 	Seed uint64
+	// Train is --train: also write train_metrics (synth.Options.Train).
+	Train bool
 }
 
 func newSynthCommand() *cli.Command {
@@ -37,10 +39,11 @@ Example: spade --lake /tmp/lake --run synth synth --size paper`,
 			&cli.StringFlag{Name: "variant", Value: "full", Usage: "full, no_corpus or no_memory"},
 			&cli.IntFlag{Name: "steps", Usage: "override the number of steps"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed"},
+			&cli.BoolFlag{Name: "train", Usage: "also write train_metrics (training curves for the report, the viewer and the TensorBoard export)"},
 		},
 		Action: func(c *cli.Context) error {
 			return runSynth(c.Context, synthOptions{globalOptions: globalsFrom(c), Size: c.String("size"),
-				Variant: c.String("variant"), Steps: c.Int("steps"), Seed: c.Uint64("seed")})
+				Variant: c.String("variant"), Steps: c.Int("steps"), Seed: c.Uint64("seed"), Train: c.Bool("train")})
 		},
 	}
 }
@@ -63,7 +66,7 @@ func runSynth(ctx context.Context, opts synthOptions) error {
 	if opts.Steps > 0 {
 		o.Steps = opts.Steps
 	}
-	o.Seed = opts.Seed
+	o.Seed, o.Train = opts.Seed, opts.Train
 	o.Variant = synth.Variant(opts.Variant)
 	o.Progress = opts.Progress
 	lk, err := opts.openLake(ctx)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,11 @@ func TestDemoReplaysTheSampleRun(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+	// One line per step with what it did, the numbers of the lake (no Go map syntax).
+	stepLine := regexp.MustCompile(`(?m)^step [0-3] \(pool [02]\): \d+ envs accepted · solve rate ([\d.]+%|—) unhinted / ([\d.]+%|—) hinted · regret ([-+][\d.]+ over \d+ envs|—) · loss \S.* · tokens \S+ agent / \S+ designer · [\d.]+s$`)
+	if n := len(stepLine.FindAllString(out, -1)); n != 4 || strings.Contains(out, "map[") {
+		t.Errorf("demo output: %d step lines, want 4 and no map syntax:\n%s", n, out)
 	}
 
 	// Two runs of the demo lake: a child of the replayed run with one setting changed differs from it in

@@ -76,6 +76,7 @@ func newApp() *cli.App {
 		newDoctorCommand(),
 		newEnvCommand(),
 		newEvalCommand(),
+		newExportCommand(),
 		newGateCommand(),
 		newGenerateCommand(),
 		newGRPOCommand(),

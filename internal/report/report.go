@@ -23,6 +23,7 @@ import (
 
 	"github.com/spadekit/spade/internal/analytics"
 	"github.com/spadekit/spade/internal/safetext"
+	"github.com/spadekit/spade/schemas"
 )
 
 // Chart is one rendered chart of the report.
@@ -179,6 +180,12 @@ func Charts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
 			SVG: LineChart("eval-scores", "Benchmark scores per step", "step", "avg@K", scores, 0, 1)})
 	}
 
+	outcomes, err := outcomeCharts(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	charts = append(charts, outcomes...)
+
 	acc, err := get("acceptance")
 	if err != nil {
 		return nil, err
@@ -236,7 +243,134 @@ func Charts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
 		SVG: LineChart("cost-designer", "Cost per step: Designer", "step", "tokens", []Series{
 			{Name: "designer", X: col(cost, "step"), Y: col(cost, "designer_tokens")},
 		}, 0, math.NaN())})
-	return charts, nil
+	training, err := TrainingCharts(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return append(charts, training...), nil
+}
+
+// outcomeCharts are the per-step outcome curves of each role: the Agent's solve rate and mean return
+// without and with the hint, and the Designer's mean reward per pool (its final rows of the run's reward
+// variant). A curve with no point is left out (every chart on the page shows a mark).
+func outcomeCharts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
+	rates, err := s.Model(ctx, "solve_rates")
+	if err != nil {
+		return nil, err
+	}
+	var out []Chart
+	if hasValue(col(rates, "solve_rate_nohint"), col(rates, "solve_rate_hint")) {
+		out = append(out, Chart{ID: "solve-rates", Caption: "The Agent's solve rate per step over the episodes that count, without and with the privileged hint (SPADE §3.4).",
+			SVG: LineChart("solve-rates", "Agent solve rate per step", "step", "solve rate", []Series{
+				{Name: "unhinted", X: col(rates, "step"), Y: col(rates, "solve_rate_nohint")},
+				{Name: "hinted", X: col(rates, "step"), Y: col(rates, "solve_rate_hint")},
+			}, 0, 1)})
+		out = append(out, Chart{ID: "returns", Caption: "The Agent's mean episode return per step, without and with the hint.",
+			SVG: LineChart("returns", "Agent mean return per step", "step", "mean return", []Series{
+				{Name: "unhinted", X: col(rates, "step"), Y: col(rates, "return_nohint")},
+				{Name: "hinted", X: col(rates, "step"), Y: col(rates, "return_hint")},
+			}, math.NaN(), math.NaN())})
+	}
+	rewards, err := analytics.Query(ctx, s.DB, `select pool_step, avg(reward) as reward, avg(regret) as regret, avg(anchor) as anchor
+		from designer_rewards where final and variant = ? group by pool_step order by pool_step`, string(s.Config.Regret.Variant))
+	if err != nil {
+		return nil, fmt.Errorf("report: designer_rewards: %w", err)
+	}
+	if hasValue(col(rewards, "reward")) {
+		out = append(out, Chart{ID: "designer-reward", Caption: "The Designer's mean reward per pool (variant " + string(s.Config.Regret.Variant) + ", final rows), with its regret and anchor terms.",
+			SVG: LineChart("designer-reward", "Designer reward per pool", "pool step", "reward", []Series{
+				{Name: "reward", X: col(rewards, "pool_step"), Y: col(rewards, "reward")},
+				{Name: "regret", X: col(rewards, "pool_step"), Y: col(rewards, "regret"), Dashed: true},
+				{Name: "anchor", X: col(rewards, "pool_step"), Y: col(rewards, "anchor"), Dashed: true},
+			}, math.NaN(), math.NaN())})
+	}
+	return out, nil
+}
+
+// TrainPanel is one chart of the training curves: train_metrics columns of one unit.
+type TrainPanel struct {
+	// ID names the panel ("loss"); Title and YLabel label it.
+	ID, Title, YLabel string
+	// Columns are the SQL expressions over train_metrics drawn, with their legend names.
+	Columns [][2]string
+	// Lo and Hi fix the ends of the y axis (NaN: from the data; axis.Bounds).
+	Lo, Hi float64
+	// AgentOnly draws the panel for the Agent alone (its columns are 0 on Designer rows).
+	AgentOnly bool
+}
+
+// TrainPanels are the training panels drawn per role, every train_metrics column in one of them.
+var TrainPanels = []TrainPanel{
+	{"loss", "GRPO loss", "loss", [][2]string{{"loss", "loss"}}, math.NaN(), math.NaN(), false},
+	{"kl", "KL to the reference", "k3 KL", [][2]string{{"kl", "kl"}}, 0, math.NaN(), false},
+	{"grad-norm", "Gradient norm before clipping", "grad norm", [][2]string{{"grad_norm", "grad norm"}}, 0, math.NaN(), false},
+	{"clip", "Clip fraction", "share of tokens", [][2]string{{"clip_frac", "clipped"}, {"clip_frac_low", "low side"}, {"clip_frac_high", "high side"}}, 0, math.NaN(), false},
+	{"ratio", "Importance ratio", "ratio", [][2]string{{"ratio_mean", "ratio mean"}, {"ratio_max", "ratio max"}, {"is_weight_mean", "IS weight mean"}}, math.NaN(), math.NaN(), false},
+	{"lr", "Learning rate", "lr", [][2]string{{"lr", "lr"}}, 0, math.NaN(), false},
+	{"throughput", "Training throughput", "tokens / s", [][2]string{{"tokens / nullif(seconds, 0)", "tokens/s"}}, 0, math.NaN(), false},
+	{"update-time", "Update time", "seconds", [][2]string{{"seconds", "update time"}}, 0, math.NaN(), false},
+	{"tokens", "Tokens trained", "tokens", [][2]string{{"tokens", "tokens"}}, 0, math.NaN(), false},
+	{"samples", "Samples trained", "samples", [][2]string{{"samples", "samples"}}, 0, math.NaN(), false},
+	{"left-out", "Plays left out of training", "plays", [][2]string{{"left_out_broken_prefix", "broken prefix"},
+		{"left_out_missing_tokens", "missing token ids"}, {"left_out_missing_call", "missing call"}}, 0, math.NaN(), true},
+}
+
+// TrainingCharts draws every train_metrics column per step, one panel per unit and role (the Designer's
+// updates are far fewer and smaller than the Agent's: a shared axis would flatten them); a role without
+// rows has no panels. The trainer reports no peak memory, so none is drawn.
+func TrainingCharts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
+	var out []Chart
+	for _, role := range schemas.TrainedRoles() {
+		for _, p := range TrainPanels {
+			if p.AgentOnly && role != schemas.RoleAgent {
+				continue
+			}
+			var sel []string
+			for i, c := range p.Columns {
+				sel = append(sel, fmt.Sprintf("(%s)::double as c%d", c[0], i))
+			}
+			t, err := analytics.Query(ctx, s.DB, "select step, "+strings.Join(sel, ", ")+
+				" from train_metrics where role = ? order by step", string(role))
+			if err != nil {
+				return nil, fmt.Errorf("report: train_metrics: %w", err)
+			}
+			var series []Series
+			var ys [][]float64
+			for i, c := range p.Columns {
+				y := col(t, fmt.Sprintf("c%d", i))
+				ys = append(ys, y)
+				series = append(series, Series{Name: c[1], X: col(t, "step"), Y: y})
+			}
+			if !hasValue(ys...) {
+				continue
+			}
+			id := "train-" + string(role) + "-" + p.ID
+			name := roleName(role)
+			out = append(out, Chart{ID: id, Caption: fmt.Sprintf("%s: %s per training step (train_metrics).", name, p.Title),
+				SVG: LineChart(id, name+": "+p.Title, "step", p.YLabel, series, p.Lo, p.Hi)})
+		}
+	}
+	return out, nil
+}
+
+// roleName is a role as a title writes it.
+func roleName(r schemas.Role) string {
+	if r == "" {
+		return ""
+	}
+	return strings.ToUpper(string(r[:1])) + string(r[1:])
+}
+
+// hasValue reports whether any of the columns holds a number (not NaN).
+func hasValue(cols ...[]float64) bool {
+	for _, c := range cols {
+		for _, v := range c {
+			if !math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // leftOutSection is the report's account of the Agent plays grpo left out of training (the left_out

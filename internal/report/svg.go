@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/spadekit/spade/internal/axis"
 )
 
 // Series is one named sequence of (x, y) points of a chart; NaN y values are gaps.
@@ -28,9 +32,14 @@ const (
 	titleY, legendY = 18, 28
 )
 
-// axes returns the SVG of the frame, ticks and labels for the given ranges, plus the x and y mappings.
-// With intX (steps, windows) only whole x values get a tick: no "step 1.5".
-func axes(title, xLabel, yLabel string, x0, x1, y0, y1 float64, intX bool) (string, func(float64) float64, func(float64) float64) {
+// axes returns the SVG of the frame, ticks and labels for the laid-out x and y axes (internal/axis, shared
+// with the viewer), plus the x and y mappings; a nil x axis draws no x ticks (a bar chart's categories).
+func axes(title, xLabel, yLabel string, xa *axis.Axis, ya axis.Axis) (string, func(float64) float64, func(float64) float64) {
+	x0, x1 := 0.0, 1.0
+	if xa != nil {
+		x0, x1 = xa.Min, xa.Max
+	}
+	y0, y1 := ya.Min, ya.Max
 	if x1 <= x0 {
 		x1 = x0 + 1
 	}
@@ -43,15 +52,14 @@ func axes(title, xLabel, yLabel string, x0, x1, y0, y1 float64, intX bool) (stri
 	var b strings.Builder
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="title">%s</text>`, marginL, titleY, html.EscapeString(title))
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" class="frame"/>`, marginL, marginT, plotW, plotH)
-	for _, t := range ticks(y0, y1, 5) {
-		fmt.Fprintf(&b, `<line x1="%d" x2="%.1f" y1="%.1f" y2="%.1f" class="grid"/>`, marginL, float64(marginL)+plotW, sy(t), sy(t))
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" class="tick" text-anchor="end">%s</text>`, marginL-6, sy(t)+4, fmtTick(t))
+	for _, t := range ya.Ticks {
+		fmt.Fprintf(&b, `<line x1="%d" x2="%.1f" y1="%.1f" y2="%.1f" class="grid"/>`, marginL, float64(marginL)+plotW, sy(t.Value), sy(t.Value))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" class="tick" text-anchor="end">%s</text>`, marginL-6, sy(t.Value)+4, html.EscapeString(t.Label))
 	}
-	for _, t := range ticks(x0, x1, 8) {
-		if intX && t != math.Trunc(t) {
-			continue
+	if xa != nil {
+		for _, t := range xa.Ticks {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="middle">%s</text>`, sx(t.Value), float64(marginT)+plotH+16, html.EscapeString(t.Label))
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="middle">%s</text>`, sx(t), float64(marginT)+plotH+16, fmtTick(t))
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%d" class="label" text-anchor="middle">%s</text>`, float64(marginL)+plotW/2, chartH-6, html.EscapeString(xLabel))
 	fmt.Fprintf(&b, `<text x="14" y="%.0f" class="label" text-anchor="middle" transform="rotate(-90 14 %.0f)">%s</text>`,
@@ -59,46 +67,18 @@ func axes(title, xLabel, yLabel string, x0, x1, y0, y1 float64, intX bool) (stri
 	return b.String(), sx, sy
 }
 
-// tickStep returns the round step (1, 2 or 5 times a power of ten) of about n ticks over [lo, hi].
-func tickStep(lo, hi float64, n int) float64 {
-	span := hi - lo
-	step := math.Pow(10, math.Floor(math.Log10(span/float64(n))))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if span/(step*m) <= float64(n) {
-			return step * m
-		}
+// exact writes a value for a tooltip: a whole number in full (6069949, not 6.07e+06), others to 4
+// significant digits.
+func exact(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	return step * 10
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
-// ticks returns about n round tick values covering [lo, hi].
-func ticks(lo, hi float64, n int) []float64 {
-	step := tickStep(lo, hi, n)
-	var out []float64
-	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9; k++ {
-		t := k * step // multiples of step, so 0 is exactly 0 (no "-0" label from accumulated rounding)
-		if t == 0 {
-			t = 0 // normalise -0
-		}
-		out = append(out, t)
-	}
-	return out
-}
-
-// fmtTick writes a tick or value in at most 3 significant digits, thousands and up with a k, M or G
-// suffix (never an exponent: "5k", not "5e+03"). The thresholds sit where %.3g would round up to the next
-// unit, so 999.7 reads "1k", not "1e+03".
-func fmtTick(t float64) string {
-	switch a := math.Abs(t); {
-	case a >= 999.5e6:
-		return fmt.Sprintf("%.3gG", t/1e9)
-	case a >= 999.5e3:
-		return fmt.Sprintf("%.3gM", t/1e6)
-	case a >= 999.5:
-		return fmt.Sprintf("%.3gk", t/1e3)
-	}
-	return fmt.Sprintf("%.3g", t)
-}
+// fmtTick writes a value beside its point in at most 3 significant digits, in the axes' units (k, M, G;
+// never "5e+03"): axis.Value.
+func fmtTick(t float64) string { return axis.Value(t) }
 
 // legend draws the series names left to right on the row between the title and the plot, in a group of
 // class "legend" (the page's layout check reads its boxes).
@@ -121,46 +101,33 @@ func legend(names []string) string {
 // LineChart returns an inline SVG line chart of the series (a marker on every point when a series has
 // fewer than 40). yMin/yMax fix the y range when not NaN.
 func LineChart(id, title, xLabel, yLabel string, series []Series, yMin, yMax float64) string {
-	x0, x1, y0, y1 := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	var xs, ys []float64
+	intX := true
 	for _, s := range series {
 		for i := range s.X {
+			intX = intX && s.X[i] == math.Trunc(s.X[i])
 			if math.IsNaN(s.Y[i]) {
 				continue
 			}
-			x0, x1 = math.Min(x0, s.X[i]), math.Max(x1, s.X[i])
-			y0, y1 = math.Min(y0, s.Y[i]), math.Max(y1, s.Y[i])
+			xs, ys = append(xs, s.X[i]), append(ys, s.Y[i])
 		}
 	}
-	if math.IsInf(x0, 0) {
-		x0, x1, y0, y1 = 0, 1, 0, 1
-	}
-	if !math.IsNaN(yMin) {
-		y0 = yMin
-	}
-	if !math.IsNaN(yMax) {
-		y1 = math.Max(yMax, y1)
-	}
-	// A range taken from the data ends on round ticks, so the extreme points sit on a labelled grid line
-	// rather than on an unlabelled frame edge (a short run's regret spans a few hundredths).
-	if y1 > y0 {
-		step := tickStep(y0, y1, 5)
-		if math.IsNaN(yMin) {
-			y0 = math.Floor(y0/step+1e-9) * step
+	// The y range ends on round ticks, so the extreme points sit on a labelled grid line rather than on
+	// an unlabelled frame edge (a short run's regret spans a few hundredths); one x value (a run shorter
+	// than one window) is centred rather than pinned to the frame.
+	ya := axis.Linear(ys, 5, axis.Bounds{Lo: yMin, Hi: yMax})
+	var xa axis.Axis
+	if intX {
+		lo, hi := 0.0, 0.0
+		if len(xs) > 0 {
+			lo, hi = slices.Min(xs), slices.Max(xs)
 		}
-		if math.IsNaN(yMax) || y1 > yMax {
-			y1 = math.Ceil(y1/step-1e-9) * step
-		}
+		xa = axis.Steps(lo, hi, 8)
+	} else {
+		xa = axis.Linear(xs, 8, axis.Free)
 	}
-	intX := true
-	for _, s := range series {
-		for _, x := range s.X {
-			intX = intX && x == math.Trunc(x)
-		}
-	}
-	if x1 == x0 { // one x value (a run shorter than one window): centre it rather than pin it to the frame
-		x0, x1 = x0-0.5, x1+0.5
-	}
-	frame, sx, sy := axes(title, xLabel, yLabel, x0, x1, y0, y1, intX)
+	y0, y1 := ya.Min, ya.Max
+	frame, sx, sy := axes(title, xLabel, yLabel, &xa, ya)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg id="%s" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="%s">%s`,
 		id, chartW, chartH, html.EscapeString(title), frame)
@@ -203,8 +170,8 @@ func LineChart(id, title, xLabel, yLabel string, series []Series, yMin, yMax flo
 			}
 			for i := range s.X {
 				if !math.IsNaN(s.Y[i]) {
-					fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>%s: %g, %.4g</title></circle>`,
-						sx(s.X[i]), sy(s.Y[i]), r, colour, html.EscapeString(s.Name), s.X[i], s.Y[i])
+					fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>%s: %s, %s</title></circle>`,
+						sx(s.X[i]), sy(s.Y[i]), r, colour, html.EscapeString(s.Name), exact(s.X[i]), exact(s.Y[i]))
 					if points <= 3 { // with so few points the values are the chart: write them beside the marks
 						b.WriteString(valueLabel(sx(s.X[i]), sy(s.Y[i]), k, colour, fmtTick(s.Y[i])))
 					}
@@ -245,9 +212,7 @@ func BarChart(id, title, yLabel string, categories, seriesNames []string, values
 	if y1 == 0 {
 		y1 = 1
 	}
-	frame, _, sy := axes(title, "", yLabel, 0, 1, 0, y1*1.05, false)
-	// The x ticks of axes are meaningless for categories: draw the frame without them.
-	frame = stripXTicks(frame)
+	frame, _, sy := axes(title, "", yLabel, nil, axis.Linear([]float64{y1}, 5, axis.FromZero))
 	plotW := float64(chartW - marginL - marginR)
 	groupW := plotW / float64(max(len(categories), 1))
 	barW := groupW * 0.8 / float64(max(len(seriesNames), 1))
@@ -262,25 +227,13 @@ func BarChart(id, title, yLabel string, categories, seriesNames []string, values
 				continue
 			}
 			top := sy(v)
-			fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s, %s: %.4g</title></rect>`,
+			fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s, %s: %s</title></rect>`,
 				gx+float64(s)*barW, top, math.Max(barW-1, 1), sy(0)-top, palette[s%len(palette)],
-				html.EscapeString(cat), html.EscapeString(seriesNames[s]), v)
+				html.EscapeString(cat), html.EscapeString(seriesNames[s]), exact(v))
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick" text-anchor="middle">%s</text>`, gx+groupW*0.4, chartH-marginB+16, html.EscapeString(cat))
 	}
 	b.WriteString(legend(seriesNames))
 	b.WriteString(`</svg>`)
 	return b.String()
-}
-
-// stripXTicks removes the x-axis tick labels drawn by axes (those below the plot).
-func stripXTicks(frame string) string {
-	var out []string
-	for _, part := range strings.SplitAfter(frame, "</text>") {
-		if strings.Contains(part, `text-anchor="middle">`) && strings.Contains(part, fmt.Sprintf(`y="%d"`, chartH-marginB+16)) {
-			continue
-		}
-		out = append(out, part)
-	}
-	return strings.Join(out, "")
 }

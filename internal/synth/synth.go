@@ -61,6 +61,10 @@ type Options struct {
 	Workers int
 	// Progress, when set, counts the steps written (a bar on a terminal, log lines otherwise).
 	Progress *progress.Reporter
+	// Train also writes train_metrics: an Agent update at every step and a Designer update at each pool's
+	// last step, with a falling loss, a rising KL and a constant learning rate (off by default: tests
+	// that write their own train_metrics start from none).
+	Train bool
 }
 
 // Paper returns the paper-sized options: 400 steps × 24 envs × 32 episodes × up to 25 turns.
@@ -334,6 +338,11 @@ func (g *generator) writePool(ctx context.Context, lk *lake.Lake, run string, po
 		if err := put(ctx, lk, run, "llm_calls", step, stepCalls); err != nil {
 			return err
 		}
+		if o.Train {
+			if err := put(ctx, lk, run, "train_metrics", step, g.trainStep(step, pool, rows)); err != nil {
+				return err
+			}
+		}
 	}
 	last := min(pool+o.RefreshEvery, o.Steps) - 1
 	var rewards []schemas.DesignerRewardRow
@@ -498,6 +507,31 @@ func (g *generator) code(r *rand.Rand, className, skill string, topic int) strin
 		b.WriteByte(' ')
 	}
 	return b.String()
+}
+
+// trainStep is the train_metrics of a step: the Agent's update over the step's episodes and, at a pool's
+// last step, the Designer's over the pool's envs.
+func (g *generator) trainStep(step, pool int, episodes []schemas.EpisodeRow) []schemas.TrainMetricsRow {
+	r := g.rng(uint64(step), 0x7a11)
+	p := g.progress(step)
+	var tokens int64
+	for _, e := range episodes {
+		tokens += e.Tokens
+	}
+	row := func(role schemas.Role, scale float64, tokens, samples int64) schemas.TrainMetricsRow {
+		clip := 0.02 + 0.08*p*r.Float64()
+		seconds := 20*scale + 5*r.Float64()
+		return schemas.TrainMetricsRow{Step: int64(step), Role: role,
+			Loss: scale * (0.08*math.Exp(-2*p) + 0.02*(r.Float64()-0.5)), KL: scale * 0.004 * p * (1 + 0.3*r.Float64()),
+			ClipFrac: clip, ClipFracLow: clip * 0.4, ClipFracHigh: clip * 0.6, RatioMean: 1 + 0.01*(r.Float64()-0.5), RatioMax: 1.2 + r.Float64(),
+			ISWeightMean: 1, GradNorm: scale * (0.5 + 0.3*r.Float64()), LR: 1e-6, Tokens: tokens, Samples: samples,
+			WeightsVersion: fmt.Sprintf("%s-step%d", role, step), Seconds: seconds}
+	}
+	out := []schemas.TrainMetricsRow{row(schemas.RoleAgent, 1, tokens, int64(len(episodes)))}
+	if step == min(pool+g.o.RefreshEvery, g.o.Steps)-1 {
+		out = append(out, row(schemas.RoleDesigner, 0.3, int64(g.o.EnvsPerStep)*400, int64(g.o.EnvsPerStep)))
+	}
+	return out
 }
 
 // put commits one partition of rows; an empty slice commits an empty partition.

@@ -17,8 +17,11 @@
 // Endpoints (all GET unless said; every page URL serves the app, which reads the JSON):
 //
 //	/api/runs                          every run: preset, steps committed per stage, its dashboard
-//	/api/runs/{run}/timeline           stages done per step; band, solve rates, regret, Vendi/n,
-//	                                   acceptance and cost per step or window
+//	/api/runs/{run}/timeline           stages done per step; band, solve rates, returns, regret,
+//	                                   Vendi/n, acceptance, Designer reward, cost and train_metrics per
+//	                                   step or window, and the charts drawn from them with their axes
+//	/api/compare?run=A&run=B           the compare page's charts: dashboard columns per window and run
+//	/api/config/diff?run=A&run=B       the configuration keys on which the runs differ
 //	/api/runs/{run}/steps/{step}       the pool a step played: env cards, the gate's verdicts, repeats
 //	/api/runs/{run}/envs/{env}         program, hint, corpus excerpt, prompt memory, episodes, response
 //	/api/runs/{run}/episodes/{episode} one play turn by turn, with the Agent's answers from llm_calls

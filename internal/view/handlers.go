@@ -25,7 +25,7 @@ type runView struct {
 	Setting   string       `json:"setting"`
 	Parent    string       `json:"parent,omitempty"`
 	Stages    []stageSteps `json:"stages"`
-	Committed int          `json:"steps_committed"` // steps whose training stage (grpo) is committed
+	Committed int          `json:"steps_committed"` // steps done: trainedSteps
 	LastStep  int64        `json:"last_step"`       // the highest step any stage committed, -1 for none
 	Dashboard *Dataset     `json:"dashboard"`
 }
@@ -62,18 +62,21 @@ func (s *Server) stageSteps(ctx context.Context, run string) ([]stageSteps, int6
 }
 
 // trainedSteps returns the steps at which a step is done: those of the stage that writes train_metrics
-// (grpo, the last stage every step runs; eval after it runs only every eval.every steps), or of the last
-// stage when no stage writes it.
+// (grpo, the last stage every step runs; eval after it runs only every eval.every steps) when the run has
+// trained at all; for a run that never trained (a recording without training, a run with --only), those
+// of the last stage in order that committed any step, eval's table aside.
 func trainedSteps(stages []stageSteps) []int64 {
 	for _, st := range stages {
-		if st.Table == schemas.TrainMetricsSpec.Name {
+		if st.Table == schemas.TrainMetricsSpec.Name && len(st.Steps) > 0 {
 			return st.Steps
 		}
 	}
-	if len(stages) == 0 {
-		return nil
+	for i := len(stages) - 1; i >= 0; i-- {
+		if stages[i].Table != schemas.EvalResultsSpec.Name && len(stages[i].Steps) > 0 {
+			return stages[i].Steps
+		}
 	}
-	return stages[len(stages)-1].Steps
+	return nil
 }
 
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
@@ -123,12 +126,19 @@ var timelineQueries = []struct {
 	outcomes  bool
 }{
 	{"band", "select window_start, window_end, band_share, envs_in_band, quota from learnable_band order by window_start", true},
-	{"solve_rates", "select step, solve_rate_nohint, solve_rate_hint, episodes_nohint, episodes_hint from solve_rates order by step", true},
+	{"solve_rates", "select step, solve_rate_nohint, solve_rate_hint, return_nohint, return_hint, episodes_nohint, episodes_hint from solve_rates order by step", true},
 	{"regret", "select step, regret, regret_smoothed, envs from regret_curve order by step", true},
 	{"vendi", "select window_index * getvariable('metrics_window') as window_start, vendi_per_n, envs from vendi_by_window order by window_start", false},
 	{"acceptance", "select step, acceptance, attempts_per_slot, accepted, slots from acceptance order by step", false},
-	{"cost", "select step, agent_tokens, designer_tokens, agent_latency_ms, env_cpu_seconds from cost order by step", false},
+	{"cost", "select step, agent_tokens, designer_tokens, agent_latency_ms, agent_latency_p95_ms, env_cpu_seconds from cost order by step", false},
 	{"left_out", "select step, broken_prefix, missing_tokens, missing_call, left_out, samples from left_out order by step", false},
+	{"train", trainSQL(), false},
+}
+
+// designerRewardSQL is the Designer's mean final reward per pool under the run's reward variant.
+func designerRewardSQL(variant schemas.Variant) string {
+	return "select pool_step, avg(reward) as reward, avg(regret) as regret, avg(anchor) as anchor, count(*) as envs from designer_rewards where final and variant = " +
+		lit(string(variant)) + " group by pool_step order by pool_step"
 }
 
 func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
@@ -153,9 +163,16 @@ func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
 		}
 		series[q.name] = ds
 	}
+	rewards, err := s.memo(ctx, []string{run}, designerRewardSQL(cfg.Regret.Variant), false)
+	if err != nil {
+		writeError(w, statusOf(err), fmt.Errorf("designer_reward: %w", err))
+		return
+	}
+	series["designer_reward"] = rewards
 	writeJSON(w, map[string]any{
 		"run": run, "preset": cfg.Preset, "last_step": last, "stages": stages,
 		"refresh_every": cfg.Sample.RefreshEvery, "window": cfg.Metrics.Window, "series": series,
+		"charts": timelineCharts(series),
 	})
 }
 

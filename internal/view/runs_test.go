@@ -34,6 +34,23 @@ func TestRunsPageCountsTrainedSteps(t *testing.T) {
 	}
 }
 
+// TestRunsPageCountsStepsOfAnUntrainedRun: a run that never trained (the demo's recording has no
+// train_metrics) counts the steps of its last stage that ran (regret), not 0.
+func TestRunsPageCountsStepsOfAnUntrainedRun(t *testing.T) {
+	lk, run := demoLake(t)
+	ts := startServer(t, lk, Options{Stages: append(append([]StageMarker{}, testStages...), StageMarker{"eval", "eval_results"})})
+	want := truth(t, lk, run, "select count(distinct step) from designer_rewards")[0].(int64)
+	if want == 0 {
+		t.Fatal("the demo's recording has no designer_rewards")
+	}
+	for _, r := range get(t, ts, "/api/runs", 200)["runs"].([]any) {
+		rv := r.(map[string]any)
+		if rv["run"] == run && rv["steps_committed"] != float64(want) {
+			t.Errorf("run %s: steps_committed = %v, want %d (the steps regret committed)", run, rv["steps_committed"], want)
+		}
+	}
+}
+
 // TestTimelineCountsLeftOutPlays: the timeline's left_out series has one row per trained step with the
 // Agent's left-out plays per cause, read from train_metrics (the Designer's rows do not count).
 func TestTimelineCountsLeftOutPlays(t *testing.T) {

@@ -251,6 +251,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/runs/{run}/envs/{env}", s.handleEnv)
 	mux.HandleFunc("GET /api/runs/{run}/episodes/{episode}", s.handleEpisode)
 	mux.HandleFunc("GET /api/config/diff", s.handleConfigDiff)
+	mux.HandleFunc("GET /api/compare", s.handleCompare)
 	mux.HandleFunc("POST /api/query", s.handleQuery)
 	mux.HandleFunc("GET /api/query.csv", s.handleQueryCSV)
 	mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {

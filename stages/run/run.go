@@ -24,6 +24,12 @@ type Options struct {
 	Out io.Writer
 	// Log receives progress; nil discards it.
 	Log *slog.Logger
+	// StepLines, when set, receives one line per step once its stages are done (StepSummary.Line):
+	// accepted envs, solve rates, regret, loss, tokens and time.
+	StepLines io.Writer
+	// AfterStep, when set, is called once a step's stages are done (or found done), with its summary;
+	// an error stops the run (a step's outputs are committed by then).
+	AfterStep func(ctx context.Context, s StepSummary) error
 }
 
 // Timing is one stage's line of the time table.
@@ -167,6 +173,7 @@ func Run(ctx context.Context, env *stage.Env, steps []int64, opts Options) (Repo
 	term := env.Progress.Terminal()
 	for i, step := range steps {
 		ranAny := false
+		var stepTime time.Duration
 		for _, s := range opts.Stages {
 			if !s.Due(env.Config, step) {
 				continue
@@ -185,6 +192,7 @@ func Run(ctx context.Context, env *stage.Env, steps []int64, opts Options) (Repo
 				continue
 			}
 			t.Total += out.Elapsed
+			stepTime += out.Elapsed
 			t.Ran++
 			ranAny = true
 			if term {
@@ -208,6 +216,21 @@ func Run(ctx context.Context, env *stage.Env, steps []int64, opts Options) (Repo
 			rep.Steps++
 		} else {
 			rep.Resumed++
+		}
+		if opts.StepLines != nil || opts.AfterStep != nil {
+			sum, err := Summarize(ctx, env.Lake, env.Run, env.Config, step)
+			if err != nil {
+				return finish(fmt.Errorf("run: step %d: reading its summary: %w", step, err))
+			}
+			sum.Elapsed = stepTime
+			if opts.StepLines != nil {
+				fmt.Fprintln(opts.StepLines, sum.Line())
+			}
+			if opts.AfterStep != nil {
+				if err := opts.AfterStep(ctx, sum); err != nil {
+					return finish(fmt.Errorf("run: after step %d: %w", step, err))
+				}
+			}
 		}
 		if term && i+1 < len(steps) {
 			elapsed := time.Since(start)

@@ -122,64 +122,66 @@ function cmp(a, b) {
 
 const COLORS = ['#2754c5', '#c2410c', '#15803d', '#7c3aed', '#b45309', '#0e7490', '#be185d', '#4b5563'];
 
-// chart draws series [{name, points: [[x, y]], color}] as lines with points; hovering shows every
-// series' value at the nearest x; clicking calls onPick(x).
-function chart(title, series, opts) {
+// chart draws a chart the server laid out (internal/view/charts.go: the axes come from internal/axis, the
+// report's axis helper): spec = {name, title, x_label, y_label, sql: [[label, sql]], series: [{name,
+// points: [[x, y]]}], x: {min, max, ticks: [{v, label}]}, y: {...}}. Hovering shows every series' value at
+// the nearest x; clicking calls opts.onPick(x). The margins fit the widest tick label, so no label is cut
+// at an edge.
+function chart(spec, opts) {
   opts = opts || {};
-  const W = 560, H = 190, L = 48, R = 10, T = 10, B = 24;
-  const all = series.flatMap(se => se.points).filter(p => p[1] !== null && p[1] !== undefined);
-  const box = h('div', { class: 'chart', 'data-chart': opts.name || title });
-  const header = h('h3', {}, title, (opts.sqls || []).map(([label, sql]) => sqlLink(sql, opts.runs, label)));
-  box.append(header, h('div', { class: 'legend' }, series.map((se, i) =>
-    [h('span', { class: 'swatch', 'data-color': se.color || COLORS[i % COLORS.length] }), se.name])));
+  const series = spec.series.map((se, i) => Object.assign({ color: COLORS[i % COLORS.length] }, se));
+  const box = h('div', { class: 'chart', 'data-chart': spec.name });
+  box.append(h('h3', {}, spec.title, (spec.sql || []).map(([label, sql]) => sqlLink(sql, opts.runs, label))));
+  box.append(h('div', { class: 'legend' }, series.map(se => h('span', { class: 'legend-item' },
+    h('span', { class: 'swatch', 'data-color': se.color }), se.name))));
   box.querySelectorAll('.swatch').forEach(el => { el.style.background = el.dataset.color; });
-  if (!all.length) { box.append(h('p', { class: 'muted' }, 'no data')); return box; }
-  const xs = all.map(p => p[0]), ys = all.map(p => p[1]);
-  let x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(0, ...ys), y1 = Math.max(...ys);
-  if (opts.unit) { y0 = Math.min(0, y0); y1 = Math.max(1, y1); }
-  if (x1 === x0) { x0 -= 1; x1 += 1; }
-  if (y1 === y0) y1 = y0 + 1;
-  const X = x => L + (x - x0) / (x1 - x0) * (W - L - R);
+  const CH = 6; // px per character of a 10 px tick label (an upper bound for digits and k/M)
+  const widest = Math.max(1, ...spec.y.ticks.map(t => t.label.length));
+  const lastX = spec.x.ticks.length ? spec.x.ticks[spec.x.ticks.length - 1].label.length : 1;
+  const W = 560, H = 200, L = 22 + widest * CH, R = Math.max(12, Math.ceil(lastX * CH / 2) + 4), T = 10, B = 34;
+  const x0 = spec.x.min, x1 = spec.x.max > spec.x.min ? spec.x.max : spec.x.min + 1;
+  const y0 = spec.y.min, y1 = spec.y.max > spec.y.min ? spec.y.max : spec.y.min + 1;
+  // The data sit P px inside the frame, so a point at an end does not cover a tick label.
+  const P = 6;
+  const X = x => L + P + (x - x0) / (x1 - x0) * (W - L - R - 2 * P);
   const Y = y => H - B - (y - y0) / (y1 - y0) * (H - T - B);
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img' });
-  for (let i = 0; i <= 4; i++) {
-    const y = y0 + (y1 - y0) * i / 4;
-    svg.append(s('line', { class: 'grid', x1: L, x2: W - R, y1: Y(y), y2: Y(y) }),
-      s('text', { x: L - 4, y: Y(y) + 3, 'text-anchor': 'end', text: fmt(y) }));
+  for (const t of spec.y.ticks) {
+    svg.append(s('line', { class: 'grid', x1: L, x2: W - R, y1: Y(t.v), y2: Y(t.v) }),
+      s('text', { class: 'tick y', x: L - 4, y: Y(t.v) + 3, 'text-anchor': 'end', text: t.label }));
   }
-  const ticks = Math.min(8, x1 - x0);
-  for (let i = 0; i <= ticks; i++) {
-    const x = Math.round(x0 + (x1 - x0) * i / ticks);
-    svg.append(s('text', { x: X(x), y: H - 8, 'text-anchor': 'middle', text: String(x) }));
-  }
+  for (const t of spec.x.ticks) svg.append(s('text', { class: 'tick x', x: X(t.v), y: H - B + 13, 'text-anchor': 'middle', text: t.label }));
+  svg.append(s('text', { class: 'label', x: (L + W - R) / 2, y: H - 4, 'text-anchor': 'middle', text: spec.x_label }));
+  svg.append(s('text', { class: 'label', x: 0, y: 0, 'text-anchor': 'middle', transform: `translate(9 ${(T + H - B) / 2}) rotate(-90)`, text: spec.y_label }));
   svg.append(s('line', { class: 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B }));
-  series.forEach((se, i) => {
-    const color = se.color || COLORS[i % COLORS.length];
-    const pts = se.points.filter(p => p[1] !== null && p[1] !== undefined);
+  if (y0 < 0 && y1 > 0) svg.append(s('line', { class: 'zero', x1: L, x2: W - R, y1: Y(0), y2: Y(0) }));
+  series.forEach(se => {
+    const pts = se.points;
     if (pts.length > 1) {
-      svg.append(s('polyline', { fill: 'none', stroke: color, 'stroke-width': 1.5, points: pts.map(p => `${X(p[0]).toFixed(1)},${Y(p[1]).toFixed(1)}`).join(' ') }));
+      svg.append(s('polyline', { class: 'series', fill: 'none', stroke: se.color, 'stroke-width': 1.5, points: pts.map(p => `${X(p[0]).toFixed(1)},${Y(p[1]).toFixed(1)}`).join(' ') }));
     }
     // The points as one path of circles (two arcs each): one element per series, not one per point.
-    const r = pts.length > 60 ? 1.5 : 3;
+    const r = pts.length > 60 ? 1.5 : pts.length > 3 ? 3 : 4;
     const dots = pts.map(p => `M${(X(p[0]) - r).toFixed(1)},${Y(p[1]).toFixed(1)}a${r},${r} 0 1,0 ${2 * r},0a${r},${r} 0 1,0 ${-2 * r},0`).join('');
-    if (dots) svg.append(s('path', { d: dots, fill: color, 'data-points': pts.length }));
+    if (dots) svg.append(s('path', { class: 'mark', d: dots, fill: se.color, 'data-points': pts.length }));
   });
   const hover = s('line', { class: 'hover', y1: T, y2: H - B, visibility: 'hidden' });
   svg.append(hover);
-  const uniq = [...new Set(xs)].sort((a, b) => a - b);
+  const uniq = [...new Set(series.flatMap(se => se.points.map(p => p[0])))].sort((a, b) => a - b);
   const nearest = evt => {
     const rect = svg.getBoundingClientRect();
     const px = (evt.clientX - rect.left) / rect.width * W;
-    const x = x0 + (px - L) / (W - L - R) * (x1 - x0);
+    const x = x0 + (px - L - P) / (W - L - R - 2 * P) * (x1 - x0);
     let best = uniq[0];
     for (const u of uniq) if (Math.abs(u - x) < Math.abs(best - x)) best = u;
     return best;
   };
   const tip = document.getElementById('tip');
   svg.addEventListener('mousemove', evt => {
+    if (!uniq.length) return;
     const x = nearest(evt);
     hover.setAttribute('x1', X(x)); hover.setAttribute('x2', X(x)); hover.setAttribute('visibility', 'visible');
-    const lines = [`${opts.xLabel || 'step'} ${x}`];
+    const lines = [`${spec.x_label || 'step'} ${x}`];
     for (const se of series) {
       const p = se.points.find(q => q[0] === x);
       if (p) lines.push(`${se.name}: ${fmt(p[1])}`);
@@ -193,10 +195,26 @@ function chart(title, series, opts) {
   svg.addEventListener('mouseleave', () => { hover.setAttribute('visibility', 'hidden'); tip.hidden = true; });
   if (opts.onPick) {
     svg.style.cursor = 'pointer';
-    svg.addEventListener('click', evt => { tip.hidden = true; opts.onPick(nearest(evt)); });
+    svg.addEventListener('click', evt => { tip.hidden = true; if (uniq.length) opts.onPick(nearest(evt)); });
   }
   box.append(svg);
   return box;
+}
+
+// chartGroups draws charts under a heading per group, in the order the server listed them.
+function chartGroups(charts, opts) {
+  const out = [];
+  let grid = null, group = null;
+  for (const c of charts) {
+    if (grid === null || c.group !== group) {
+      group = c.group;
+      if (group) out.push(h('h2', { 'data-group': group }, group));
+      grid = h('div', { class: 'charts' });
+      out.push(grid);
+    }
+    grid.append(chart(c, opts));
+  }
+  return out;
 }
 
 function points(ds, x, y) { return rows(ds).map(r => [r[x], r[y]]); }
@@ -246,25 +264,29 @@ async function runsPage() {
   if (!data.runs.length) { m.append(h('p', { class: 'muted' }, 'The lake has no runs yet.')); return; }
   const picked = new Set();
   const compare = h('button', { disabled: true, onclick: () => go('/compare?' + qs({ run: [...picked] })) }, 'compare selected runs');
-  const cols = ['band_share', 'solve_rate_nohint', 'solve_rate_hint', 'regret', 'vendi_per_n', 'acceptance', 'agent_tokens'];
+  // The last window's figures; Agent tokens per step of it (a sum over a window cut short by the end of
+  // the run would read as a collapse).
+  const cols = [['band_share', 'band share'], ['solve_rate_nohint', 'solve, no hint'], ['solve_rate_hint', 'solve, hint'], ['regret', 'regret'],
+    ['vendi_per_n', 'Vendi/n'], ['acceptance', 'acceptance'], ['agent_tokens_per_step', 'agent tokens/step']];
   const head = h('tr', {}, ['', 'run', 'preset', 'setting', 'steps committed', 'last step', 'stages (steps done)', 'windows'].map(c => h('th', {}, c)),
-    cols.map(c => h('th', { title: 'last window of the dashboard' }, c + ' (last window)')));
+    cols.map(([c, label]) => h('th', { title: c + ' of the last window of the dashboard' }, label)));
   const body = data.runs.map(run => {
     const dash = rows(run.dashboard);
-    const last = dash[dash.length - 1] || {};
+    const last = Object.assign({}, dash[dash.length - 1] || {});
+    if (last.agent_tokens !== undefined && last.agent_tokens !== null) last.agent_tokens_per_step = last.agent_tokens / (last.window_end - last.window_start + 1);
     const box = h('input', { type: 'checkbox', 'data-run': run.run, onchange: e => {
       if (e.target.checked) picked.add(run.run); else picked.delete(run.run);
       compare.disabled = picked.size < 1;
     } });
-    return h('tr', { 'data-run': run.run }, h('td', {}, box), h('td', {}, h('a', { href: runHref(run.run) }, run.run)),
+    return h('tr', { 'data-run': run.run }, h('td', {}, box), h('td', { class: 'name' }, h('a', { href: runHref(run.run) }, run.run)),
       h('td', {}, run.preset), h('td', {}, run.setting), h('td', { class: 'num' }, String(run.steps_committed)),
       h('td', { class: 'num' }, run.last_step < 0 ? '—' : String(run.last_step)),
-      h('td', {}, run.stages.map(st => `${st.name} ${st.steps.length}`).join(' · ')),
+      h('td', { class: 'stages' }, run.stages.map(st => h('span', { class: 'stage' }, `${st.name} ${st.steps.length}`))),
       h('td', { class: 'num' }, String(dash.length)),
-      cols.map(c => h('td', { class: 'num' }, h('a', { class: 'num', href: consoleHref(run.dashboard.sql, [run.run]), title: 'from: ' + run.dashboard.sql }, fmt(last[c])))));
+      cols.map(([c]) => h('td', { class: 'num' }, h('a', { class: 'num', href: consoleHref(run.dashboard.sql, [run.run]), title: 'from: ' + run.dashboard.sql }, fmt(last[c])))));
   });
-  m.append(h('div', { class: 'scroll' }, h('table', { class: 'data', 'data-table': 'runs' }, h('thead', {}, head), h('tbody', {}, body))),
-    h('div', { class: 'toolbar' }, compare, h('span', { class: 'muted' }, 'steps committed: steps whose grpo stage is committed')));
+  m.append(h('div', { class: 'scroll' }, h('table', { class: 'data runs', 'data-table': 'runs' }, h('thead', {}, head), h('tbody', {}, body))),
+    h('div', { class: 'toolbar' }, compare, h('span', { class: 'muted' }, 'steps committed: steps whose grpo stage is committed (for a run that never trained, its last stage that ran); the last columns: the last window of the dashboard')));
   for (const run of data.runs) {
     m.append(h('h2', {}, 'Dashboard of ', h('a', { href: runHref(run.run) }, run.run), sqlLink(run.dashboard.sql, [run.run])),
       table(run.dashboard, { runs: [run.run], name: 'dashboard-' + run.run }));
@@ -279,13 +301,8 @@ async function comparePage(params) {
   const chosen = data.runs.filter(r => runs.includes(r.run));
   const m = main();
   m.replaceChildren(h('h1', {}, 'Runs side by side: ', runs.join(', ')));
-  const metrics = [['band_share', 'Learnable-band share'], ['solve_rate_nohint', 'Solve rate, no hint'], ['solve_rate_hint', 'Solve rate, hint'],
-    ['regret', 'Hint regret'], ['vendi_per_n', 'Vendi/n'], ['acceptance', 'Gate acceptance'], ['agent_tokens', 'Agent tokens']];
-  const charts = h('div', { class: 'charts' });
-  for (const [col, title] of metrics) {
-    charts.append(chart(title + ' by window', chosen.map(r => ({ name: r.run, points: points(r.dashboard, 'window_start', col) })),
-      { xLabel: 'window start', sqls: chosen.map(r => [r.run, r.dashboard.sql]), runs: runs, name: col }));
-  }
+  const cmp = await api('/api/compare?' + qs({ run: runs }));
+  const charts = h('div', { class: 'charts' }, cmp.charts.map(c => chart(c, { runs })));
   m.append(configDiffSection(runs), charts, h('div', { class: 'cols' }, chosen.map(r => h('div', {}, h('h2', {}, h('a', { href: runHref(r.run) }, r.run), sqlLink(r.dashboard.sql, [r.run])),
     table(r.dashboard, { runs: [r.run] })))));
 }
@@ -347,25 +364,7 @@ async function timelinePage(run) {
     h('div', { class: 'grid-wrap' }, grid));
   const S = t.series, pick = x => go(stepHref(run, x));
   const runs = [run];
-  m.append(h('h2', {}, 'Per step and window'), h('div', { class: 'charts' },
-    chart('Learnable-band share (window)', [{ name: 'band share', points: points(S.band, 'window_start', 'band_share') }],
-      { unit: true, xLabel: 'window start', sqls: [['SQL', S.band.sql]], runs, onPick: pick, name: 'band' }),
-    chart('Solve rate', [{ name: 'no hint', points: points(S.solve_rates, 'step', 'solve_rate_nohint'), color: '#2754c5' },
-      { name: 'hint', points: points(S.solve_rates, 'step', 'solve_rate_hint'), color: '#c2410c' }],
-      { unit: true, sqls: [['SQL', S.solve_rates.sql]], runs, onPick: pick, name: 'solve_rates' }),
-    chart('Hint regret', [{ name: 'regret', points: points(S.regret, 'step', 'regret') }, { name: 'moving average', points: points(S.regret, 'step', 'regret_smoothed') }],
-      { sqls: [['SQL', S.regret.sql]], runs, onPick: pick, name: 'regret' }),
-    chart('Vendi/n (window)', [{ name: 'Vendi/n', points: points(S.vendi, 'window_start', 'vendi_per_n') }],
-      { unit: true, xLabel: 'window start', sqls: [['SQL', S.vendi.sql]], runs, onPick: pick, name: 'vendi' }),
-    chart('Gate acceptance (pool)', [{ name: 'acceptance', points: points(S.acceptance, 'step', 'acceptance') }, { name: 'attempts per slot', points: points(S.acceptance, 'step', 'attempts_per_slot') }],
-      { sqls: [['SQL', S.acceptance.sql]], runs, onPick: pick, name: 'acceptance' }),
-    chart('Cost: tokens', [{ name: 'agent tokens', points: points(S.cost, 'step', 'agent_tokens') }, { name: 'designer tokens', points: points(S.cost, 'step', 'designer_tokens') }],
-      { sqls: [['SQL', S.cost.sql]], runs, onPick: pick, name: 'cost' }),
-    chart('Cost: latency and env CPU', [{ name: 'agent latency ms', points: points(S.cost, 'step', 'agent_latency_ms') }, { name: 'env CPU s', points: points(S.cost, 'step', 'env_cpu_seconds') }],
-      { sqls: [['SQL', S.cost.sql]], runs, onPick: pick, name: 'cost_time' }),
-    chart('Plays left out of training', [{ name: 'broken prefix', points: points(S.left_out, 'step', 'broken_prefix') },
-      { name: 'missing token ids', points: points(S.left_out, 'step', 'missing_tokens') }, { name: 'missing call', points: points(S.left_out, 'step', 'missing_call') }],
-      { sqls: [['SQL', S.left_out.sql]], runs, onPick: pick, name: 'left_out' })));
+  m.append(h('h2', {}, 'Per step and window'), ...chartGroups(t.charts || [], { runs, onPick: pick }));
   const pools = [...new Set(rows(S.acceptance).map(r => r.step))];
   m.append(h('h2', {}, 'Pools'), h('p', {}, pools.length ? pools.map(p => [h('a', { href: stepHref(run, p) }, `step ${p}`), ' ']) : h('span', { class: 'muted' }, 'no pool committed')));
 }
