@@ -1068,6 +1068,8 @@ class Server:
                     if prog is not None:
                         self.drain(prog)
             self.reap()
+            if self.by_pid:
+                kill_detached()
 
 
 def live_pids() -> list:
@@ -1672,6 +1674,40 @@ def verify_seal(seal: tuple, std: tuple, _collect=gc.collect, _sys=sys, _object_
     for fn, code, defaults, kwdefaults, label in s.functions:
         if _getcode(fn) is not code or _getdefaults(fn) is not defaults or _getkwdefaults(fn) is not kwdefaults:
             raise _tainted("the program changed the harness's %s when it loaded (an env may not reach the sandbox's own state)" % (label,))
+
+# ---------------------------------------------------------------- processes that left the tree
+
+# True where the server's parent is a PID namespace's init (bwrap, namespaces), so that every process
+# that left its program's tree (a daemon that called setsid, the orphan of a double fork) becomes that
+# init's child (worker.go; the landlock layer's init, a subreaper, kills its own: killDetached)
+SWEEP: bool = CONFIG.get("sweep", False)
+
+
+def kill_detached() -> None:
+    """Kill every child of the layer's init but this server: a process of a program that detached
+    itself from its template's tree, where neither its episode's CPU seconds nor the program's kill
+    would find it. The server calls this twice a second while programs run, so a detached process
+    lives half a second at most. Off without SWEEP or HARDEN."""
+    if not SWEEP or not HARDEN:
+        return
+    init, me = os.getppid(), os.getpid()
+    children = []
+    try:
+        for tid in os.listdir("/proc/%d/task" % init):  # (an orphan may be given to any of the init's threads)
+            try:
+                with open("/proc/%d/task/%s/children" % (init, tid)) as f:
+                    children += f.read().split()
+            except OSError:
+                continue
+    except OSError:
+        return
+    for pid in children:
+        if int(pid) != me:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+
 
 if __name__ == "__main__":
     main()

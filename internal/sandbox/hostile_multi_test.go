@@ -292,6 +292,24 @@ var attacks = []attack{
 		}
 		return strings.HasPrefix(obs, "held"), fmt.Sprintf("reset: %q, %v", obs, err)
 	}},
+	{name: "detached_worker", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+		prog, err := p.Load(ctx, code)
+		if err != nil {
+			return false, fmt.Sprintf("load: %v", err)
+		}
+		defer prog.Close()
+		env, err := prog.NewEnv(ctx)
+		if err != nil {
+			return false, fmt.Sprintf("new: %v", err)
+		}
+		defer env.Close()
+		obs, err := env.Reset(ctx, 0)
+		if err != nil {
+			return false, fmt.Sprintf("reset: %q %v", obs, err)
+		}
+		_, err = env.Step(ctx, "look")
+		return strings.Contains(fmt.Sprint(err), "still working"), fmt.Sprintf("step: %v", err)
+	}},
 	{name: "zombie_leader", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
 		first, err1 := playOnce(ctx, p, code) // plants the thread behind a zombie leader
 		later, err2 := playOnce(ctx, p, code) // the next program on the reused worker looks for it

@@ -371,6 +371,7 @@ func runLandlockInit(specJSON string) error {
 	for fd := 3; fd <= 5; fd++ {
 		unix.Close(fd)
 	}
+	go killDetached(cmd.Process.Pid)
 	status := 0
 	for {
 		var ws syscall.WaitStatus
@@ -388,6 +389,31 @@ func runLandlockInit(specJSON string) error {
 	}
 	shutdown(status)
 	return nil
+}
+
+// detachedSweep is how often killDetached looks for processes that left their program's tree.
+const detachedSweep = 500 * time.Millisecond
+
+// killDetached kills, every detachedSweep, each child of this init but the harness: a process that
+// left its program's tree (a setsid daemon, the orphan of a double fork) is reparented to us, the
+// subreaper, where neither its episode's CPU seconds nor its program's kill would find it. The
+// harness does the same under bwrap and namespaces (kill_detached in harness.py), where it can read
+// its init's children; here /proc is closed to it.
+func killDetached(harness int) {
+	for range time.Tick(detachedSweep) {
+		tasks, _ := os.ReadDir("/proc/self/task")
+		for _, task := range tasks {
+			data, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+			if err != nil {
+				continue
+			}
+			for _, field := range strings.Fields(string(data)) {
+				if pid, err := strconv.Atoi(field); err == nil && pid != harness {
+					_ = unix.Kill(pid, unix.SIGKILL)
+				}
+			}
+		}
+	}
 }
 
 // shutdownMu makes the first shutdown the only one: the harness's exit and our SIGTERM may race.
