@@ -1,11 +1,19 @@
-"""Runs one candidate program against its tests, loaded into the sandbox as an env program.
+"""Runs a candidate program on one test's input, loaded into the sandbox as an env program.
 
 The class below is the "env" the sandbox loads (internal/sandbox needs one class with reset and step);
-Go calls its run() method through Env.Eval. Each test runs the candidate in a child process of its own
-(os.fork, a new process group, rlimits), stdin from a memfd, stdout to a pipe read with a byte cap and a
-deadline; the child's group is killed after every test. The first failing test ends the run, so a
-program that loops costs one timeout, not one per test. Standard library only.
+Go calls its run() method through Env.Eval, once per test, each on a fresh instance, and compares what
+the program printed with the expected output itself: the expected output never enters the sandbox,
+and an instance holds one test's input only.
+
+run() forks the candidate into a process of its own: a new session, rlimits, stdin from a memfd of the
+input, stdout to a pipe read with a byte cap and a deadline, stderr to /dev/null, every other
+descriptor closed (the instance's socket to Go among them). The instance is a child subreaper, so every
+process the candidate starts, daemons included, stays below it; once the test ends all of them are
+killed and reaped before run() replies. The output comes back in base64 chunks that fit an eval result
+(chunk() for the rest). Standard library only.
 """
+import base64
+import ctypes
 import json
 import os
 import resource
@@ -14,47 +22,48 @@ import signal
 import sys
 import time
 
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+CHUNK = 32 << 10  # raw bytes per reply; base64 keeps a reply under the sandbox's 64 KiB result cap
 
-def compare_stdout(got: str, want: str) -> bool:
-    """Whitespace-normalised line comparison (trailing spaces and trailing blank lines ignored)."""
-    def lines(s: str) -> list:
-        out = [ln.rstrip() for ln in s.strip().splitlines()]
-        return out
-    if lines(got) == lines(want):
-        return True
-    return got.split() == want.split()
+_libc = None
 
 
-def compare_value(got: str, want: str) -> bool:
-    """Functional tests: the printed JSON return value against the expected JSON."""
+def prctl(option: int, arg: int) -> None:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    if _libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(%d, %d)" % (option, arg))
+
+
+def child(program: str, functional: bool, args_text: str, func_name: str, cpu_seconds: int, stdin_fd: int, out_fd: int) -> None:
+    """In the forked child: session, limits, fds, then the candidate. Never returns."""
     try:
-        return json.loads(got) == json.loads(want)
-    except ValueError:
-        return got.strip() == want.strip()
-
-
-def child(program: str, test: dict, func_name: str, cpu_seconds: int, stdin_fd: int, out_fd: int) -> None:
-    """In the forked child: limits, fds, then the candidate. Never returns."""
-    try:
-        os.setpgid(0, 0)
+        os.setsid()
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+        devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(stdin_fd, 0)
         os.dup2(out_fd, 1)
-        devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
+        os.closerange(3, 1 << 16)
         sys.stdin = open(0, "r", closefd=False)
         sys.stdout = open(1, "w", closefd=False)
         sys.stderr = open(2, "w", closefd=False)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         module = {"__name__": "__main__", "__builtins__": __builtins__}
         code = compile(program, "<solution>", "exec")
-        if test.get("testtype") == "functional":
+        del program
+        if functional:
             module["__name__"] = "solution"
             exec(code, module)
             target = module.get("Solution")
             fn = getattr(target(), func_name) if target is not None else module[func_name]
-            args = [json.loads(line) for line in test["input"].split("\n") if line.strip()]
+            args = [json.loads(line) for line in args_text.split("\n") if line.strip()]
+            del args_text
             sys.stdout.write(json.dumps(fn(*args)))
         else:
+            del args_text
             exec(code, module)
         sys.stdout.flush()
         os._exit(0)
@@ -68,61 +77,53 @@ def child(program: str, test: dict, func_name: str, cpu_seconds: int, stdin_fd: 
         os._exit(1)
 
 
-def run_one(program: str, test: dict, func_name: str, timeout: float, output_cap: int) -> str:
-    """Runs one test; returns "" when it passed, else why it failed."""
-    stdin_fd = os.memfd_create("stdin")
-    os.write(stdin_fd, test["input"].encode("utf-8"))
-    os.lseek(stdin_fd, 0, os.SEEK_SET)
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_fd)
-        child(program, test, func_name, max(1, int(timeout + 0.999)), stdin_fd, write_fd)
-    os.close(write_fd)
-    os.close(stdin_fd)
-    try:
-        os.setpgid(pid, pid)
-    except OSError:
-        pass
-    chunks, size, why = [], 0, ""
-    deadline = time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            why = "timeout"
-            break
-        ready, _, _ = select.select([read_fd], [], [], left)
-        if not ready:
-            why = "timeout"
-            break
-        data = os.read(read_fd, 65536)
-        if not data:
-            break
-        size += len(data)
-        if size > output_cap:
-            why = "output over %d bytes" % output_cap
-            break
-        chunks.append(data)
-    os.close(read_fd)
-    for target in (-pid, pid):
+def children() -> list:
+    """The pids whose parent is this process (the candidate and, once orphaned, what it started)."""
+    me, out = os.getpid(), []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
         try:
-            os.kill(target, signal.SIGKILL)
+            with open("/proc/%s/stat" % name, "rb") as f:
+                stat = f.read()
         except OSError:
-            pass
-    _, status = os.waitpid(pid, 0)
-    if why:
-        return why
-    if os.WIFSIGNALED(status):
-        return "killed by signal %d" % os.WTERMSIG(status)
-    if os.WEXITSTATUS(status) != 0:
-        return "runtime error (exit %d)" % os.WEXITSTATUS(status)
-    got = b"".join(chunks).decode("utf-8", "replace")
-    same = compare_value if test.get("testtype") == "functional" else compare_stdout
-    return "" if same(got, test["output"]) else "wrong output"
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 1 and int(fields[1]) == me:
+            out.append(int(name))
+    return out
+
+
+def kill_tree(first: int) -> int:
+    """Kill and reap every descendant (orphans come to us, the subreaper); returns the candidate's
+    wait status."""
+    status = None
+    for _ in range(100000):
+        kids = children()
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            pid, st = os.waitpid(-1, 0 if kids else os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == first:
+            status = st
+        if pid == 0 and not kids:
+            time.sleep(0.001)  # a child between fork and /proc: look again
+    else:
+        raise RuntimeError("the candidate's processes could not all be killed")
+    return status if status is not None else 9
 
 
 class CodeRunner:
-    """The sandbox's env class: reset and step are unused; run is called through Eval."""
+    """The sandbox's env class: reset and step are unused; run and chunk are called through Eval."""
+
+    def __init__(self):
+        self.out = b""
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
 
     def reset(self, seed):
         return ""
@@ -130,14 +131,61 @@ class CodeRunner:
     def step(self, action):
         return "", 0.0, True, {}
 
-    def run(self, program: str, tests: list, func_name: str, timeout: float, budget: float, output_cap: int) -> dict:
-        """Runs tests in order until one fails or the budget (seconds) is spent."""
-        began = time.monotonic()
-        for i, test in enumerate(tests):
-            left = budget - (time.monotonic() - began)
-            if left <= 0.05:
-                return {"passed": i, "failed": i, "why": "time budget spent"}
-            why = run_one(program, test, func_name, min(timeout, left), output_cap)
-            if why:
-                return {"passed": i, "failed": i, "why": why}
-        return {"passed": len(tests), "failed": -1, "why": ""}
+    def run(self, program: str, stdin: str, testtype: str, func_name: str, timeout: float, output_cap: int) -> dict:
+        """Runs program on one input: {"status": "exit"|"signal"|"timeout"|"output", "code": n,
+        "size": bytes printed, "chunk": the first CHUNK bytes in base64}."""
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        stdin_fd = os.memfd_create("stdin")
+        os.write(stdin_fd, stdin.encode("utf-8"))
+        os.lseek(stdin_fd, 0, os.SEEK_SET)
+        read_fd, write_fd = os.pipe()
+        functional = testtype == "functional"
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            child(program, functional, stdin if functional else "", func_name, max(1, int(timeout + 0.999)), stdin_fd, write_fd)
+        os.close(write_fd)
+        os.close(stdin_fd)
+        del program, stdin
+        chunks, size, why = [], 0, ""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+                why = "timeout"
+                break
+            data = os.read(read_fd, 65536)
+            if not data:
+                break
+            size += len(data)
+            if size > output_cap:
+                why = "output"
+                break
+            chunks.append(data)
+        os.close(read_fd)
+        status = None
+        while not why:  # the output ended: the candidate has what is left of its time to exit
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = st
+            elif time.monotonic() >= deadline:
+                why = "timeout"
+            else:
+                time.sleep(0.0005)
+                continue
+            break
+        left = kill_tree(pid)  # the candidate when it still runs, and whatever it started
+        if status is None:
+            status = left
+        self.out = b"".join(chunks)
+        if why:
+            return {"status": why, "code": 0, "size": size, "chunk": ""}
+        if os.WIFSIGNALED(status):
+            return {"status": "signal", "code": os.WTERMSIG(status), "size": len(self.out), "chunk": ""}
+        return {"status": "exit", "code": os.WEXITSTATUS(status), "size": len(self.out),
+                "chunk": base64.b64encode(self.out[:CHUNK]).decode("ascii")}
+
+    def chunk(self, offset: int) -> str:
+        """The output from offset, at most CHUNK bytes, in base64."""
+        offset = int(offset)
+        return base64.b64encode(self.out[offset:offset + CHUNK]).decode("ascii")
