@@ -159,3 +159,34 @@ func TestReadVerdictIsStrict(t *testing.T) {
 		}
 	}
 }
+
+// The function-call matcher stops at its deadline, whatever the answer makes it compare: here 300 calls
+// whose arguments are long lists, each against 300 expected calls (90,000 comparisons of 5,000-element
+// lists, seconds of work), stopped within a few milliseconds of a 20 ms deadline.
+func TestScoreFunctionCallsStopsAtDeadline(t *testing.T) {
+	const n, size = 300, 5000
+	long := make([]any, size)
+	for i := range long {
+		long[i] = json.Number(fmt.Sprint(i))
+	}
+	var got []Call
+	var want []ExpectedCall
+	for i := 0; i < n; i++ {
+		got = append(got, Call{Name: "f", Args: map[string]any{"v": long}})
+		other := append(append([]any(nil), long[:size-1]...), json.Number("-1"))
+		want = append(want, ExpectedCall{Name: "f", Args: map[string][]any{"v": {other}}})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, _, err := ScoreFunctionCallsContext(ctx, got, want, false)
+	if err != context.DeadlineExceeded {
+		t.Fatalf("err %v after %v, want the deadline", err, time.Since(began))
+	}
+	if el := time.Since(began); el > 500*time.Millisecond {
+		t.Errorf("stopped %v after a 20 ms deadline", el)
+	}
+	if score, why, err := ScoreFunctionCallsContext(context.Background(), got[:2], want[:2], false); err != nil || score != 0 || !strings.Contains(why, "not accepted") {
+		t.Errorf("without a deadline: %v %s %v", score, why, err)
+	}
+}
