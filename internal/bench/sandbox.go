@@ -218,6 +218,9 @@ func (r *CodeRunner) Run(ctx context.Context, program string, tests []CodeTest, 
 	defer prog.Close()
 	began := time.Now()
 	for i, test := range tests {
+		if err := ctx.Err(); err != nil {
+			return CodeResult{}, err
+		}
 		left := r.Budget - time.Since(began)
 		if left <= 50*time.Millisecond {
 			return CodeResult{Passed: i, Failed: i, Why: "time budget spent"}, nil
