@@ -1,16 +1,18 @@
-"""Runs a candidate program on one test's input, loaded into the sandbox as an env program.
+"""Runs a candidate program on its tests' inputs, loaded into the sandbox as an env program.
 
-The class below is the "env" the sandbox loads (internal/sandbox needs one class with reset and step);
-Go calls its run() method through Env.Eval, once per test, each on a fresh instance, and compares what
-the program printed with the expected output itself: the expected output never enters the sandbox,
-and an instance holds one test's input only.
+The class below is the "env" the sandbox loads (internal/sandbox needs one class with reset and step).
+Go loads it once per answer and makes one instance, calls start(program, func_name) and then run()
+once per test with that test's input only, and compares what the program printed with the expected
+output itself: expected outputs never enter the sandbox.
 
-run() forks the candidate into a process of its own: a new session, rlimits, stdin from a memfd of the
-input, stdout to a pipe read with a byte cap and a deadline, stderr to /dev/null, every other
-descriptor closed (the instance's socket to Go among them). The instance is a child subreaper, so every
-process the candidate starts, daemons included, stays below it; once the test ends all of them are
-killed and reaped before run() replies. The output comes back in base64 chunks that fit an eval result
-(chunk() for the rest). Standard library only.
+start() forks a forker before the instance has seen any input: it holds the program and nothing else,
+no descriptor but its socket to the instance, and is a child subreaper. For each test the instance puts
+the input in a memfd and sends the forker that memfd and the write end of a pipe; the forker forks the
+candidate, which gets the memfd as stdin, the pipe as stdout, /dev/null as stderr, a session of its own
+and rlimits, so it holds its own input and no other test's data. The instance reads the pipe with a byte
+cap and a deadline; the forker waits for the candidate, then kills every process it started (orphans
+come to the forker, the subreaper), reaps them and reports how the candidate ended. The output comes
+back in base64 chunks that fit an eval result (chunk() for the rest). Standard library only.
 """
 import base64
 import ctypes
@@ -19,6 +21,7 @@ import os
 import resource
 import select
 import signal
+import socket
 import sys
 import time
 
@@ -36,8 +39,20 @@ def prctl(option: int, arg: int) -> None:
         raise OSError(ctypes.get_errno(), "prctl(%d, %d)" % (option, arg))
 
 
-def child(program: str, functional: bool, args_text: str, func_name: str, cpu_seconds: int, stdin_fd: int, out_fd: int) -> None:
-    """In the forked child: session, limits, fds, then the candidate. Never returns."""
+def close_fds(low: int, keep: int = -1) -> None:
+    """Close every open descriptor from low up but keep (as listed by /proc/self/fd: one listing, where
+    closing every possible number would cost a syscall each when close_range is refused)."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd >= low and fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def candidate(program: str, functional: bool, func_name: str, cpu_seconds: int, stdin_fd: int, out_fd: int) -> None:
+    """In the candidate's process: session, limits, fds, then the program. Never returns."""
     try:
         os.setsid()
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -59,11 +74,9 @@ def child(program: str, functional: bool, args_text: str, func_name: str, cpu_se
             exec(code, module)
             target = module.get("Solution")
             fn = getattr(target(), func_name) if target is not None else module[func_name]
-            args = [json.loads(line) for line in args_text.split("\n") if line.strip()]
-            del args_text
+            args = [json.loads(line) for line in sys.stdin.read().split("\n") if line.strip()]
             sys.stdout.write(json.dumps(fn(*args)))
         else:
-            del args_text
             exec(code, module)
         sys.stdout.flush()
         os._exit(0)
@@ -77,20 +90,8 @@ def child(program: str, functional: bool, args_text: str, func_name: str, cpu_se
         os._exit(1)
 
 
-def close_fds(low: int, keep: int = -1) -> None:
-    """Close every open descriptor from low up but keep (as listed by /proc/self/fd: one listing, where
-    closing every possible number would cost a syscall each when close_range is refused)."""
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd >= low and fd != keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
 def children() -> list:
-    """The pids whose parent is this process (the candidate and, once orphaned, what it started)."""
+    """The pids whose parent is this process."""
     me, out = os.getpid(), []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -106,36 +107,85 @@ def children() -> list:
     return out
 
 
-def kill_tree(first: int) -> int:
-    """Kill and reap every descendant (orphans come to us, the subreaper); returns the candidate's
-    wait status."""
-    status = None
+def kill_tree() -> None:
+    """Kill and reap every descendant (a subreaper's orphans are its children). Any live descendant
+    makes at least one child of ours, so no child left means none is left."""
     for _ in range(100000):
-        kids = children()
-        for pid in kids:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid:
+            continue
+        for kid in children():
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(kid, signal.SIGKILL)
             except OSError:
                 pass
         try:
-            pid, st = os.waitpid(-1, 0 if kids else os.WNOHANG)
+            os.waitpid(-1, 0)
         except ChildProcessError:
-            break
-        if pid == first:
-            status = st
-        if pid == 0 and not kids:
-            time.sleep(0.001)  # a child between fork and /proc: look again
-    else:
-        raise RuntimeError("the candidate's processes could not all be killed")
-    return status if status is not None else 9
+            return
+    raise RuntimeError("the candidate's processes could not all be killed")
+
+
+def forker(sock: socket.socket, program: str, func_name: str) -> None:
+    """The forker's loop: one candidate per message ({"functional", "cpu", "timeout"} with the memfd
+    and the pipe's write end), one reply per candidate ({"status": "exit"|"signal"|"timeout", "code"}).
+    A "kill" message during a test ends the candidate's tree at once. Never returns."""
+    try:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
+        close_fds(0, keep=sock.fileno())
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        while True:
+            msg, fds, _, _ = socket.recv_fds(sock, 4096, 2)
+            if not msg:
+                os._exit(0)
+            if msg == b"kill":  # sent for the last test as it ended by itself
+                for fd in fds:
+                    os.close(fd)
+                continue
+            req = json.loads(msg)
+            if len(fds) != 2:
+                os._exit(3)
+            pid = os.fork()
+            if pid == 0:
+                candidate(program, req["functional"], func_name, req["cpu"], fds[0], fds[1])
+            for fd in fds:
+                os.close(fd)
+            deadline, status, why, nap = time.monotonic() + req["timeout"], None, "", 0.00005
+            while True:
+                done, st = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    status = st
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    why = "timeout"
+                    break
+                if select.select([sock], [], [], min(nap, left))[0]:
+                    sock.recv(64)  # "kill" (or the instance went away)
+                    why = "killed"
+                    break
+                nap = min(nap * 2, 0.002)
+            kill_tree()
+            if why:
+                reply = {"status": why, "code": 0}
+            elif os.WIFSIGNALED(status):
+                reply = {"status": "signal", "code": os.WTERMSIG(status)}
+            else:
+                reply = {"status": "exit", "code": os.WEXITSTATUS(status)}
+            sock.sendall(json.dumps(reply).encode())
+    except BaseException:  # noqa: BLE001
+        os._exit(4)
 
 
 class CodeRunner:
-    """The sandbox's env class: reset and step are unused; run and chunk are called through Eval."""
+    """The sandbox's env class: reset and step are unused; start, run and chunk are called through Eval."""
 
     def __init__(self):
-        self.out = b""
-        prctl(PR_SET_CHILD_SUBREAPER, 1)
+        self.out, self.sock = b"", None
 
     def reset(self, seed):
         return ""
@@ -143,58 +193,70 @@ class CodeRunner:
     def step(self, action):
         return "", 0.0, True, {}
 
-    def run(self, program: str, stdin: str, testtype: str, func_name: str, timeout: float, output_cap: int) -> dict:
-        """Runs program on one input: {"status": "exit"|"signal"|"timeout"|"output", "code": n,
+    def start(self, program: str, func_name: str) -> bool:
+        """Fork the forker, which holds program and func_name (no test's data exists here yet)."""
+        if self.sock is not None:
+            raise RuntimeError("started already")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            forker(theirs, str(program), str(func_name))
+        theirs.close()
+        self.sock = ours
+        return True
+
+    def run(self, stdin: str, testtype: str, timeout: float, output_cap: int) -> dict:
+        """Runs the program on one input: {"status": "exit"|"signal"|"timeout"|"output", "code": n,
         "size": bytes printed, "chunk": the first CHUNK bytes in base64}."""
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         stdin_fd = os.memfd_create("stdin")
         os.write(stdin_fd, stdin.encode("utf-8"))
         os.lseek(stdin_fd, 0, os.SEEK_SET)
+        del stdin
         read_fd, write_fd = os.pipe()
-        functional = testtype == "functional"
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            child(program, functional, stdin if functional else "", func_name, max(1, int(timeout + 0.999)), stdin_fd, write_fd)
+        req = {"functional": testtype == "functional", "cpu": max(1, int(timeout + 0.999)), "timeout": timeout}
+        socket.send_fds(self.sock, [json.dumps(req).encode()], [stdin_fd, write_fd])
         os.close(write_fd)
         os.close(stdin_fd)
-        del program, stdin
-        chunks, size, why = [], 0, ""
-        deadline = time.monotonic() + timeout
-        while True:
+        chunks, size, why, reply = [], 0, "", None
+        deadline = time.monotonic() + timeout + 0.5  # the forker keeps timeout; this bounds a stuck forker
+        watch = [read_fd, self.sock]
+        while read_fd in watch or reply is None:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
-                why = "timeout"
-                break
-            data = os.read(read_fd, 65536)
-            if not data:
-                break
-            size += len(data)
-            if size > output_cap:
-                why = "output"
-                break
-            chunks.append(data)
+            ready = select.select(watch, [], [], max(left, 0))[0] if left > 0 else []
+            if not ready:
+                raise RuntimeError("the forker did not report in time")
+            if self.sock in ready:
+                data = self.sock.recv(4096)
+                if not data:
+                    raise RuntimeError("the forker died")
+                reply = json.loads(data)
+                watch.remove(self.sock)
+                if read_fd in watch:  # the tree is dead: what is in the pipe is all there is
+                    deadline = min(deadline, time.monotonic() + 0.5)
+            if read_fd in ready:
+                data = os.read(read_fd, 65536)
+                if not data:
+                    watch.remove(read_fd)
+                    continue
+                size += len(data)
+                if size > output_cap:
+                    why = "output"
+                    watch.remove(read_fd)
+                    if reply is None:
+                        self.sock.send(b"kill")
+                    continue
+                chunks.append(data)
         os.close(read_fd)
-        status = None
-        while not why:  # the output ended: the candidate has what is left of its time to exit
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = st
-            elif time.monotonic() >= deadline:
-                why = "timeout"
-            else:
-                time.sleep(0.0005)
-                continue
-            break
-        left = kill_tree(pid)  # the candidate when it still runs, and whatever it started
-        if status is None:
-            status = left
         self.out = b"".join(chunks)
-        if why:
-            return {"status": why, "code": 0, "size": size, "chunk": ""}
-        if os.WIFSIGNALED(status):
-            return {"status": "signal", "code": os.WTERMSIG(status), "size": len(self.out), "chunk": ""}
-        return {"status": "exit", "code": os.WEXITSTATUS(status), "size": len(self.out),
+        status = why or reply["status"]
+        if status == "killed":
+            status = "output"
+        if status in ("timeout", "output"):
+            return {"status": status, "code": 0, "size": size, "chunk": ""}
+        if status == "signal":
+            return {"status": "signal", "code": int(reply["code"]), "size": len(self.out), "chunk": ""}
+        return {"status": "exit", "code": int(reply["code"]), "size": len(self.out),
                 "chunk": base64.b64encode(self.out[:CHUNK]).decode("ascii")}
 
     def chunk(self, offset: int) -> str:

@@ -175,11 +175,11 @@ func strictObject(raw []byte, v any, keys ...string) error {
 func (j *SympyJudge) Close() { j.l.close() }
 
 // CodeRunner runs candidate programs against their tests in the sandbox (code_runner.py). Each answer
-// gets a program (a template process) of its own, released (its worker cleaned) before the next answer,
-// and each test a fresh instance of it that receives only the program and that test's input; the
-// instance runs the candidate in a child with no descriptor but stdin, stdout and /dev/null, kills
-// every process the candidate started once the test ends, and replies with what it printed. The
-// expected outputs stay here: Go compares them.
+// gets a program (a template process) and an instance of its own, released (its worker cleaned) before
+// the next answer. The instance forks a forker before it sees any test, and for each test sends it only
+// that test's input; the forker forks the candidate, which holds its input (as stdin) and no descriptor
+// but stdin, stdout and /dev/null, and kills every process the candidate started once the test ends.
+// The instance replies with what the candidate printed; the expected outputs stay here: Go compares them.
 type CodeRunner struct {
 	// TestTimeout bounds one test's wall time (default 6 s, LiveCodeBench's); Budget bounds one
 	// program's tests together (default: a second less than the pool's reset deadline); OutputCap
@@ -210,12 +210,21 @@ type CodeResult struct {
 func (r *CodeRunner) Run(ctx context.Context, program string, tests []CodeTest, funcName string) (CodeResult, error) {
 	prog, err := r.pool.Load(ctx, codeRunnerSource)
 	if err != nil {
-		if ctx.Err() != nil {
-			return CodeResult{}, ctx.Err()
-		}
-		return CodeResult{}, fmt.Errorf("bench: load the code runner: %w", err)
+		return CodeResult{}, r.sandboxFailure(ctx, err)
 	}
 	defer prog.Close()
+	env, err := prog.NewEnv(ctx)
+	if err != nil {
+		return CodeResult{}, r.sandboxFailure(ctx, err)
+	}
+	defer env.Close()
+	if _, err := env.Eval(ctx, "start", program, funcName); err != nil {
+		var se *sandbox.Error
+		if errors.As(err, &se) && ctx.Err() == nil {
+			return CodeResult{Failed: 0, Why: "sandbox: " + firstLine(se.Error())}, nil
+		}
+		return CodeResult{}, r.sandboxFailure(ctx, err)
+	}
 	began := time.Now()
 	for i, test := range tests {
 		if err := ctx.Err(); err != nil {
@@ -225,7 +234,7 @@ func (r *CodeRunner) Run(ctx context.Context, program string, tests []CodeTest, 
 		if left <= 50*time.Millisecond {
 			return CodeResult{Passed: i, Failed: i, Why: "time budget spent"}, nil
 		}
-		got, why, err := r.runTest(ctx, prog, program, test, funcName, min(r.TestTimeout, left))
+		got, why, err := r.runTest(ctx, env, test, min(r.TestTimeout, left))
 		if err != nil {
 			return CodeResult{}, err
 		}
@@ -247,17 +256,12 @@ type testReply struct {
 	Chunk  string `json:"chunk"`
 }
 
-// runTest runs one test on a fresh instance of prog; it returns the program's stdout, or why the test
+// runTest runs one test on the answer's instance; it returns the program's stdout, or why the test
 // failed before its output could be compared.
-func (r *CodeRunner) runTest(ctx context.Context, prog *sandbox.Program, program string, test CodeTest, funcName string, timeout time.Duration) (string, string, error) {
-	env, err := prog.NewEnv(ctx)
-	if err != nil {
-		return "", "", r.sandboxFailure(ctx, err)
-	}
-	defer env.Close()
+func (r *CodeRunner) runTest(ctx context.Context, env *sandbox.Env, test CodeTest, timeout time.Duration) (string, string, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout+2*time.Second) // the instance's own deadline is timeout
 	defer cancel()
-	raw, err := env.Eval(cctx, "run", program, test.Input, test.TestType, funcName, timeout.Seconds(), r.OutputCap)
+	raw, err := env.Eval(cctx, "run", test.Input, test.TestType, timeout.Seconds(), r.OutputCap)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", "", ctx.Err()
