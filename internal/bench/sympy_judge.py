@@ -395,8 +395,12 @@ def judged(a: str, b: str, timeout: float) -> list:
     if pid == 0:
         code = 0
         try:
-            os.closerange(0, w)
-            os.closerange(w + 1, 1 << 16)
+            for name in os.listdir("/proc/self/fd"):  # every descriptor but the pipe (one listing, not a
+                if int(name) != w:                      # close per possible number)
+                    try:
+                        os.close(int(name))
+                    except OSError:
+                        pass
             try:
                 out = verdict(a, b)
             except RecursionError:
