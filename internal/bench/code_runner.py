@@ -22,6 +22,7 @@ import resource
 import select
 import signal
 import socket
+import struct
 import sys
 import time
 
@@ -40,15 +41,46 @@ def prctl(option: int, arg: int) -> None:
 
 
 def close_fds(low: int, keep: int = -1) -> None:
-    """Close every open descriptor from low up but keep (as listed by /proc/self/fd: one listing, where
-    closing every possible number would cost a syscall each when close_range is refused)."""
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
+    """Close every open descriptor from low up but keep: those /proc/self/fd lists (one listing, where
+    closing every possible number costs a syscall each when close_range is refused), or, where /proc
+    cannot be read (the landlock layer), every number below the hard RLIMIT_NOFILE (at least 1024)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = range(low, max(1024, min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 1 << 16)))
+    for fd in fds:
         if fd >= low and fd != keep:
             try:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def scope_signals() -> bool:
+    """Put this process in a landlock domain of its own that scopes signals (ABI >= 6): from here on it
+    and what it forks can signal only processes of this domain, its descendants. True only when that is
+    proved: the parent, outside the domain, can no longer be signalled."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        sysc, c_long = libc.syscall, ctypes.c_long
+        sysc.restype = c_long
+        if sysc(c_long(444), None, c_long(0), c_long(1)) < 6:  # landlock_create_ruleset: the ABI version
+            return False
+        fd = sysc(c_long(444), ctypes.c_char_p(struct.pack("=QQQ", 0, 0, 2)), c_long(24), c_long(0))  # scoped: signal
+        if fd < 0:
+            return False
+        try:
+            prctl(38, 1)  # PR_SET_NO_NEW_PRIVS
+            if sysc(c_long(446), c_long(fd), c_long(0)) != 0:  # landlock_restrict_self
+                return False
+        finally:
+            os.close(fd)
+        os.kill(os.getppid(), 0)
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def candidate(program: str, functional: bool, func_name: str, cpu_seconds: int, stdin_fd: int, out_fd: int) -> None:
@@ -107,9 +139,12 @@ def children() -> list:
     return out
 
 
-def kill_tree() -> None:
-    """Kill and reap every descendant (a subreaper's orphans are its children). Any live descendant
-    makes at least one child of ours, so no child left means none is left."""
+def kill_tree(scoped: bool, group: int) -> None:
+    """Kill and reap every descendant. A subreaper's orphans are its children, so any live descendant
+    makes at least one live child, and none left means the tree is gone. Killed by kill(-1) where
+    signals are scoped to our domain (every process in it is a descendant), else by a /proc scan for
+    our children; where neither is possible (no /proc, no scoped signals) only the candidate's process
+    group is killed."""
     for _ in range(100000):
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -117,9 +152,27 @@ def kill_tree() -> None:
             return
         if pid:
             continue
-        for kid in children():
+        targets = [-1] if scoped else []
+        if not scoped:
             try:
-                os.kill(kid, signal.SIGKILL)
+                targets = children()
+            except OSError:
+                pass
+            if not targets:  # /proc cannot be read here
+                try:
+                    os.killpg(group, signal.SIGKILL)
+                except OSError:
+                    pass
+                for _ in range(100):
+                    try:
+                        if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                            time.sleep(0.0001)
+                    except ChildProcessError:
+                        return
+                return
+        for target in targets:
+            try:
+                os.kill(target, signal.SIGKILL)
             except OSError:
                 pass
         try:
@@ -138,6 +191,7 @@ def forker(sock: socket.socket, program: str, func_name: str) -> None:
         prctl(PR_SET_CHILD_SUBREAPER, 1)
         close_fds(0, keep=sock.fileno())
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        scoped = scope_signals()
         while True:
             msg, fds, _, _ = socket.recv_fds(sock, 4096, 2)
             if not msg:
@@ -169,7 +223,7 @@ def forker(sock: socket.socket, program: str, func_name: str) -> None:
                     why = "killed"
                     break
                 nap = min(nap * 2, 0.002)
-            kill_tree()
+            kill_tree(scoped, pid)
             if why:
                 reply = {"status": why, "code": 0}
             elif os.WIFSIGNALED(status):

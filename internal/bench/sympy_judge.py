@@ -12,6 +12,7 @@ line there; the parent accepts only that line in the expected form and tags the 
 """
 import json
 import os
+import resource
 import select
 import time
 
@@ -387,6 +388,22 @@ def verdict(a: str, b: str) -> list:
     return [True, "equivalent"]
 
 
+def close_all_but(keep: int) -> None:
+    """Close every descriptor but keep: those /proc/self/fd lists (one listing rather than a close per
+    possible number), or every number below the hard RLIMIT_NOFILE (at least 1024) where /proc cannot be
+    read (the landlock layer)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = range(max(1024, min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 1 << 16)))
+    for fd in fds:
+        if fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
 def judged(a: str, b: str, timeout: float) -> list:
     """verdict(a, b) computed in a child process that holds only the write end of a pipe: one JSON
     line [bool, str] is the only verdict accepted from it."""
@@ -395,12 +412,7 @@ def judged(a: str, b: str, timeout: float) -> list:
     if pid == 0:
         code = 0
         try:
-            for name in os.listdir("/proc/self/fd"):  # every descriptor but the pipe (one listing, not a
-                if int(name) != w:                      # close per possible number)
-                    try:
-                        os.close(int(name))
-                    except OSError:
-                        pass
+            close_all_but(w)
             try:
                 out = verdict(a, b)
             except RecursionError:
