@@ -94,6 +94,11 @@ def candidate(program: str, functional: bool, func_name: str, cpu_seconds: int, 
         os.dup2(out_fd, 1)
         os.dup2(devnull, 2)
         close_fds(3)
+        args = []
+        if functional:  # the arguments, one JSON value a line; the module still finds its stdin whole
+            with open(0, "r", closefd=False) as f:
+                args = [json.loads(line) for line in f.read().split("\n") if line.strip()]
+            os.lseek(0, 0, os.SEEK_SET)
         sys.stdin = open(0, "r", closefd=False)
         sys.stdout = open(1, "w", closefd=False)
         sys.stderr = open(2, "w", closefd=False)
@@ -106,7 +111,6 @@ def candidate(program: str, functional: bool, func_name: str, cpu_seconds: int, 
             exec(code, module)
             target = module.get("Solution")
             fn = getattr(target(), func_name) if target is not None else module[func_name]
-            args = [json.loads(line) for line in sys.stdin.read().split("\n") if line.strip()]
             sys.stdout.write(json.dumps(fn(*args)))
         else:
             exec(code, module)
