@@ -196,3 +196,63 @@ func TestScoreFunctionCallsStopsAtDeadline(t *testing.T) {
 		t.Errorf("without a deadline: %v %s %v", score, why, err)
 	}
 }
+
+// The judge's grammar on the answer forms it admits, and its bounds: each pair as the judge decides it.
+func TestSympyJudgeGrammar(t *testing.T) {
+	judge := NewSympyJudge(testPool(t))
+	defer judge.Close()
+	ctx := context.Background()
+	cases := []struct {
+		a, b string
+		eq   bool
+	}{
+		{`\frac12`, `0.5`, true},
+		{`\sqrt[3]{8}`, `2`, true},
+		{`e^{i\pi}`, `-1`, true},
+		{`\sin^2x+\cos^2x`, `1`, true},
+		{`\log_{2}8`, `3`, true},
+		{`5!`, `120`, true},
+		{`2^{-1}`, `0.5`, true},
+		{`x_1+x_2`, `x_2+x_1`, true},
+		{`\alpha\beta`, `\beta\alpha`, true},
+		{`|{-3}|`, `3`, true},
+		{`\{1,2,3\}`, `\{3,2,1\}`, true},
+		{`\{1,2\}`, `\{1,3\}`, false},
+		{`\{1,2\}`, `(1,2)`, false},
+		{`[0,1)`, `(0,1)`, false},
+		{`(0,\infty)`, `(0,\infty)`, true},
+		{`-\infty`, `\infty`, false},
+		{`9^9^9`, `1`, false},        // refused: the power is too large to build
+		{`(10^999)^999`, `1`, false}, // refused likewise
+		{`x\le2`, `x\le2`, false},    // outside the grammar on both sides
+	}
+	for _, c := range cases {
+		eq, detail, err := judge.Equivalent(ctx, c.a, c.b)
+		if err != nil || eq != c.eq {
+			t.Errorf("%s vs %s: %v (%s, %v), want %v", c.a, c.b, eq, detail, err, c.eq)
+		}
+	}
+}
+
+// What computes a verdict holds no descriptor but its pipe, and a candidate none but stdin, stdout and
+// stderr: the judge with its comparison replaced by a listing of the child's descriptors, and a
+// candidate that prints its own.
+func TestScorersHoldNoOtherDescriptor(t *testing.T) {
+	pool := testPool(t)
+	if pool.Isolation() == sandbox.IsolationLandlock {
+		t.Skip("/proc cannot be read on the landlock layer")
+	}
+	ctx := context.Background()
+	listing := sympyJudgeSource + "\n\ndef verdict(a, b):\n    import os\n    return [False, str(len(os.listdir('/proc/self/fd')))]\n"
+	judge := &SympyJudge{Timeout: 10 * time.Second, l: loaded{pool: pool, code: listing}}
+	defer judge.Close()
+	if _, detail, err := judge.Equivalent(ctx, "1", "2"); err != nil || detail != "2" { // the pipe, and the listing's own
+		t.Errorf("the judge's child holds %s descriptors (%v), want 2: its pipe and the listing's own", detail, err)
+	}
+	runner := NewCodeRunner(pool)
+	tests := CodeTests{Public: []CodeTest{{Input: "x\n", Output: "0 1 2 3", TestType: "stdin"}}}
+	program := "import os\nprint(' '.join(sorted(os.listdir('/proc/self/fd'))))"
+	if score, _, detail, err := ScoreCode(ctx, runner, fenced(program), tests, CodeMeta{}); err != nil || score != 1 {
+		t.Errorf("the candidate holds more than stdin, stdout, stderr (and the listing's own): %s %v", detail, err)
+	}
+}
