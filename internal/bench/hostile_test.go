@@ -256,3 +256,19 @@ func TestScorersHoldNoOtherDescriptor(t *testing.T) {
 		t.Errorf("the candidate holds more than stdin, stdout, stderr (and the listing's own): %s %v", detail, err)
 	}
 }
+
+// A comparison that outlasts the judge's timeout is not equivalent, and the judge goes on.
+func TestSympyJudgeTimeout(t *testing.T) {
+	pool := testPool(t)
+	ctx := context.Background()
+	slow := sympyJudgeSource + "\n\ndef verdict(a, b):\n    import time\n    time.sleep(30)\n"
+	judge := &SympyJudge{Timeout: 300 * time.Millisecond, l: loaded{pool: pool, code: slow}}
+	defer judge.Close()
+	for i := 0; i < 2; i++ {
+		began := time.Now()
+		eq, detail, err := judge.Equivalent(ctx, "1", "1")
+		if err != nil || eq || !strings.Contains(detail, "took longer") || time.Since(began) > 3*time.Second {
+			t.Errorf("a slow comparison: %v %q %v after %v", eq, detail, err, time.Since(began))
+		}
+	}
+}
