@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -101,16 +102,27 @@ func ParseTextCalls(text string) []Call {
 // surrounding space, lists and objects element by element). Argument order never matters; call order
 // matters only when ordered is set (BFCL's parallel categories are order-insensitive).
 func ScoreFunctionCalls(got []Call, want []ExpectedCall, ordered bool) (float64, string) {
+	score, why, _ := ScoreFunctionCallsContext(context.Background(), got, want, ordered)
+	return score, why
+}
+
+// ScoreFunctionCallsContext is ScoreFunctionCalls that stops when ctx ends (its deadline or a
+// cancellation), checked between two comparisons of a call with an expected call and at every step
+// of the matching; it then returns ctx's error.
+func ScoreFunctionCallsContext(ctx context.Context, got []Call, want []ExpectedCall, ordered bool) (float64, string, error) {
 	if len(got) != len(want) {
-		return 0, fmt.Sprintf("%d calls, want %d", len(got), len(want))
+		return 0, fmt.Sprintf("%d calls, want %d", len(got), len(want)), nil
 	}
 	if ordered {
 		for i := range want {
+			if err := ctx.Err(); err != nil {
+				return 0, "", err
+			}
 			if why := matchCall(got[i], want[i]); why != "" {
-				return 0, fmt.Sprintf("call %d: %s", i+1, why)
+				return 0, fmt.Sprintf("call %d: %s", i+1, why), nil
 			}
 		}
-		return 1, "calls match"
+		return 1, "calls match", nil
 	}
 	// order-insensitive: a perfect matching between got and want, found as a maximum bipartite matching
 	// over the n×n table of which call matches which (n² comparisons, then augmenting paths: O(n³)
@@ -121,6 +133,9 @@ func ScoreFunctionCalls(got []Call, want []ExpectedCall, ordered bool) (float64,
 	for i := range want {
 		fits[i] = make([]bool, n)
 		for j := range got {
+			if err := ctx.Err(); err != nil {
+				return 0, "", err
+			}
 			why := matchCall(got[j], want[i])
 			fits[i][j] = why == ""
 			if why != "" && firstWhy == "" {
@@ -128,18 +143,22 @@ func ScoreFunctionCalls(got []Call, want []ExpectedCall, ordered bool) (float64,
 			}
 		}
 	}
-	if matched := maxMatching(fits); matched < n {
+	matched, err := maxMatching(ctx, fits)
+	if err != nil {
+		return 0, "", err
+	}
+	if matched < n {
 		if firstWhy == "" {
 			firstWhy = "no assignment of the calls matches every expected call"
 		}
-		return 0, firstWhy
+		return 0, firstWhy, nil
 	}
-	return 1, "calls match"
+	return 1, "calls match", nil
 }
 
 // maxMatching returns the size of a maximum matching of the bipartite graph fits (fits[i][j]: left i
-// may pair with right j), by Kuhn's augmenting paths: O(V·E).
-func maxMatching(fits [][]bool) int {
+// may pair with right j), by Kuhn's augmenting paths: O(V·E); ctx's error once ctx ends.
+func maxMatching(ctx context.Context, fits [][]bool) (int, error) {
 	n := len(fits)
 	owner := make([]int, n) // owner[j] is the left vertex matched to right j, or -1
 	for j := range owner {
@@ -161,11 +180,14 @@ func maxMatching(fits [][]bool) int {
 	}
 	matched := 0
 	for i := range fits {
+		if err := ctx.Err(); err != nil {
+			return matched, err
+		}
 		if augment(i, make([]bool, n)) {
 			matched++
 		}
 	}
-	return matched
+	return matched, nil
 }
 
 func matchCall(got Call, want ExpectedCall) string {

@@ -1,14 +1,23 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math/big"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/spadekit/spade/internal/sandbox"
 )
@@ -72,7 +81,11 @@ func (l *loaded) close() {
 }
 
 // SympyJudge decides math equivalence with sympy in the sandbox (sympy_judge.py); it implements
-// Equivalence. A comparison that takes longer than Timeout counts as not equivalent.
+// Equivalence. The answer text is parsed by a grammar of its own, never evaluated, and compared in a
+// process whose only descriptor is a pipe to the instance; Go accepts a verdict only as the reply of the
+// instance it forked for the call (the sandbox checks the sender), as a JSON object of exactly the keys
+// nonce, equal and detail, carrying the nonce it sent. A comparison that takes longer than Timeout
+// counts as not equivalent.
 type SympyJudge struct {
 	// Timeout bounds one comparison (default 10 s).
 	Timeout time.Duration
@@ -86,7 +99,12 @@ func NewSympyJudge(pool *sandbox.Pool) *SympyJudge {
 
 // Equivalent implements Equivalence.
 func (j *SympyJudge) Equivalent(ctx context.Context, answer, reference string) (bool, string, error) {
-	raw, err := j.l.eval(ctx, j.Timeout, "equivalent", answer, reference)
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return false, "", err
+	}
+	nonce := hex.EncodeToString(b[:])
+	raw, err := j.l.eval(ctx, j.Timeout+2*time.Second, "equivalent", answer, reference, nonce, j.Timeout.Seconds())
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, "", ctx.Err()
@@ -97,34 +115,85 @@ func (j *SympyJudge) Equivalent(ctx context.Context, answer, reference string) (
 		}
 		return false, "", err
 	}
-	var out []any
-	if err := json.Unmarshal(raw, &out); err != nil || len(out) != 2 {
-		return false, "", fmt.Errorf("bench: sympy judge: bad reply %s", raw)
+	return readVerdict(raw, nonce)
+}
+
+// readVerdict reads the judge's reply: exactly {"nonce": nonce, "equal": bool, "detail": string}, each
+// key once. Anything else is no verdict (not equivalent).
+func readVerdict(raw json.RawMessage, nonce string) (bool, string, error) {
+	var v struct {
+		Nonce  *string `json:"nonce"`
+		Equal  *bool   `json:"equal"`
+		Detail *string `json:"detail"`
 	}
-	eq, _ := out[0].(bool)
-	detail, _ := out[1].(string)
-	return eq, detail, nil
+	if err := strictObject(raw, &v, "nonce", "equal", "detail"); err != nil || v.Nonce == nil || v.Equal == nil || v.Detail == nil {
+		return false, "sympy judge: the reply is not a verdict", nil
+	}
+	if *v.Nonce != nonce {
+		return false, "sympy judge: the reply is not for this comparison", nil
+	}
+	return *v.Equal, firstLine(*v.Detail), nil
+}
+
+// strictObject decodes raw, a JSON object with exactly keys (each once, nothing after it), into v.
+func strictObject(raw []byte, v any, keys ...string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return errors.New("not an object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := t.(string)
+		if seen[k] || !slices.Contains(keys, k) {
+			return fmt.Errorf("key %q repeated or unknown", k)
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	if len(seen) != len(keys) {
+		return errors.New("keys missing")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the object")
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
 }
 
 // Close releases the judge's worker.
 func (j *SympyJudge) Close() { j.l.close() }
 
-// CodeRunner runs candidate programs against their tests in the sandbox (code_runner.py).
+// CodeRunner runs candidate programs against their tests in the sandbox (code_runner.py). Each answer
+// gets a program (a template process) and an instance of its own, released (its worker cleaned) before
+// the next answer. The instance forks a forker before it sees any test, and for each test sends it only
+// that test's input; the forker forks the candidate, which holds its input (as stdin) and no descriptor
+// but stdin, stdout and /dev/null, and kills every process the candidate started once the test ends.
+// The instance replies with what the candidate printed; the expected outputs stay here: Go compares them.
 type CodeRunner struct {
 	// TestTimeout bounds one test's wall time (default 6 s, LiveCodeBench's); Budget bounds one
-	// program's tests together (default: a second less than the pool's reset deadline, which bounds
-	// the whole call); OutputCap bounds one test's stdout (default 1 MiB).
+	// program's tests together (default: a second less than the pool's reset deadline); OutputCap
+	// bounds one test's stdout (default 1 MiB).
 	TestTimeout time.Duration
 	Budget      time.Duration
 	OutputCap   int
-	l           loaded
+	pool        *sandbox.Pool
 }
 
-// NewCodeRunner returns a runner in pool; the runner program loads on first use.
+// NewCodeRunner returns a runner in pool.
 func NewCodeRunner(pool *sandbox.Pool) *CodeRunner {
 	budget := max(pool.Options().ResetTimeout-time.Second, time.Second)
-	return &CodeRunner{TestTimeout: min(6*time.Second, budget), Budget: budget, OutputCap: 1 << 20,
-		l: loaded{pool: pool, code: codeRunnerSource}}
+	return &CodeRunner{TestTimeout: min(6*time.Second, budget), Budget: budget, OutputCap: 1 << 20, pool: pool}
 }
 
 // CodeResult is how a program did on its tests.
@@ -137,29 +206,205 @@ type CodeResult struct {
 	Why string `json:"why"`
 }
 
-// Run runs program against tests in order, stopping at the first failure.
+// Run runs program against tests in order, stopping at the first failure or when the budget is spent.
 func (r *CodeRunner) Run(ctx context.Context, program string, tests []CodeTest, funcName string) (CodeResult, error) {
-	raw, err := r.l.eval(ctx, r.Budget+time.Second, "run", program, tests, funcName,
-		r.TestTimeout.Seconds(), r.Budget.Seconds(), r.OutputCap)
+	prog, err := r.pool.Load(ctx, codeRunnerSource)
+	if err != nil {
+		return CodeResult{}, r.sandboxFailure(ctx, err)
+	}
+	defer prog.Close()
+	env, err := prog.NewEnv(ctx)
+	if err != nil {
+		return CodeResult{}, r.sandboxFailure(ctx, err)
+	}
+	defer env.Close()
+	if _, err := env.Eval(ctx, "start", program, funcName); err != nil {
+		var se *sandbox.Error
+		if errors.As(err, &se) && ctx.Err() == nil {
+			return CodeResult{Failed: 0, Why: "sandbox: " + firstLine(se.Error())}, nil
+		}
+		return CodeResult{}, r.sandboxFailure(ctx, err)
+	}
+	began := time.Now()
+	for i, test := range tests {
+		if err := ctx.Err(); err != nil {
+			return CodeResult{}, err
+		}
+		left := r.Budget - time.Since(began)
+		if left <= 50*time.Millisecond {
+			return CodeResult{Passed: i, Failed: i, Why: "time budget spent"}, nil
+		}
+		got, why, err := r.runTest(ctx, env, test, min(r.TestTimeout, left))
+		if err != nil {
+			return CodeResult{}, err
+		}
+		if why == "" && !sameOutput(test.TestType, got, test.Output) {
+			why = "wrong output"
+		}
+		if why != "" {
+			return CodeResult{Passed: i, Failed: i, Why: why}, nil
+		}
+	}
+	return CodeResult{Passed: len(tests), Failed: -1}, nil
+}
+
+// testReply is code_runner.py's reply to run.
+type testReply struct {
+	Status string `json:"status"`
+	Code   int    `json:"code"`
+	Size   int    `json:"size"`
+	Chunk  string `json:"chunk"`
+}
+
+// runTest runs one test on the answer's instance; it returns the program's stdout, or why the test
+// failed before its output could be compared.
+func (r *CodeRunner) runTest(ctx context.Context, env *sandbox.Env, test CodeTest, timeout time.Duration) (string, string, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout+2*time.Second) // the instance's own deadline is timeout
+	defer cancel()
+	raw, err := env.Eval(cctx, "run", test.Input, test.TestType, timeout.Seconds(), r.OutputCap)
 	if err != nil {
 		if ctx.Err() != nil {
-			return CodeResult{}, ctx.Err()
+			return "", "", ctx.Err()
 		}
 		var se *sandbox.Error
 		if errors.As(err, &se) {
-			return CodeResult{Failed: 0, Why: "sandbox: " + firstLine(se.Error())}, nil
+			return "", "sandbox: " + firstLine(se.Error()), nil
 		}
-		return CodeResult{}, err
+		return "", "", err
 	}
-	var res CodeResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return CodeResult{}, fmt.Errorf("bench: code runner: bad reply %s", raw)
+	var rep testReply
+	if err := strictObject(raw, &rep, "status", "code", "size", "chunk"); err != nil {
+		return "", "", fmt.Errorf("bench: code runner: bad reply %.200s", raw)
 	}
-	return res, nil
+	switch rep.Status {
+	case "timeout":
+		return "", "timeout", nil
+	case "output":
+		return "", fmt.Sprintf("output over %d bytes", r.OutputCap), nil
+	case "signal":
+		return "", fmt.Sprintf("killed by signal %d", rep.Code), nil
+	case "exit":
+		if rep.Code != 0 {
+			return "", fmt.Sprintf("runtime error (exit %d)", rep.Code), nil
+		}
+	default:
+		return "", "", fmt.Errorf("bench: code runner: bad reply %.200s", raw)
+	}
+	if rep.Size < 0 || rep.Size > r.OutputCap {
+		return "", "", fmt.Errorf("bench: code runner: an output of %d bytes", rep.Size)
+	}
+	out := make([]byte, 0, rep.Size)
+	for chunk := rep.Chunk; ; {
+		b, err := base64.StdEncoding.DecodeString(chunk)
+		if err != nil || len(b) == 0 && len(out) < rep.Size {
+			return "", "", fmt.Errorf("bench: code runner: bad output chunk")
+		}
+		out = append(out, b...)
+		if len(out) >= rep.Size {
+			break
+		}
+		raw, err := env.Eval(cctx, "chunk", len(out))
+		if err != nil {
+			return "", "", r.sandboxFailure(ctx, err)
+		}
+		if err := json.Unmarshal(raw, &chunk); err != nil {
+			return "", "", fmt.Errorf("bench: code runner: bad output chunk")
+		}
+	}
+	if len(out) != rep.Size {
+		return "", "", fmt.Errorf("bench: code runner: %d bytes of output, %d announced", len(out), rep.Size)
+	}
+	return strings.ToValidUTF8(string(out), "\uFFFD"), "", nil
 }
 
-// Close releases the runner's worker.
-func (r *CodeRunner) Close() { r.l.close() }
+// Close is a no-op kept for symmetry with SympyJudge: each answer's program is released when its tests end.
+func (r *CodeRunner) Close() {}
+
+func (r *CodeRunner) sandboxFailure(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("bench: code runner: %w", err)
+}
+
+// sameOutput compares a test's output as LiveCodeBench does: stdin tests by their whitespace-separated
+// tokens (which also equates outputs that differ in trailing spaces and blank lines); functional tests
+// by the JSON values printed (a number as a number: 2 equals 2.0), or as trimmed text when either side
+// is not JSON.
+func sameOutput(testType, got, want string) bool {
+	if testType != "functional" {
+		return slices.Equal(pyFields(got), pyFields(want))
+	}
+	g, okG := decodeJSON(got)
+	w, okW := decodeJSON(want)
+	if okG && okW {
+		return jsonEqual(g, w)
+	}
+	return strings.TrimFunc(got, pySpace) == strings.TrimFunc(want, pySpace)
+}
+
+// pySpace is Python's str.isspace: Unicode white space and the separators \x1c-\x1f.
+func pySpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
+
+func pyFields(s string) []string { return strings.FieldsFunc(s, pySpace) }
+
+func decodeJSON(s string) (any, bool) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return v, true
+}
+
+// jsonEqual is Python's == on decoded JSON: integers exactly, a number with a fraction or exponent as a
+// float, lists in order, objects by key.
+func jsonEqual(a, b any) bool {
+	switch a := a.(type) {
+	case json.Number:
+		b, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		ia, okA := new(big.Int).SetString(string(a), 10)
+		ib, okB := new(big.Int).SetString(string(b), 10)
+		if okA && okB {
+			return ia.Cmp(ib) == 0
+		}
+		fa, errA := strconv.ParseFloat(string(a), 64)
+		fb, errB := strconv.ParseFloat(string(b), 64)
+		return errA == nil && errB == nil && fa == fb
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !jsonEqual(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, v := range a {
+			w, ok := b[k]
+			if !ok || !jsonEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	default:
+		return a == b
+	}
+}
 
 // firstLine returns s up to its first newline.
 func firstLine(s string) string {

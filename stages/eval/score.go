@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/spadekit/spade/internal/bench"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/stage"
 )
+
+// MatchDeadline bounds the matching of one response's function calls against the expected ones; a
+// response that takes longer scores 0.
+var MatchDeadline = 5 * time.Second
 
 // scorers holds the sandbox helpers a benchmark kind needs, started once per benchmark, and bounds the
 // concurrent sandbox work (each helper call forks processes in one worker, whose process count is capped).
@@ -112,7 +117,15 @@ func (s *scorers) score(ctx context.Context, item schemas.BenchItemRow, p bench.
 			got = bench.ParseTextCalls(comp.Text)
 		}
 		extracted, _ := json.Marshal(got)
-		score, detail := bench.ScoreFunctionCalls(got, want, p.Ordered)
+		mctx, cancel := context.WithTimeout(ctx, MatchDeadline)
+		defer cancel()
+		score, detail, err := bench.ScoreFunctionCallsContext(mctx, got, want, p.Ordered)
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, "", "", ctx.Err()
+			}
+			return 0, string(extracted), fmt.Sprintf("matching the calls took longer than %v", MatchDeadline), nil
+		}
 		return score, string(extracted), detail, nil
 	}
 	return 0, "", "", fmt.Errorf("no scorer for kind %q", item.Kind)
