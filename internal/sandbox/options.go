@@ -15,6 +15,15 @@ type Options struct {
 	AllowUnsafe bool
 	// Workers is the most workers (sandboxes) alive at once (default 8). Each hosts one program.
 	Workers int
+	// FollowStep lets Pool.Fit raise Workers to the programs a step loads at once, when their estimated
+	// memory fits the machine's (the default of stages/stage.SandboxOptions when sandbox.workers is 0).
+	FollowStep bool
+	// WorkerMemory is the estimated resident memory of one worker and its loaded program, bytes
+	// (default 48 MiB); Pool.Fit checks it against the machine's.
+	WorkerMemory int64
+	// InstanceMemory is the estimated resident memory of one running env instance (a process forked
+	// from the worker's template, sharing its pages until written), bytes (default 8 MiB).
+	InstanceMemory int64
 	// LoadTimeout bounds check, load and new-instance calls (default 10 s).
 	LoadTimeout time.Duration
 	// ResetTimeout bounds reset, tools and eval calls (default 10 s).
@@ -91,6 +100,8 @@ func (o *Options) fill() {
 		o.Isolation = IsolationAuto
 	}
 	setDefault(&o.Workers, 8)
+	setDefault(&o.WorkerMemory, 48<<20)
+	setDefault(&o.InstanceMemory, 8<<20)
 	setDefault(&o.LoadTimeout, 10*time.Second)
 	setDefault(&o.ResetTimeout, 10*time.Second)
 	setDefault(&o.StepTimeout, 5*time.Second)

@@ -26,7 +26,8 @@ import (
 type Pool struct {
 	opts    Options
 	iso     Isolation
-	live    int           // workers alive or starting (idle + held), at most opts.Workers
+	live    int           // workers alive or starting (idle + held), at most limit
+	limit   int           // the most workers alive: opts.Workers, raised by Fit (under mu)
 	changed chan struct{} // closed (and replaced) whenever a worker goes idle or a slot frees
 
 	mu       sync.Mutex
@@ -49,7 +50,7 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 		}
 		opts.PythonExe = py
 	}
-	p := &Pool{opts: opts, changed: make(chan struct{})}
+	p := &Pool{opts: opts, limit: opts.Workers, changed: make(chan struct{})}
 	switch opts.Isolation {
 	case IsolationNone:
 		if !opts.AllowUnsafe {
@@ -114,7 +115,7 @@ func (p *Pool) acquire(ctx context.Context) (*worker, error) {
 			}
 			p.live-- // a worker that died while idle frees its slot
 		}
-		if p.live < p.opts.Workers {
+		if p.live < p.limit {
 			p.live++
 			p.mu.Unlock()
 			w, err := startWorker(ctx, &p.opts, p.iso)
@@ -166,7 +167,7 @@ func (p *Pool) release(w *worker) {
 	defer p.mu.Unlock()
 	defer p.broadcast()
 	p.live--
-	if !p.closed && w.spent.Load() && p.live < p.opts.Workers {
+	if !p.closed && w.spent.Load() && p.live < p.limit {
 		p.startSpare()
 	}
 }

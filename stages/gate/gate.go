@@ -151,7 +151,10 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 
 	concurrency := opts.Concurrency
 	if concurrency <= 0 {
-		concurrency = pool.Options().Workers
+		// one program per worker: with sandbox.workers 0 every slot is judged at once
+		if concurrency, err = stage.FitPool(pool, len(order), 1); err != nil {
+			return Result{}, fmt.Errorf("gate: %w", err)
+		}
 	}
 	screen := opts.Screen
 	var screenClient *llm.Client
