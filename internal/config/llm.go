@@ -149,13 +149,13 @@ func presetLLM(p presetSpec) LLM {
 			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: thinking},
 		Agent: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 8192,
 			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: thinking},
-		Screen:         Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0, Thinking: ThinkingDefault},
+		Screen:            Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0, Thinking: ThinkingDefault},
 		MaxInFlight:       0,
 		ServerMaxInFlight: 1024,
 		TimeoutSeconds:    600,
-		MaxRetries:     6,
-		ToolChoice:     ToolChoiceNone,
-		Server:         ServerAuto,
+		MaxRetries:        6,
+		ToolChoice:        ToolChoiceNone,
+		Server:            ServerAuto,
 	}
 }
 

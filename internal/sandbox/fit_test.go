@@ -44,7 +44,7 @@ func TestFitFollowsStep(t *testing.T) {
 		t.Fatalf("Fit(3, 4) = %d, %v; want the limit kept at 5 (Fit never lowers it)", got, err)
 	}
 
-	huge := newTestPool(t, isoUnderTest(), func(o *Options) { o.Workers, o.FollowStep, o.InstanceMemory = 2, true, 1 << 50 })
+	huge := newTestPool(t, isoUnderTest(), func(o *Options) { o.Workers, o.FollowStep, o.InstanceMemory = 2, true, 1<<50 })
 	got, err := huge.Fit(10, 4)
 	var me *MemoryError
 	if !errors.Is(err, ErrWorkersMemory) || !errors.As(err, &me) || got != 2 || huge.Workers() != 2 {
