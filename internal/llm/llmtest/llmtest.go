@@ -306,6 +306,13 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, chat)
 	s.mu.Unlock()
 	reply := s.script(&chat)
+	if reply.Delay > 0 {
+		select {
+		case <-time.After(reply.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
 		if reply.RetryAfter != "" {
 			w.Header().Set("Retry-After", reply.RetryAfter)
