@@ -154,7 +154,7 @@ var keyDocs = map[string]string{
 	"sandbox.python":                "The interpreter that runs the env programs; empty takes $SPADE_PYTHON, else the first python3 on PATH.",
 	"sandbox.step_timeout_seconds":  "Bounds one step call, in seconds. An overrun ends the episode with ended_by timeout and drops the env for the rest of its pool (the authors' orchestrator alarm, 30).",
 	"sandbox.unsafe_no_isolation":   "Runs the programs unconfined on a host without isolation, with a loud warning. The generated code can then read your files and secrets; off, such a host refuses to run them.",
-	"sandbox.workers":               "The most sandbox workers alive at once; 0 takes the sandbox's default of 8. Each worker hosts one program.",
+	"sandbox.workers":               "The most sandbox workers alive at once. Each worker hosts one program, so with a set number the envs of a step play in waves of that many; 0 gives each step a worker per env (every play of the step at once) when their estimated memory (48 MiB a worker and 8 MiB a play) fits the machine's available memory, and stops with a message naming this key when it does not.",
 	"seed":                          "Drives every random choice of the run. It seeds the skill rotation, the document draw, the envs' reset seeds, the memory draw and the sampling seed of each model call.",
 	"setting":                       "The kind of environments the Designer writes: games or tools. games are text games played by actions; tools are tool-use tasks answered with tool calls.",
 }
