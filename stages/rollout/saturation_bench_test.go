@@ -41,8 +41,18 @@ const fourStepEnv = `class FourSteps:
 // same run, is the critical path: a step of one play of one env (4 calls in a row). Reported: the step's
 // wall ÷ the reference (goal ≤ 1.25), the workers and the most plays in flight, the calls in flight over
 // time (calls_p50/calls_max, sampled every 250 ms, and a timeline in the log), the peak resident memory
-// of the process and of its sandbox processes, and that memory per worker.
+// of the process and of its sandbox processes, that memory per worker, and the fall of the machine's
+// MemAvailable during the step (other processes of the machine move it too). Sub-benchmark preset has
+// the preset's defaults; waves8 the earlier defaults (sandbox.workers 8, llm.max_in_flight 256), for
+// comparison in the same run.
 func BenchmarkRolloutSaturation(b *testing.B) {
+	b.Run("preset", func(b *testing.B) { rolloutSaturation(b, nil) })
+	b.Run("waves8", func(b *testing.B) {
+		rolloutSaturation(b, func(c *config.Config) { c.Sandbox.Workers, c.LLM.MaxInFlight = 8, 256 })
+	})
+}
+
+func rolloutSaturation(b *testing.B, mutate func(*config.Config)) {
 	ctx := context.Background()
 	const delay = 2 * time.Second
 	srv := llmtest.NewServer(func(*llm.ChatRequestBody) llmtest.Reply {
@@ -57,6 +67,9 @@ func BenchmarkRolloutSaturation(b *testing.B) {
 	cfg.LLM.Agent.BaseURL, cfg.LLM.Agent.Model = srv.URL, agentModel
 	if cfg.Sandbox.Python == "" {
 		cfg.Sandbox.Python = os.Getenv(sandbox.PythonEnv)
+	}
+	if mutate != nil {
+		mutate(cfg)
 	}
 	lk := laketest.New(b)
 	envs := make([]schemas.EnvRow, 24)
@@ -112,7 +125,7 @@ func BenchmarkRolloutSaturation(b *testing.B) {
 	b.ResetTimer()
 	var wall time.Duration
 	var calls []int
-	var peakRSS, peakSandbox int64
+	var peakRSS, peakSandbox, memDrop int64
 	workers, peakPlays := 0, 0
 	for i := range b.N {
 		step := int64(i) * refresh
@@ -120,6 +133,7 @@ func BenchmarkRolloutSaturation(b *testing.B) {
 		writePool("bench", step, envs)
 		b.StartTimer()
 		stop := make(chan struct{})
+		memBefore := memAvailable()
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			t := time.NewTicker(250 * time.Millisecond)
@@ -135,6 +149,7 @@ func BenchmarkRolloutSaturation(b *testing.B) {
 				calls = append(calls, n)
 				self, children := processRSS()
 				peakRSS, peakSandbox = max(peakRSS, self+children), max(peakSandbox, children)
+				memDrop = max(memDrop, memBefore-memAvailable())
 				if len(calls)%4 == 0 {
 					b.Logf("t=%4.1fs calls in flight %d, sandbox RSS %d MiB", time.Since(start).Seconds(), n, children>>20)
 				}
@@ -168,6 +183,22 @@ func BenchmarkRolloutSaturation(b *testing.B) {
 	if workers > 0 {
 		b.ReportMetric(float64(peakSandbox)/float64(workers)/(1<<20), "MiB/worker")
 	}
+	b.ReportMetric(float64(memDrop)/(1<<20), "mem_available_drop_MiB")
+}
+
+// memAvailable returns the machine's MemAvailable (/proc/meminfo), bytes; 0 when unreadable.
+func memAvailable() int64 {
+	raw, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // quantiles returns the median and the largest of xs.
