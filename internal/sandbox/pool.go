@@ -117,8 +117,9 @@ func (p *Pool) acquire(ctx context.Context) (*worker, error) {
 		}
 		if p.live < p.limit {
 			p.live++
+			o := p.workerOptions()
 			p.mu.Unlock()
-			w, err := startWorker(ctx, &p.opts, p.iso)
+			w, err := startWorker(ctx, o, p.iso)
 			if err != nil {
 				p.mu.Lock()
 				p.live--
@@ -172,16 +173,26 @@ func (p *Pool) release(w *worker) {
 	}
 }
 
+// workerOptions returns the options a new worker starts with: the pool's, with Workers at the limit in
+// force (Fit may have raised it), since the landlock layer's process budget of a worker counts every
+// worker of the pool; the caller holds p.mu.
+func (p *Pool) workerOptions() *Options {
+	o := p.opts
+	o.Workers = p.limit
+	return &o
+}
+
 // startSpare starts a worker in the background to replace one a program used, so the next Load
 // finds a warm worker; the caller holds p.mu.
 func (p *Pool) startSpare() {
 	p.live++
 	p.starting.Add(1)
+	o := p.workerOptions()
 	go func() {
 		defer p.starting.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), p.opts.StartTimeout)
 		defer cancel()
-		w, err := startWorker(ctx, &p.opts, p.iso)
+		w, err := startWorker(ctx, o, p.iso)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		defer p.broadcast()
