@@ -24,7 +24,7 @@ var designKeys = map[string]string{
 	"llm.agent.model":          "Qwen/Qwen3-30B-A3B-Instruct-2507",
 	"llm.designer.max_tokens":  "16384",
 	"llm.agent.max_tokens":     "8192",
-	"llm.max_in_flight":        "256",
+	"llm.max_in_flight":        "0",
 	"gate.max_attempts":        "5",
 	"rollout.group_size":       "8",
 	"rollout.max_turns":        "25",

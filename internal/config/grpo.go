@@ -273,6 +273,8 @@ func (g GRPO) validate(c *Config) error {
 			return invalidf("config: key \"grpo.lora_rank\" must be 0 when grpo.publish is %s (it loads full checkpoints; use lora for adapters)", g.Publish)
 		case g.Publish == PublishLoRA && g.LoRARank < 1:
 			return invalidf("config: key \"grpo.lora_rank\" must be >= 1 when grpo.publish is lora (or publish full weights with sglang, vllm_reload or command)")
+		case g.Publish == PublishLoRA && g.PublishURL == "" && len(SplitList(c.LLM.Agent.BaseURL)) > 1:
+			return invalidf("config: key \"grpo.publish\" lora loads each adapter into one server, and llm.agent.base_url lists several: publish full weights (sglang or vllm_reload reach every replica), or load the adapters with grpo.publish command")
 		}
 	}
 	_, _, err := c.DesignerAdvScale()
@@ -293,7 +295,7 @@ func (c *Config) DesignerAdvScale() (scale float64, auto bool, err error) {
 }
 
 // PublishURLs returns the generation servers a full-weights publish must reach: grpo.publish_urls
-// (comma-separated), else grpo.publish_url, else llm.agent.base_url.
+// (comma-separated), else grpo.publish_url, else every replica of llm.agent.base_url.
 func (c *Config) PublishURLs() []string {
 	if urls := SplitList(c.GRPO.PublishURLs); len(urls) > 0 {
 		return urls
@@ -301,10 +303,7 @@ func (c *Config) PublishURLs() []string {
 	if c.GRPO.PublishURL != "" {
 		return []string{c.GRPO.PublishURL}
 	}
-	if c.LLM.Agent.BaseURL != "" {
-		return []string{c.LLM.Agent.BaseURL}
-	}
-	return nil
+	return SplitList(c.LLM.Agent.BaseURL)
 }
 
 // presetGRPO is the authors' update (GRPO_ARGS, OPTIMIZER_ARGS, slime): clip 0.2/0.28, KL 0 (0.005 at 8B

@@ -11,9 +11,14 @@ type LLM struct {
 	// Screen is the tools setting's screen model of the gate (the tools_screen check); with neither a base
 	// URL nor a model the check is skipped, and an empty one of the two takes the Agent's.
 	Screen Role `json:"screen"`
-	// MaxInFlight bounds the model calls in flight at once, over every role. Keep the server's
-	// --max-num-seqs about as large.
-	MaxInFlight int `json:"max_in_flight" range:">=1"`
+	// MaxInFlight bounds the model calls in flight at once, over every role; 0 bounds them only per
+	// server (llm.server_max_in_flight), so the calls in flight follow the plays: a play has one call
+	// at a time, and a pool's first step at the paper's shape has 576 plays. Every preset: 0.
+	MaxInFlight int `json:"max_in_flight" range:">=0"`
+	// ServerMaxInFlight bounds the calls in flight to each server of a role (each URL of its base_url).
+	// Keep the server's --max-num-seqs (vLLM) or --max-running-requests (SGLang) about as large. Every
+	// preset: 1024.
+	ServerMaxInFlight int `json:"server_max_in_flight" range:">=1"`
 	// TimeoutSeconds bounds one HTTP attempt of a call, in seconds. A slower attempt fails the call with a
 	// timeout, which is not retried.
 	TimeoutSeconds int `json:"timeout_seconds" range:">0"`
@@ -41,9 +46,13 @@ type LLM struct {
 
 // Role configures the model behind one role (llm.designer, llm.agent or llm.screen).
 type Role struct {
-	// BaseURL is the role's OpenAI-compatible endpoint, such as http://host:8000/v1. replay:RUN answers
-	// every call from the llm_calls a recorded run holds; empty takes $OPENAI_BASE_URL when the client
-	// starts (the presets copy it at spade init).
+	// BaseURL is the role's OpenAI-compatible endpoint, such as http://host:8000/v1, or several
+	// replicas of the same model separated by commas: every turn of a play then goes to one replica (its
+	// prefix cache reused), a new play to the one with the fewest plays, and a replica that fails is left
+	// out for 30 s while its plays go on elsewhere. One URL in front of a router (SGLang's, vLLM's
+	// data-parallel server) works as one server. replay:RUN answers every call from the llm_calls a
+	// recorded run holds; empty takes $OPENAI_BASE_URL when the client starts (the presets copy it at
+	// spade init).
 	BaseURL string `json:"base_url"`
 	// Model is the served model name the role calls. Trained weights published as a LoRA adapter are
 	// called by the adapter's name instead.
@@ -128,7 +137,8 @@ func (LLM) validate(*Config) error { return nil }
 // presetLLM is the sampling of the authors' launch scripts for the Designer and the Agent (temperature
 // 0.6, top-p 0.95, top-k 20; 16,384 Designer tokens, 20,000 at 8B; 8,192 Agent tokens; both thinking at
 // 8B, the only hybrid model), a greedy screen,
-// and the client limits: 256 calls in flight, 10 minutes per attempt, 6 retries.
+// and the client limits: calls in flight as the plays make them, up to 1024 per server, 10 minutes per
+// attempt, 6 retries.
 func presetLLM(p presetSpec) LLM {
 	designerTokens, thinking := 16384, ThinkingDefault
 	if p.size == "qwen3-8b" {
@@ -139,12 +149,13 @@ func presetLLM(p presetSpec) LLM {
 			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: thinking},
 		Agent: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 8192,
 			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: thinking},
-		Screen:         Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0, Thinking: ThinkingDefault},
-		MaxInFlight:    256,
-		TimeoutSeconds: 600,
-		MaxRetries:     6,
-		ToolChoice:     ToolChoiceNone,
-		Server:         ServerAuto,
+		Screen:            Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0, Thinking: ThinkingDefault},
+		MaxInFlight:       0,
+		ServerMaxInFlight: 1024,
+		TimeoutSeconds:    600,
+		MaxRetries:        6,
+		ToolChoice:        ToolChoiceNone,
+		Server:            ServerAuto,
 	}
 }
 

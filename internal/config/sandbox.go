@@ -7,8 +7,10 @@ type Sandbox struct {
 	// Python is the interpreter that runs the env programs; empty takes $SPADE_PYTHON, else the first
 	// python3 on PATH.
 	Python string `json:"python"`
-	// Workers is the most sandbox workers alive at once; 0 takes the sandbox's default of 8. Each worker
-	// hosts one program.
+	// Workers is the most sandbox workers alive at once. Each worker hosts one program, so with a set
+	// number the envs of a step play in waves of that many; 0 gives each step a worker per env (every
+	// play of the step at once) when their estimated memory (48 MiB a worker and 8 MiB a play) fits the
+	// machine's available memory, and stops with a message naming this key when it does not.
 	Workers int `json:"workers" range:">=0"`
 	// LoadTimeoutSeconds bounds a program's load, new instance and reset, in seconds. A program that
 	// overruns it ends its episode with ended_by timeout.
@@ -34,8 +36,8 @@ type Sandbox struct {
 func (Sandbox) validate(*Config) error { return nil }
 
 // presetSandbox is the sandbox of every preset: 10 s to load and reset, the authors' 30 s step alarm,
-// 1 GiB of address space per process and 2 GiB per program, 64 KiB observations, workers at the
-// sandbox's default.
+// 1 GiB of address space per process and 2 GiB per program, 64 KiB observations, workers following
+// the step.
 func presetSandbox(presetSpec) Sandbox {
 	return Sandbox{Workers: 0, LoadTimeoutSeconds: 10, StepTimeoutSeconds: 30, MemoryMB: 1024, WorkerMemoryMB: 2048, MaxObservationBytes: 65536}
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spadekit/spade/schemas"
 )
@@ -22,7 +23,12 @@ type ReplayLoader func(ctx context.Context, run string) ([]Call, error)
 type Client struct {
 	settings Settings
 	backends map[schemas.Role]backend
+	// inFlight bounds the calls in flight over every role (Settings.MaxInFlight); nil bounds them only
+	// per server (Settings.ServerMaxInFlight), so they follow the plays.
 	inFlight chan struct{}
+	// calling counts the calls in flight; latency keeps the servers' latest latencies (Load).
+	calling atomic.Int64
+	latency *latencies
 
 	mu    sync.Mutex
 	calls []Call
@@ -36,8 +42,11 @@ type Client struct {
 // Check before any work to fail fast on a bad endpoint.
 func New(ctx context.Context, s Settings, load ReplayLoader) (*Client, error) {
 	s = s.withDefaults()
-	c := &Client{settings: s, backends: map[schemas.Role]backend{}, inFlight: make(chan struct{}, s.MaxInFlight), servers: map[schemas.Role]Server{}}
-	httpClient := &http.Client{Transport: newHTTPTransport(s.MaxInFlight)}
+	c := &Client{settings: s, backends: map[schemas.Role]backend{}, servers: map[schemas.Role]Server{}, latency: &latencies{}}
+	if s.MaxInFlight > 0 {
+		c.inFlight = make(chan struct{}, s.MaxInFlight)
+	}
+	httpClient := &http.Client{Transport: newHTTPTransport(s.connections())}
 	replays := map[string]*replayBackend{}
 	for role, rs := range s.Roles {
 		if run, ok := strings.CutPrefix(rs.BaseURL, ReplayPrefix); ok {
@@ -59,7 +68,7 @@ func New(ctx context.Context, s Settings, load ReplayLoader) (*Client, error) {
 			}
 			continue
 		}
-		c.backends[role] = newHTTPBackend(rs, s, httpClient)
+		c.backends[role] = newHTTPBackend(rs, s, httpClient, c.latency)
 	}
 	return c, nil
 }
@@ -283,13 +292,19 @@ func (c *Client) TokenizeChat(ctx context.Context, treq TokenizeChatRequest) (*C
 // do sends one encoded call through the role's backend and records it.
 func (c *Client) do(ctx context.Context, kind callKind, req *Request, body []byte, hash string) (*Completion, error) {
 	b := c.backends[req.Role]
-	select {
-	case c.inFlight <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if c.inFlight != nil {
+		select {
+		case c.inFlight <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
+	c.calling.Add(1)
 	out, err := b.complete(ctx, kind, req, body, hash)
-	<-c.inFlight
+	c.calling.Add(-1)
+	if c.inFlight != nil {
+		<-c.inFlight
+	}
 	if err != nil {
 		return nil, err
 	}

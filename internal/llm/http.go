@@ -28,12 +28,15 @@ type backend interface {
 	check(ctx context.Context, role schemas.Role) (Server, error)
 }
 
-// httpBackend talks to one OpenAI-compatible server for one role.
+// httpBackend talks to the OpenAI-compatible servers of one role (its replicas, see balancer).
 type httpBackend struct {
 	settings RoleSettings
 	client   *http.Client
 	apiKey   string
 	opts     Settings
+	bal      *balancer
+	// latency records the wall time of every attempt that got an answer.
+	latency *latencies
 }
 
 // newHTTPTransport returns a transport that keeps enough idle connections for maxInFlight calls.
@@ -48,16 +51,21 @@ func newHTTPTransport(maxInFlight int) *http.Transport {
 	}
 }
 
-func newHTTPBackend(rs RoleSettings, opts Settings, client *http.Client) *httpBackend {
+func newHTTPBackend(rs RoleSettings, opts Settings, client *http.Client, lat *latencies) *httpBackend {
 	key := ""
 	if rs.APIKeyEnv != "" {
 		key = os.Getenv(rs.APIKeyEnv)
 	}
-	return &httpBackend{settings: rs, client: client, apiKey: key, opts: opts}
+	urls := SplitBaseURLs(rs.BaseURL)
+	if len(urls) == 0 {
+		urls = []string{""} // check names the missing setting
+	}
+	return &httpBackend{settings: rs, client: client, apiKey: key, opts: opts, bal: newBalancer(urls, opts.ServerMaxInFlight), latency: lat}
 }
 
-func (b *httpBackend) endpoint(path string) string {
-	return strings.TrimRight(b.settings.BaseURL, "/") + path
+// endpoint returns path under a replica's /v1 root.
+func endpoint(base, path string) string {
+	return strings.TrimRight(base, "/") + path
 }
 
 // attemptResult is the classification of one HTTP attempt.
@@ -66,24 +74,49 @@ type attemptResult struct {
 	failure   string        // non-empty: this attempt failed for this reason
 	retryable bool          // the failure may go away on retry
 	retryWait time.Duration // server's Retry-After, if any
+	// busy is a 429 or 503: the server is up but overloaded, so the call waits (Retry-After) and stays
+	// on its replica rather than taking the replica out.
+	busy bool
 }
 
+// complete sends the call to its replica (the play's, else the least loaded), within that server's
+// in-flight limit, and retries a retryable failure: a busy server (429, 503) after its Retry-After (or
+// the backoff), on the same replica; any other retryable failure at once on another replica when there
+// is one up (the failed one is taken out, see balancer.fail), else after the backoff.
 func (b *httpBackend) complete(ctx context.Context, kind callKind, req *Request, body []byte, _ string) (Outcome, error) {
 	start := time.Now()
+	session := sessionOf(ctx)
 	var res attemptResult
 	attempts := 0
 	for {
 		attempts++
-		res = b.attempt(ctx, kind, body)
+		r, done := b.bal.pick(session)
+		select {
+		case r.slots <- struct{}{}:
+		case <-ctx.Done():
+			done()
+			return Outcome{}, ctx.Err()
+		}
+		r.calls.Add(1)
+		t0 := time.Now()
+		res = b.attempt(ctx, kind, r.url, body)
+		if res.failure == "" || !res.retryable {
+			b.latency.add(time.Since(t0))
+		}
+		<-r.slots
+		done()
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, err
 		}
 		if res.failure == "" || !res.retryable || attempts > b.opts.MaxRetries {
 			break
 		}
+		if !res.busy && b.bal.fail(r) {
+			continue // another replica is up: the play moves there now
+		}
 		wait := RetryDelay(attempts, b.opts.BackoffBase, b.opts.BackoffMax, rand.Float64())
-		if res.retryWait > wait && res.retryWait <= b.opts.BackoffMax {
-			wait = res.retryWait
+		if res.retryWait > 0 {
+			wait = min(res.retryWait, b.opts.Timeout) // the server said when; an attempt's timeout caps it
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -107,23 +140,23 @@ func (b *httpBackend) complete(ctx context.Context, kind callKind, req *Request,
 
 // kindURL returns the URL a call of the kind is posted to: /chat/completions and /completions under the
 // /v1 root, and vLLM's /tokenize at the server root (the base URL without its /v1).
-func (b *httpBackend) kindURL(kind callKind) string {
+func kindURL(base string, kind callKind) string {
 	switch kind {
 	case kindCompletion:
-		return b.endpoint("/completions")
+		return endpoint(base, "/completions")
 	case kindTokenize:
-		return strings.TrimSuffix(strings.TrimRight(b.settings.BaseURL, "/"), "/v1") + "/tokenize"
+		return strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1") + "/tokenize"
 	case kindGenerate:
-		return strings.TrimSuffix(strings.TrimRight(b.settings.BaseURL, "/"), "/v1") + "/generate"
+		return strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1") + "/generate"
 	}
-	return b.endpoint("/chat/completions")
+	return endpoint(base, "/chat/completions")
 }
 
 // attempt makes one HTTP request and classifies its result.
-func (b *httpBackend) attempt(ctx context.Context, kind callKind, body []byte) attemptResult {
+func (b *httpBackend) attempt(ctx context.Context, kind callKind, base string, body []byte) attemptResult {
 	actx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, b.kindURL(kind), bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, kindURL(base, kind), bytes.NewReader(body))
 	if err != nil {
 		return attemptResult{failure: "build request: " + err.Error()}
 	}
@@ -150,16 +183,31 @@ func (b *httpBackend) attempt(ctx context.Context, kind callKind, body []byte) a
 		res := attemptResult{
 			failure:   fmt.Sprintf("HTTP %d: %s", resp.StatusCode, prefix(string(raw), 300)),
 			retryable: resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500,
+			busy:      resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable,
 		}
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-			res.retryWait = time.Duration(s) * time.Second
-		}
+		res.retryWait = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		return res
 	}
 	if int64(len(raw)) > b.opts.MaxResponseBytes {
 		return attemptResult{failure: fmt.Sprintf("response larger than %d bytes", b.opts.MaxResponseBytes)}
 	}
 	return decodeResponse(kind, raw)
+}
+
+// retryAfter reads a Retry-After header: delay seconds, or an HTTP date (the wait until then); 0 when
+// absent, invalid or past.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil {
+		return time.Duration(max(s, 0)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // decodeResponse parses a 200 body of a call of the kind; invalid UTF-8 and malformed JSON are failures,
@@ -213,16 +261,32 @@ type modelList struct {
 	} `json:"data"`
 }
 
+// check verifies every replica of the role (checkReplica) and returns the first one's server.
 func (b *httpBackend) check(ctx context.Context, role schemas.Role) (Server, error) {
-	if b.settings.BaseURL == "" {
+	var first Server
+	for i, r := range b.bal.replicas {
+		server, err := b.checkReplica(ctx, role, r.url)
+		if err != nil {
+			return "", err
+		}
+		if i == 0 {
+			first = server
+		}
+	}
+	return first, nil
+}
+
+// checkReplica verifies that the server at base answers GET /models and serves the role's model.
+func (b *httpBackend) checkReplica(ctx context.Context, role schemas.Role, base string) (Server, error) {
+	if base == "" {
 		return "", fmt.Errorf("llm: %s: no base URL: set llm.%s.base_url or OPENAI_BASE_URL", role, role)
 	}
-	if !strings.HasPrefix(b.settings.BaseURL, "http://") && !strings.HasPrefix(b.settings.BaseURL, "https://") {
-		return "", fmt.Errorf("llm: %s: base URL %q is neither http(s):// nor replay:<run>", role, b.settings.BaseURL)
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return "", fmt.Errorf("llm: %s: base URL %q is neither http(s):// nor replay:<run>", role, base)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(cctx, http.MethodGet, b.endpoint("/models"), nil)
+	hreq, err := http.NewRequestWithContext(cctx, http.MethodGet, endpoint(base, "/models"), nil)
 	if err != nil {
 		return "", fmt.Errorf("llm: %s: %w", role, err)
 	}
@@ -231,19 +295,19 @@ func (b *httpBackend) check(ctx context.Context, role schemas.Role) (Server, err
 	}
 	resp, err := b.client.Do(hreq)
 	if err != nil {
-		return "", fmt.Errorf("llm: %s: endpoint %s unreachable: %w (is the server running? check llm.%s.base_url)", role, b.settings.BaseURL, err, role)
+		return "", fmt.Errorf("llm: %s: endpoint %s unreachable: %w (is the server running? check llm.%s.base_url)", role, base, err, role)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return "", fmt.Errorf("llm: %s: endpoint %s refused the API key (HTTP %d): set the variable named by llm.%s.api_key_env", role, b.settings.BaseURL, resp.StatusCode, role)
+		return "", fmt.Errorf("llm: %s: endpoint %s refused the API key (HTTP %d): set the variable named by llm.%s.api_key_env", role, base, resp.StatusCode, role)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("llm: %s: GET %s: HTTP %d: %s (is this an OpenAI-compatible /v1 root?)", role, b.endpoint("/models"), resp.StatusCode, prefix(string(raw), 200))
+		return "", fmt.Errorf("llm: %s: GET %s: HTTP %d: %s (is this an OpenAI-compatible /v1 root?)", role, endpoint(base, "/models"), resp.StatusCode, prefix(string(raw), 200))
 	}
 	var list modelList
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return "", fmt.Errorf("llm: %s: GET %s: not a model list: %w", role, b.endpoint("/models"), err)
+		return "", fmt.Errorf("llm: %s: GET %s: not a model list: %w", role, endpoint(base, "/models"), err)
 	}
 	served := make([]string, 0, len(list.Data))
 	for _, m := range list.Data {
@@ -252,7 +316,7 @@ func (b *httpBackend) check(ctx context.Context, role schemas.Role) (Server, err
 		}
 		served = append(served, m.ID)
 	}
-	return "", fmt.Errorf("llm: %s: model %q is not served by %s (served: %s); set llm.%s.model", role, b.settings.Model, b.settings.BaseURL, strings.Join(served, ", "), role)
+	return "", fmt.Errorf("llm: %s: model %q is not served by %s (served: %s); set llm.%s.model", role, b.settings.Model, base, strings.Join(served, ", "), role)
 }
 
 // prefix returns at most n bytes of s, cut at a rune boundary.

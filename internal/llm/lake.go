@@ -45,10 +45,11 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 			schemas.RoleDesigner: designer,
 			schemas.RoleAgent:    role(cfg.LLM.Agent, true),
 		},
-		MaxInFlight: cfg.LLM.MaxInFlight,
-		Timeout:     time.Duration(cfg.LLM.TimeoutSeconds) * time.Second,
-		MaxRetries:  cfg.LLM.MaxRetries,
-		Seed:        cfg.Seed,
+		MaxInFlight:       cfg.LLM.MaxInFlight,
+		ServerMaxInFlight: cfg.LLM.ServerMaxInFlight,
+		Timeout:           time.Duration(cfg.LLM.TimeoutSeconds) * time.Second,
+		MaxRetries:        cfg.LLM.MaxRetries,
+		Seed:              cfg.Seed,
 		// A config read without the key (an old run) takes the preset's none, the value it sent.
 		OmitToolChoice: cfg.LLM.ToolChoice == config.ToolChoiceOmit,
 	}

@@ -13,7 +13,8 @@ const ReplayPrefix = "replay:"
 
 // RoleSettings configures one role's endpoint and sampling parameters.
 type RoleSettings struct {
-	// BaseURL is the OpenAI-compatible root including /v1 (http://host:8000/v1), or "replay:<run>".
+	// BaseURL is the OpenAI-compatible root including /v1 (http://host:8000/v1), a comma-separated
+	// list of such roots (replicas of one model: see Client.Session), or "replay:<run>".
 	BaseURL string
 	// Model is the served model name sent in every request.
 	Model string
@@ -46,8 +47,12 @@ type RoleSettings struct {
 type Settings struct {
 	// Roles holds the settings of each role in use; a role not present cannot be called.
 	Roles map[schemas.Role]RoleSettings
-	// MaxInFlight bounds the calls in flight over all roles (llm.max_in_flight, default 256).
+	// MaxInFlight bounds the calls in flight over all roles (llm.max_in_flight); 0 or less bounds
+	// them only per server, so the calls in flight follow the plays (each play has one at a time).
 	MaxInFlight int
+	// ServerMaxInFlight bounds the calls in flight to each server of a role's list
+	// (llm.server_max_in_flight, default 1024).
+	ServerMaxInFlight int
 	// Timeout bounds one HTTP attempt; a call slower than this fails with a timeout (default 10 min).
 	Timeout time.Duration
 	// MaxRetries is how many times a call is retried after a 429, a 5xx or a connection error (default 6).
@@ -67,8 +72,11 @@ type Settings struct {
 
 // withDefaults fills zero fields with the documented defaults.
 func (s Settings) withDefaults() Settings {
-	if s.MaxInFlight <= 0 {
-		s.MaxInFlight = 256
+	if s.MaxInFlight < 0 {
+		s.MaxInFlight = 0
+	}
+	if s.ServerMaxInFlight <= 0 {
+		s.ServerMaxInFlight = 1024
 	}
 	if s.Timeout <= 0 {
 		s.Timeout = 10 * time.Minute
@@ -88,6 +96,15 @@ func (s Settings) withDefaults() Settings {
 		s.MaxResponseBytes = 8 << 20
 	}
 	return s
+}
+
+// connections is how many calls may be in flight to one host at once: what the idle connection pool
+// keeps room for.
+func (s Settings) connections() int {
+	if s.MaxInFlight > 0 {
+		return min(s.MaxInFlight, s.ServerMaxInFlight)
+	}
+	return s.ServerMaxInFlight
 }
 
 // Message is one Chat Completions message.

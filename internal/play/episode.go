@@ -156,6 +156,9 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 	cfg := e.Cfg
 	ep := e.Row
 	id := ep.EpisodeID
+	// Every call of the play goes to one replica of the Agent's servers (its prefix cache reused).
+	ctx, endSession := e.Client.Session(ctx, id)
+	defer endSession()
 	out := Result{}
 	var instance *sandbox.Env
 	fail := func(err error) (Result, error) {

@@ -25,7 +25,7 @@ func testPython(t testing.TB) string {
 func newTestPool(t testing.TB, iso Isolation, mutate func(*Options)) *Pool {
 	t.Helper()
 	opts := Options{Python: testPython(t), Isolation: iso, Workers: 4, StepTimeout: 2 * time.Second, LoadTimeout: 3 * time.Second, ResetTimeout: 3 * time.Second, CPUSeconds: 5,
-		WorkerMemory: 1 << 30}
+		WorkerMemoryLimit: 1 << 30}
 	if iso == IsolationNone {
 		opts.AllowUnsafe = true
 	}

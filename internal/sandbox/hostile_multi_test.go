@@ -382,7 +382,7 @@ func TestHostileUnconfinedReachTheirGoals(t *testing.T) {
 			continue
 		}
 		t.Run(a.name, func(t *testing.T) {
-			p := newTestPool(t, IsolationNone, func(o *Options) { o.Workers = a.workers; o.unhardened = true; o.WorkerMemory = -1 })
+			p := newTestPool(t, IsolationNone, func(o *Options) { o.Workers = a.workers; o.unhardened = true; o.WorkerMemoryLimit = -1 })
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			if reached, detail := a.run(ctx, t, p, hostileSource(t, a.name), newInnocent(t)); !reached {

@@ -15,6 +15,15 @@ type Options struct {
 	AllowUnsafe bool
 	// Workers is the most workers (sandboxes) alive at once (default 8). Each hosts one program.
 	Workers int
+	// FollowStep lets Pool.Fit raise Workers to the programs a step loads at once, when their estimated
+	// memory fits the machine's (the default of stages/stage.SandboxOptions when sandbox.workers is 0).
+	FollowStep bool
+	// WorkerMemory is the estimated resident memory of one worker and its loaded program, bytes
+	// (default 48 MiB); Pool.Fit checks it against the machine's.
+	WorkerMemory int64
+	// InstanceMemory is the estimated resident memory of one running env instance (a process forked
+	// from the worker's template, sharing its pages until written), bytes (default 8 MiB).
+	InstanceMemory int64
 	// LoadTimeout bounds check, load and new-instance calls (default 10 s).
 	LoadTimeout time.Duration
 	// ResetTimeout bounds reset, tools and eval calls (default 10 s).
@@ -25,11 +34,11 @@ type Options struct {
 	StartTimeout time.Duration
 	// AddressSpace is RLIMIT_AS of each env process, bytes (default 1 GiB).
 	AddressSpace int64
-	// WorkerMemory bounds the memory of a worker's processes together, bytes (default 2 GiB; negative:
-	// no bound): a program whose template, instances and their children hold more is ended with a
-	// memory error, as one process past AddressSpace is (the worker's tree is read every 100 ms, so a
-	// burst between two reads may pass the bound for that long; docs/sandbox.md).
-	WorkerMemory int64
+	// WorkerMemoryLimit bounds the memory of a worker's processes together, bytes (default 2 GiB;
+	// negative: no bound): a program whose template, instances and their children hold more is ended
+	// with a memory error, as one process past AddressSpace is (the worker's tree is read every 100 ms,
+	// so a burst between two reads may pass the bound for that long; docs/sandbox.md).
+	WorkerMemoryLimit int64
 	// CPUSeconds is RLIMIT_CPU of each env process (default 60; the hard limit is one more).
 	CPUSeconds int
 	// OpenFiles is RLIMIT_NOFILE of each env process (default 32).
@@ -99,12 +108,14 @@ func (o *Options) fill() {
 		o.Isolation = IsolationAuto
 	}
 	setDefault(&o.Workers, 8)
+	setDefault(&o.WorkerMemory, 48<<20)
+	setDefault(&o.InstanceMemory, 8<<20)
 	setDefault(&o.LoadTimeout, 10*time.Second)
 	setDefault(&o.ResetTimeout, 10*time.Second)
 	setDefault(&o.StepTimeout, 5*time.Second)
 	setDefault(&o.StartTimeout, 20*time.Second)
 	setDefault(&o.AddressSpace, 1<<30)
-	setDefault(&o.WorkerMemory, 2<<30)
+	setDefault(&o.WorkerMemoryLimit, 2<<30)
 	setDefault(&o.CPUSeconds, 60)
 	setDefault(&o.OpenFiles, 32)
 	setDefault(&o.FileSize, 16<<20)

@@ -26,7 +26,8 @@ import (
 type Pool struct {
 	opts    Options
 	iso     Isolation
-	live    int           // workers alive or starting (idle + held), at most opts.Workers
+	live    int           // workers alive or starting (idle + held), at most limit
+	limit   int           // the most workers alive: opts.Workers, raised by Fit (under mu)
 	changed chan struct{} // closed (and replaced) whenever a worker goes idle or a slot frees
 
 	mu       sync.Mutex
@@ -49,7 +50,7 @@ func NewPool(ctx context.Context, opts Options) (*Pool, error) {
 		}
 		opts.PythonExe = py
 	}
-	p := &Pool{opts: opts, changed: make(chan struct{})}
+	p := &Pool{opts: opts, limit: opts.Workers, changed: make(chan struct{})}
 	switch opts.Isolation {
 	case IsolationNone:
 		if !opts.AllowUnsafe {
@@ -114,10 +115,11 @@ func (p *Pool) acquire(ctx context.Context) (*worker, error) {
 			}
 			p.live-- // a worker that died while idle frees its slot
 		}
-		if p.live < p.opts.Workers {
+		if p.live < p.limit {
 			p.live++
+			o := p.workerOptions()
 			p.mu.Unlock()
-			w, err := startWorker(ctx, &p.opts, p.iso)
+			w, err := startWorker(ctx, o, p.iso)
 			if err != nil {
 				p.mu.Lock()
 				p.live--
@@ -166,9 +168,18 @@ func (p *Pool) release(w *worker) {
 	defer p.mu.Unlock()
 	defer p.broadcast()
 	p.live--
-	if !p.closed && w.spent.Load() && p.live < p.opts.Workers {
+	if !p.closed && w.spent.Load() && p.live < p.limit {
 		p.startSpare()
 	}
+}
+
+// workerOptions returns the options a new worker starts with: the pool's, with Workers at the limit in
+// force (Fit may have raised it), since the landlock layer's process budget of a worker counts every
+// worker of the pool; the caller holds p.mu.
+func (p *Pool) workerOptions() *Options {
+	o := p.opts
+	o.Workers = p.limit
+	return &o
 }
 
 // startSpare starts a worker in the background to replace one a program used, so the next Load
@@ -176,11 +187,12 @@ func (p *Pool) release(w *worker) {
 func (p *Pool) startSpare() {
 	p.live++
 	p.starting.Add(1)
+	o := p.workerOptions()
 	go func() {
 		defer p.starting.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), p.opts.StartTimeout)
 		defer cancel()
-		w, err := startWorker(ctx, &p.opts, p.iso)
+		w, err := startWorker(ctx, o, p.iso)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		defer p.broadcast()

@@ -242,8 +242,8 @@ func startWorker(ctx context.Context, o *Options, iso Isolation) (*worker, error
 	case r := <-helloCh:
 		w.hello = r.hello
 		w.nextID.Store(1)
-		if o.WorkerMemory > 0 {
-			go w.watchMemory(o.WorkerMemory)
+		if o.WorkerMemoryLimit > 0 {
+			go w.watchMemory(o.WorkerMemoryLimit)
 		}
 		return w, nil
 	case <-w.dead:
@@ -623,7 +623,7 @@ func seccompPipe() (*os.File, error) {
 const memoryTick = 100 * time.Millisecond
 
 // watchMemory ends the worker (a memory error for every call in flight and to come, the worker
-// replaced) once its processes together hold more than limit bytes (Options.WorkerMemory), read every
+// replaced) once its processes together hold more than limit bytes (Options.WorkerMemoryLimit), read every
 // memoryTick by treeMemoryBytes. The worker's own process is the root of all it runs on every layer:
 // a PID namespace's init (bwrap, namespaces) or the landlock init (a subreaper), so children that
 // detached themselves (setsid daemons) are counted too.

@@ -156,15 +156,15 @@ func runBench(ctx context.Context, env *stage.Env, step int64, name string, samp
 	if err != nil {
 		return "", err
 	}
-	sc, err := newScorers(ctx, env, kind)
-	if err != nil {
-		return "", err
-	}
-	defer sc.close()
 	chunkItems := env.Config.Eval.ChunkItems
 	if chunkItems <= 0 {
 		chunkItems = 100
 	}
+	sc, err := newScorers(ctx, env, kind, min(chunkItems, len(items))*sampling.Samples)
+	if err != nil {
+		return "", err
+	}
+	defer sc.close()
 	redo := env.Force && !env.Resume // Resume forces only the stage; committed chunks stay
 	e := &evaluator{env: env, step: step, bench: name, kind: kind, sampling: sampling, weights: weights,
 		model: agent.Model, client: client, scorers: sc, agentMaxTokens: agent.MaxTokens}
@@ -250,7 +250,10 @@ func (e *evaluator) chunk(ctx context.Context, items []schemas.BenchItemRow) ([]
 		firstErr error
 	)
 	jobs := make(chan int)
-	workers := min(n, max(1, e.client.Settings().MaxInFlight))
+	workers := n // the calls follow the samples, each with one call at a time, up to llm.max_in_flight
+	if limit := e.client.Settings().MaxInFlight; limit > 0 {
+		workers = min(n, limit)
+	}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {

@@ -25,7 +25,9 @@ type scorers struct {
 	slots  chan struct{}
 }
 
-func newScorers(ctx context.Context, env *stage.Env, kind schemas.BenchKind) (*scorers, error) {
+// newScorers starts what kind needs; plays is the most env_pool plays in flight at once (one loaded
+// program each).
+func newScorers(ctx context.Context, env *stage.Env, kind schemas.BenchKind, plays int) (*scorers, error) {
 	s := &scorers{slots: make(chan struct{}, 8)}
 	if kind != schemas.BenchMath && kind != schemas.BenchCode && kind != schemas.BenchEnvPool {
 		return s, nil
@@ -35,8 +37,13 @@ func newScorers(ctx context.Context, env *stage.Env, kind schemas.BenchKind) (*s
 		return nil, err
 	}
 	if kind == schemas.BenchEnvPool {
-		// one loaded program per sandbox worker at a time (as rollout): a program holds its worker
-		s.slots = make(chan struct{}, max(1, pool.Options().Workers))
+		// one loaded program per sandbox worker at a time (as rollout): a program holds its worker; with
+		// sandbox.workers 0 there is a worker for every play
+		workers, err := stage.FitPool(pool, plays, 1)
+		if err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+		s.slots = make(chan struct{}, max(1, workers))
 		s.env, err = newEnvPlayer(pool, env.Config)
 		return s, err
 	}

@@ -151,7 +151,10 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 
 	concurrency := opts.Concurrency
 	if concurrency <= 0 {
-		concurrency = pool.Options().Workers
+		// one program per worker: with sandbox.workers 0 every slot is judged at once
+		if concurrency, err = stage.FitPool(pool, len(order), 1); err != nil {
+			return Result{}, fmt.Errorf("gate: %w", err)
+		}
 	}
 	screen := opts.Screen
 	var screenClient *llm.Client
@@ -178,26 +181,30 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			outcomes[i] = judgeSlot(ctx, pool, slots[slot], cfg.Gate.MaxAttempts, check, opts.Regenerator, log)
+			outcomes[i] = judgeSlot(ctx, pool, sem, slots[slot], cfg.Gate.MaxAttempts, check, opts.Regenerator, log)
+			if separateHints && outcomes[i].err == nil && outcomes[i].env != nil {
+				// the accepted env's hint at once, while other slots are still judged or regenerated
+				outcomes[i].hintCalls, outcomes[i].err = hintEnv(ctx, opts.Hinter, outcomes[i].env, log)
+			}
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	var errs []error
 	for _, o := range outcomes {
-		if o.err != nil {
-			return Result{}, o.err
-		}
+		errs = append(errs, o.err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Result{}, err
 	}
 	if separateHints {
 		// The hint calls are the "gate-hint" fragment of the step's llm_calls, one shard per gate process;
-		// a re-run shard replaces its own.
-		hintCalls, err := hintEnvs(ctx, opts.Hinter, outcomes, log)
-		if err != nil {
-			return Result{}, err
+		// a re-run shard replaces its own. They are committed in slot order, whatever order they ended in.
+		var hintCalls []llm.Call
+		for _, o := range outcomes {
+			hintCalls = append(hintCalls, o.hintCalls...)
 		}
 		hopts := lake.WriteOptions{Shard: myShard, Shards: shards, ReplaceShard: true}
 		if err := llm.CommitCalls(ctx, lk, run, step, schemas.FragmentHint, hintCalls, hopts); err != nil {
@@ -242,12 +249,15 @@ type slotOutcome struct {
 	env         *schemas.EnvRow
 	attempts    int
 	regenerated int
-	err         error // the checks could not run: nothing of the step is committed
+	// hintCalls are the calls of the accepted env's hint (generate.hint_mode = separate).
+	hintCalls []llm.Call
+	err       error // the checks (or the hint call) could not run: nothing of the step is committed
 }
 
 // judgeSlot checks the slot's candidates in attempt order until one is accepted, then asks the
-// Regenerator for more attempts up to maxAttempts.
-func judgeSlot(ctx context.Context, pool *sandbox.Pool, list []schemas.CandidateRow, maxAttempts int, check CheckOptions, regen Regenerator, log *slog.Logger) slotOutcome {
+// Regenerator for more attempts up to maxAttempts. Each check holds a place of sem (one program per
+// sandbox worker); a regeneration, which runs no program, holds none.
+func judgeSlot(ctx context.Context, pool *sandbox.Pool, sem chan struct{}, list []schemas.CandidateRow, maxAttempts int, check CheckOptions, regen Regenerator, log *slog.Logger) slotOutcome {
 	var out slotOutcome
 	queue := append([]schemas.CandidateRow{}, list...)
 	var last schemas.CandidateRow
@@ -269,7 +279,13 @@ func judgeSlot(ctx context.Context, pool *sandbox.Pool, list []schemas.Candidate
 			cand = next
 		}
 		out.attempts++
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return out
+		}
 		verdict := judge(ctx, pool, cand, check)
+		<-sem
 		if verdict.Err != nil {
 			out.err = fmt.Errorf("slot %d, env %s: %w", cand.Slot, cand.EnvID, verdict.Err)
 			return out

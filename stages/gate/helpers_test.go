@@ -83,7 +83,7 @@ func newPool(t testing.TB, iso sandbox.Isolation) *sandbox.Pool {
 	p, err := sandbox.NewPool(ctx, sandbox.Options{
 		Python: testPython(), Isolation: iso, Workers: 2,
 		LoadTimeout: 2 * time.Second, ResetTimeout: 2 * time.Second, StepTimeout: time.Second,
-		CPUSeconds: 10, AddressSpace: 512 << 20, WorkerMemory: 1 << 30,
+		CPUSeconds: 10, AddressSpace: 512 << 20, WorkerMemoryLimit: 1 << 30,
 	})
 	if err != nil {
 		t.Fatalf("sandbox pool (%s): %v", iso, err)

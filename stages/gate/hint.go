@@ -2,10 +2,8 @@ package gate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/schemas"
@@ -23,36 +21,15 @@ type Hinter interface {
 	Hint(ctx context.Context, env schemas.EnvRow) (string, []llm.Call, error)
 }
 
-// hintEnvs asks the Hinter for the hint of every accepted env of outcomes, concurrently (the LLM
-// client bounds the calls in flight), sets each env's hint and returns the calls, in slot order.
-func hintEnvs(ctx context.Context, hinter Hinter, outcomes []slotOutcome, log *slog.Logger) ([]llm.Call, error) {
-	calls := make([][]llm.Call, len(outcomes))
-	errs := make([]error, len(outcomes))
-	var wg sync.WaitGroup
-	for i := range outcomes {
-		env := outcomes[i].env
-		if env == nil {
-			continue
-		}
-		wg.Go(func() {
-			hint, own, err := hinter.Hint(ctx, *env)
-			if err != nil {
-				errs[i] = fmt.Errorf("gate: hint of env %s: %w", env.EnvID, err)
-				return
-			}
-			if hint == "" {
-				log.Warn("gate: accepted env has no hint (the hint call failed)", "slot", env.Slot, "env", env.EnvID)
-			}
-			env.Hint, calls[i] = hint, own
-		})
+// hintEnv asks the Hinter for the hint of an accepted env, sets it, and returns the calls it made.
+func hintEnv(ctx context.Context, hinter Hinter, env *schemas.EnvRow, log *slog.Logger) ([]llm.Call, error) {
+	hint, calls, err := hinter.Hint(ctx, *env)
+	if err != nil {
+		return nil, fmt.Errorf("gate: hint of env %s: %w", env.EnvID, err)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if hint == "" {
+		log.Warn("gate: accepted env has no hint (the hint call failed)", "slot", env.Slot, "env", env.EnvID)
 	}
-	var all []llm.Call
-	for _, c := range calls {
-		all = append(all, c...)
-	}
-	return all, nil
+	env.Hint = hint
+	return calls, nil
 }

@@ -215,8 +215,8 @@ func (t *torchTrainer) settings(step int64) (trainerConfig, error) {
 		return trainerConfig{}, fmt.Errorf("grpo: model path: %w", err)
 	}
 	baseURL := g.PublishURL
-	if baseURL == "" {
-		baseURL = cfg.LLM.Agent.BaseURL
+	if agents := config.SplitList(cfg.LLM.Agent.BaseURL); baseURL == "" && len(agents) > 0 {
+		baseURL = agents[0] // one server (config refuses a LoRA publish with several replicas); full weights go to urls
 	}
 	denominator := 0
 	if g.MixRoles {

@@ -17,7 +17,8 @@ import (
 	"github.com/spadekit/spade/stages/rollout"
 )
 
-// BenchmarkRolloutPaperScale plays one paper-scale step, the pool's first: 24 envs × (8 unhinted +
+// BenchmarkRolloutPaperScale plays paper-scale steps, each a pool's first (iteration i plays step
+// i·sample.refresh_every, whose pool is committed with the timer stopped): 24 envs × (8 unhinted +
 // 16 hinted, the preset's rollout.group_size and hinted_group_size) episodes × 25 turns = 14,400 turns
 // against the scripted server answering instantly (a wrong guess every turn, so every
 // episode runs all 25 turns), through the real sandbox (sandbox.workers default: 8 programs at once)
@@ -42,7 +43,15 @@ func BenchmarkRolloutPaperScale(b *testing.B) {
 		// 24 distinct programs (a comment makes each its own env), as in a real pool.
 		envs = append(envs, envRow(0, i, fmt.Sprintf("# env %d\n%s", i, guessEnv), "bisect", schemas.Skills[i%6], "games"))
 	}
-	laketest.Write(b, lk, lake.PartitionKey{Run: "bench", Table: "envs", Step: 0}, envs)
+	refresh := int64(max(cfg.Sample.RefreshEvery, 1))
+	writePool := func(step int64) {
+		rows := make([]schemas.EnvRow, len(envs))
+		for i, e := range envs {
+			e.Step, e.PoolStep = step, step
+			rows[i] = e
+		}
+		laketest.Write(b, lk, lake.PartitionKey{Run: "bench", Table: "envs", Step: step}, rows)
+	}
 	client, err := llm.New(ctx, llm.SettingsFromConfig(cfg, ""), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -57,9 +66,15 @@ func BenchmarkRolloutPaperScale(b *testing.B) {
 	b.ResetTimer()
 	var total rollout.Timing
 	var turns int
-	start := time.Now()
+	var wall time.Duration
 	for i := range b.N {
-		res, err := rollout.Run(ctx, env, int64(i))
+		step := int64(i) * refresh
+		b.StopTimer()
+		writePool(step)
+		b.StartTimer()
+		t0 := time.Now()
+		res, err := rollout.Run(ctx, env, step)
+		wall += time.Since(t0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -72,7 +87,6 @@ func BenchmarkRolloutPaperScale(b *testing.B) {
 		total.Sandbox += res.Timing.Sandbox
 		total.Lake += res.Timing.Lake
 	}
-	wall := time.Since(start)
 	n := float64(b.N)
 	b.ReportMetric(wall.Seconds()/n, "s/step")
 	b.ReportMetric(float64(turns)/wall.Seconds(), "turns/s")

@@ -50,6 +50,9 @@ type Result struct {
 	Dropped int
 	// Retried counts the plays played again after a sandbox worker failure (see envProgram).
 	Retried int
+	// Workers is the most programs loaded at once (stage.FitPool); PeakPlays the most plays in flight
+	// at once.
+	Workers, PeakPlays int
 	// Tokens is the total of prompt and completion tokens.
 	Tokens int64
 	// Timing splits the time.
@@ -188,12 +191,16 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 		defer chatTemplate.Close()
 	}
 	unhinted, hinted := Plays(cfg, step)
-	r := &runner{cfg: cfg, step: step, client: client, pool: pool, tmpl: tmpl, log: log, unhinted: unhinted, hinted: hinted,
+	workers, err := stage.FitPool(pool, len(mine), unhinted+hinted)
+	if err != nil {
+		return Result{}, fmt.Errorf("rollout: %w", err)
+	}
+	r := &runner{workers: workers, cfg: cfg, step: step, client: client, pool: pool, tmpl: tmpl, log: log, unhinted: unhinted, hinted: hinted,
 		discarded: map[string]bool{}}
 	if chatTemplate != nil {
 		r.chatTemplate = chatTemplate
 	}
-	r.progress = newProgress(env.Progress, len(mine)*(unhinted+hinted))
+	r.progress = newProgress(env.Progress, len(mine)*(unhinted+hinted), client)
 	start := time.Now()
 	episodes, turns, err := r.playAll(ctx, mine)
 	r.progress.finish()
@@ -201,7 +208,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{PoolStep: poolStep, Envs: len(mine), Episodes: len(episodes), Turns: len(turns), EndedBy: map[string]int{},
-		Dropped: droppedHere, Retried: int(r.retried.Load())}
+		Dropped: droppedHere, Retried: int(r.retried.Load()), Workers: workers, PeakPlays: int(r.progress.peak.Load())}
 	res.Timing.Episodes = time.Since(start)
 	res.Timing.LLM = time.Duration(r.llmNanos.Load())
 	res.Timing.Sandbox = time.Duration(r.sandboxNanos.Load())
@@ -269,6 +276,8 @@ type runner struct {
 	progress     *rolloutProgress
 	// unhinted and hinted are the step's plays per env (Plays).
 	unhinted, hinted int
+	// workers is the most programs loaded at once (stage.FitPool).
+	workers int
 
 	llmNanos     atomic.Int64
 	sandboxNanos atomic.Int64
@@ -325,10 +334,11 @@ func (r *runner) playAll(ctx context.Context, envs []schemas.EnvRow) ([]schemas.
 	var mu sync.Mutex
 	var outs []episodeOut
 	var wg sync.WaitGroup
-	// At most one program per sandbox worker at a time: a program holds its worker until it closes, and
-	// handing each Load a worker that is free (rather than queueing more Loads than workers inside the
-	// pool) keeps the envs flowing in waves of sandbox.workers.
-	programs := make(chan struct{}, max(1, r.pool.Options().Workers))
+	// At most one program per sandbox worker at a time: a program holds its worker until it closes.
+	// With sandbox.workers 0 the pool has a worker for every env (stage.FitPool), so every play of the
+	// step is in flight at once; with a set sandbox.workers, handing each Load a worker that is free
+	// (rather than queueing more Loads than workers inside the pool) keeps the envs flowing in waves.
+	programs := make(chan struct{}, max(1, r.workers))
 	for _, env := range envs {
 		wg.Go(func() {
 			select {
@@ -502,6 +512,8 @@ func (r *runner) playEpisode(ctx context.Context, env schemas.EnvRow, prog *sand
 		Step: r.step, PoolStep: env.PoolStep, EnvID: env.EnvID, Skill: env.Skill, EpisodeID: EpisodeID(r.step, env.EnvID, hinted, index),
 		Hinted: hinted, Index: int32(index), Seed: EpisodeSeed(r.cfg.Seed, r.step, env.EnvID, index, hinted, r.cfg.Rollout.PairedSeeds),
 	}
+	r.progress.playStarted()
+	defer r.progress.playEnded()
 	res, err := play.Play(ctx, play.Episode{Cfg: r.cfg, Client: r.client, Tmpl: r.tmpl, Row: row, Hint: env.Hint,
 		LLMNanos: &r.llmNanos, SandboxNanos: &r.sandboxNanos, Template: r.chatTemplate}, prog, loadErr)
 	if err != nil {

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -195,21 +196,36 @@ func (e *Env) Close() error {
 }
 
 // SandboxOptions maps a run's sandbox.* settings onto the pool options: the one mapping the gate,
-// rollout and `spade env` use. Reset shares the load deadline (sandbox.load_timeout_seconds).
+// rollout and `spade env` use. Reset shares the load deadline (sandbox.load_timeout_seconds);
+// sandbox.workers 0 lets the workers follow the step (sandbox.Options.FollowStep, FitPool).
 func SandboxOptions(cfg *config.Config) sandbox.Options {
 	s := cfg.Sandbox
 	return sandbox.Options{
-		Python:         s.Python,
-		Workers:        s.Workers,
-		LoadTimeout:    time.Duration(s.LoadTimeoutSeconds) * time.Second,
-		ResetTimeout:   time.Duration(s.LoadTimeoutSeconds) * time.Second,
-		StepTimeout:    time.Duration(s.StepTimeoutSeconds) * time.Second,
-		AddressSpace:   int64(s.MemoryMB) << 20,
-		WorkerMemory:   workerMemory(s.WorkerMemoryMB),
-		ObservationCap: s.MaxObservationBytes,
-		AllowUnsafe:    s.UnsafeNoIsolation,
-		MaxTurns:       cfg.Rollout.MaxTurns,
+		Python:            s.Python,
+		Workers:           s.Workers,
+		FollowStep:        s.Workers == 0,
+		LoadTimeout:       time.Duration(s.LoadTimeoutSeconds) * time.Second,
+		ResetTimeout:      time.Duration(s.LoadTimeoutSeconds) * time.Second,
+		StepTimeout:       time.Duration(s.StepTimeoutSeconds) * time.Second,
+		AddressSpace:      int64(s.MemoryMB) << 20,
+		WorkerMemoryLimit: workerMemoryLimit(s.WorkerMemoryMB),
+		ObservationCap:    s.MaxObservationBytes,
+		AllowUnsafe:       s.UnsafeNoIsolation,
+		MaxTurns:          cfg.Rollout.MaxTurns,
 	}
+}
+
+// FitPool makes room in pool for programs loaded at once, each running instances env instances at
+// once (sandbox.Pool.Fit), and returns the most workers alive now: with sandbox.workers 0, one per
+// program, so every program of a step runs at once; else sandbox.workers, the programs then taking
+// turns. Workers that do not fit in the machine's memory are a one-line error naming sandbox.workers.
+func FitPool(pool *sandbox.Pool, programs, instances int) (int, error) {
+	n, err := pool.Fit(programs, instances)
+	var me *sandbox.MemoryError
+	if errors.As(err, &me) {
+		return n, fmt.Errorf("%w; set sandbox.workers to %d or fewer (the programs then take turns, one per worker)", err, max(me.Fits, 1))
+	}
+	return n, err
 }
 
 // WeightsVersion returns the name the newest trained weights before step were published under (the
@@ -241,8 +257,9 @@ func WeightsVersion(ctx context.Context, lk *lake.Lake, run string, cfg *config.
 	return "", nil
 }
 
-// workerMemory is sandbox.worker_memory_mb as sandbox.Options.WorkerMemory: 0 (no bound) is negative there.
-func workerMemory(mb int) int64 {
+// workerMemoryLimit is sandbox.worker_memory_mb as sandbox.Options.WorkerMemoryLimit: 0 (no bound) is
+// negative there.
+func workerMemoryLimit(mb int) int64 {
 	if mb == 0 {
 		return -1
 	}

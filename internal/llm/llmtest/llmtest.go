@@ -32,6 +32,8 @@ type Reply struct {
 	FinishReason string
 	// Status, when not 0 or 200, answers with this HTTP status and an OpenAI error body.
 	Status int
+	// RetryAfter, when set, is sent as the Retry-After header of a Status answer.
+	RetryAfter string
 	// Delay is slept before answering (the request's context cuts it short).
 	Delay time.Duration
 	// Raw, when set, is sent verbatim as the 200 body (e.g. invalid UTF-8).
@@ -170,6 +172,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
+		if reply.RetryAfter != "" {
+			w.Header().Set("Retry-After", reply.RetryAfter)
+		}
 		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
 		return
 	}
@@ -301,7 +306,17 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, chat)
 	s.mu.Unlock()
 	reply := s.script(&chat)
+	if reply.Delay > 0 {
+		select {
+		case <-time.After(reply.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
+		if reply.RetryAfter != "" {
+			w.Header().Set("Retry-After", reply.RetryAfter)
+		}
 		writeError(w, reply.Status, fmt.Sprintf("scripted status %d", reply.Status))
 		return
 	}
