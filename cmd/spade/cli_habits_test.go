@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -229,35 +230,115 @@ func sameCSV(a, b string) bool {
 	return true
 }
 
-// TestReadOnlyCommandsCreateNoLake: a command that only reads, given a lake path that does not exist (a
-// typo), says so and exits 2 without creating anything there; a missing run's message gives the command
-// that creates it in the form that works.
+// TestReadOnlyCommandsCreateNoLake: every command that only reads a lake, given a path that holds none
+// (a directory that does not exist, an empty one, one holding other files), exits 2 with the line naming
+// the path and the command that creates a lake there, and creates nothing: no directory, no file.
 func TestReadOnlyCommandsCreateNoLake(t *testing.T) {
-	typo := filepath.Join(t.TempDir(), "typo")
-	env := []string{"SPADE_LAKE=" + typo, "SPADE_CACHE=" + t.TempDir(), "SPADE_RUN="}
+	commands := map[string][]string{
+		"query":       {"--run", "demo", "query", "select 1"},
+		"metrics":     {"--run", "demo", "metrics"},
+		"report":      {"--run", "demo", "report", "--out", filepath.Join(t.TempDir(), "r.html")},
+		"view":        {"view", "--addr", "127.0.0.1:0"},
+		"env play":    {"--run", "demo", "env", "play", "e"},
+		"lake ls":     {"lake", "ls"},
+		"lake verify": {"lake", "verify"},
+		"lake export": {"lake", "export", filepath.Join(t.TempDir(), "exported")},
+		"config show": {"--run", "demo", "config", "show"},
+		"gate":        {"--run", "demo", "gate", "--step", "0"},
+		"ablate":      {"--run", "a", "--run", "b", "ablate"},
+	}
+	for name, args := range commands {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			missing, empty, other := filepath.Join(root, "typo"), filepath.Join(root, "empty"), filepath.Join(root, "other")
+			for _, dir := range []string{empty, other} {
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(other, "notes.txt"), []byte("not a lake"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, dir := range []string{missing, empty, other} {
+				r := spade(t, []string{"SPADE_LAKE=" + dir, "SPADE_CACHE=" + t.TempDir(), "SPADE_RUN="}, "", args...)
+				want := fmt.Sprintf("no lake at %s: create one with `spade --lake %s init --run NAME`", dir, dir)
+				if msg, ok := usageMessage(r.stderr); r.code != 2 || !ok || !strings.HasPrefix(msg, "spade: "+want) {
+					t.Errorf("spade %s on %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(args, " "), filepath.Base(dir), r.code, r.stderr, want)
+				}
+			}
+			if _, err := os.Stat(missing); err == nil {
+				t.Errorf("spade %s created %s", strings.Join(args, " "), missing)
+			}
+			for dir, want := range map[string]int{empty: 0, other: 1} {
+				if entries, _ := os.ReadDir(dir); len(entries) != want {
+					t.Errorf("spade %s wrote into %s: %d entries, want %d", strings.Join(args, " "), filepath.Base(dir), len(entries), want)
+				}
+			}
+		})
+	}
+}
+
+// TestMissingRunNamesTheRuns: a run the lake does not have is refused (exit 2) with the closest name
+// and the runs the lake has, by every command that opens a run, and the command it suggests creates the
+// run when run by a shell as written, with the lake named by SPADE_LAKE and with the default ./lake.
+func TestMissingRunNamesTheRuns(t *testing.T) {
+	env := localEnv(t)
+	must(t, env, "init", "--run", "demo", "--preset", "qwen3-4b-games")
+	must(t, env, "init", "--run", "baseline", "--preset", "qwen3-4b-games")
+	var suggested string
 	for _, args := range [][]string{
-		{"--run", "demo", "query", "select 1"},
-		{"--run", "demo", "metrics"},
-		{"--run", "demo", "report", "--out", filepath.Join(t.TempDir(), "r.html")},
-		{"--run", "demo", "env", "play", "e"},
-		{"--run", "demo", "config", "show"},
-		{"--run", "demo", "gate", "--step", "0"},
-		{"view", "--addr", "127.0.0.1:0"},
-		{"--run", "a", "--run", "b", "ablate"},
+		{"--run", "dem", "query", "select 1"},
+		{"--run", "dem", "metrics"},
+		{"lake", "ls", "--run", "dem"},
+		{"--run", "dem", "config", "show"},
+		{"--run", "dem", "gate", "--step", "0"},
+		{"--run", "dem", "env", "play", "e"},
 	} {
 		r := spade(t, env, "", args...)
-		if msg, ok := usageMessage(r.stderr); r.code != 2 || !ok || !strings.Contains(msg, "no lake at "+typo) {
-			t.Errorf("spade %s: exit %d, stderr %q; want exit 2 and \"no lake at %s\"", strings.Join(args, " "), r.code, r.stderr, typo)
+		msg, ok := usageMessage(r.stderr)
+		if r.code != 2 || !ok || !strings.Contains(msg, `no run "dem" in `) || !strings.Contains(msg, `(did you mean "demo"?)`) ||
+			!strings.Contains(msg, "; the lake has: baseline, demo. Create it with `spade --lake ") {
+			t.Errorf("spade %s: exit %d, stderr %q; want exit 2, did you mean \"demo\", the runs and the init command", strings.Join(args, " "), r.code, r.stderr)
 		}
-		if _, err := os.Stat(typo); err == nil {
-			t.Fatalf("spade %s created %s", strings.Join(args, " "), typo)
+		_, cmd, _ := strings.Cut(msg, "`")
+		suggested, _, _ = strings.Cut(cmd, "`")
+	}
+	shell := func(dir string, env []string, line string) {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), append(env, "PATH="+filepath.Dir(spadeBin)+":"+os.Getenv("PATH"))...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the suggested %q: %v\n%s", line, err, out)
 		}
 	}
-	env = localEnv(t)
-	must(t, env, "--run", "a", "init", "--preset", "qwen3-4b-games")
-	r := spade(t, env, "", "--run", "nope", "metrics")
-	if r.code != 2 || !strings.Contains(r.stderr, "create it with `spade --run nope init`") {
-		t.Errorf("metrics of a missing run: exit %d, %q; want exit 2 and the init command in the form that works", r.code, r.stderr)
+	shell(t.TempDir(), []string{"SPADE_LAKE=", "SPADE_RUN="}, suggested)
+	must(t, env, "--run", "dem", "metrics")
+	// A name close to none gets the list without a guess; "d" is taken for the run it begins.
+	r := spade(t, env, "", "--run", "zzzzzzzz", "metrics")
+	if msg, _ := usageMessage(r.stderr); r.code != 2 || strings.Contains(msg, "did you mean") || !strings.Contains(msg, "the lake has: baseline, dem, demo.") {
+		t.Errorf("metrics of a run close to none: exit %d, %q", r.code, r.stderr)
+	}
+	if r := spade(t, env, "", "--run", "b", "metrics"); !strings.Contains(r.stderr, `(did you mean "baseline"?)`) {
+		t.Errorf("metrics --run b: %q", r.stderr)
+	}
+	// With the default lake (./lake, no SPADE_LAKE), the suggestion names no --lake and works there.
+	dir := t.TempDir()
+	cwdEnv := []string{"SPADE_LAKE=", "SPADE_CACHE=" + t.TempDir(), "SPADE_RUN="}
+	cmd := exec.Command(spadeBin, "init", "--run", "one")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), cwdEnv...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("init in %s: %v\n%s", dir, err, out)
+	}
+	r = spadeIn(t, dir, cwdEnv, "--run", "two", "metrics")
+	msg, _ := usageMessage(r.stderr)
+	if r.code != 2 || !strings.HasSuffix(msg, "Create it with `spade init --run two`.") {
+		t.Fatalf("metrics of a missing run in the default lake: exit %d, %q", r.code, r.stderr)
+	}
+	shell(dir, cwdEnv, "spade init --run two")
+	if r := spadeIn(t, dir, cwdEnv, "--run", "two", "metrics"); r.code != 0 {
+		t.Errorf("metrics after the suggested init: exit %d, %q", r.code, r.stderr)
 	}
 }
 

@@ -331,6 +331,24 @@ func TestLakeLs(t *testing.T) {
 			t.Errorf("lake ls line %d = %q, want it to start with %q", i, lines[i], w)
 		}
 	}
+	// --summary: one line per run, then the corpus and the benchmark, each named for what it is.
+	sum := strings.Split(strings.TrimSpace(must(t, env, "lake", "ls", "--summary")), "\n")
+	wantSum := [][]string{
+		{"RUN", "TABLES", "PARTITIONS", "STEPS", "FILES", "ROWS", "BYTES"},
+		{"r1", "1", "2", "0-1", "2", "20"},
+		{"r2", "1", "2", "0-1", "2", "40"},
+		{"r3", "0", "0", "-", "0", "0", "0"},
+		{"(corpus", "docs)", "1", "1", "-", "1", "320"},
+		{"(bench", "aime)", "1", "1", "-", "1", "12"},
+	}
+	if len(sum) != len(wantSum) {
+		t.Fatalf("lake ls --summary:\n%s", strings.Join(sum, "\n"))
+	}
+	for i, w := range wantSum {
+		if f := strings.Fields(sum[i]); len(f) < len(w) || !reflect.DeepEqual(f[:len(w)], w) {
+			t.Errorf("lake ls --summary line %d = %q, want it to start with %q", i, sum[i], w)
+		}
+	}
 	if only := must(t, env, "--run", "r2", "lake", "ls"); strings.Contains(only, "r1") || !strings.Contains(only, "r2") {
 		t.Errorf("lake ls --run r2:\n%s", only)
 	}

@@ -29,6 +29,9 @@ const (
 	exitInterrupted = 130
 )
 
+// defaultLake is --lake when neither the flag nor SPADE_LAKE is given.
+const defaultLake = "./lake"
+
 // usageErr marks an error as the user's input being wrong (exit code 2); usage is the command's usage
 // line, printed under the error (filled in by the command's wrapped action when empty).
 type usageErr struct {
@@ -109,7 +112,7 @@ func newApp() *cli.App {
 			return unknownCommand(c.Args().First(), c.App.Commands, nil)
 		},
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "lake", Value: "./lake", EnvVars: []string{"SPADE_LAKE"}, Usage: "lake URI: a local directory or s3://bucket/prefix"},
+			&cli.StringFlag{Name: "lake", Value: defaultLake, EnvVars: []string{"SPADE_LAKE"}, Usage: "lake URI: a local directory or s3://bucket/prefix"},
 			&cli.StringSliceFlag{Name: "run", EnvVars: []string{"SPADE_RUN"}, Usage: "run name (repeat for commands that compare runs)"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "logs on stderr: auto (on a terminal: progress bars, warnings and errors with tracebacks as they are; elsewhere: text), text (every log line) or json (every log line, progress as log lines)"},
 			// urfave/cli adds --help itself only to an app without a help command of its own, and spade
