@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spadekit/spade/internal/testenv"
 )
 
 // spadeIn runs the binary with args from directory dir.
@@ -123,29 +126,89 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestCompletion: the completion script is valid bash, and spade answers its completion requests with
-// the commands and a command's flags.
+// TestCompletion: spade __complete offers commands, subcommands, a command's flags with the global ones,
+// preset names, the lake's runs and --log-format's values, and nothing for a file argument; the bash, zsh
+// and fish scripts each pass the words through and offer what spade prints.
 func TestCompletion(t *testing.T) {
-	script := must(t, nil, "completion", "bash")
-	if out, err := exec.Command("bash", "-n", "-c", script).CombinedOutput(); err != nil {
-		t.Fatalf("bash -n: %v\n%s", err, out)
+	env := localEnv(t)
+	must(t, env, "init", "--run", "demo", "--preset", "qwen3-4b-games")
+	must(t, env, "init", "--run", "baseline", "--preset", "qwen3-4b-games")
+	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
+	words := func(args ...string) []string {
+		return strings.Fields(must(t, env, append([]string{"__complete"}, args...)...))
 	}
-	words := must(t, nil, "--generate-bash-completion")
-	for _, want := range []string{"query", "run", "rollout", "help"} {
-		if !strings.Contains(words, want+"\n") {
-			t.Errorf("completion of commands lacks %s:\n%s", want, words)
+	for _, c := range []struct {
+		args []string
+		want []string
+		not  []string
+	}{
+		{[]string{""}, []string{"query", "run", "rollout", "lake", "completion"}, []string{"__complete"}},
+		{[]string{"que"}, []string{"query"}, []string{"run"}},
+		{[]string{"lake", ""}, []string{"ls", "verify", "export", "vacuum", "upgrade"}, []string{"query"}},
+		{[]string{"run", "--st"}, []string{"--steps"}, []string{"--lake"}},
+		{[]string{"query", "--"}, []string{"--format", "--out", "--lake", "--run", "--log-format", "--help"}, []string{"--steps"}},
+		{[]string{"lake", "ls", "--s"}, []string{"--summary"}, nil},
+		{[]string{"init", "--preset", "qwen3-8b-"}, []string{"qwen3-8b-games", "qwen3-8b-tools", "qwen3-8b-fixed-gpt55"}, []string{"qwen3-4b-games"}},
+		{[]string{"--run", ""}, []string{"baseline", "demo"}, nil},
+		{[]string{"lake", "ls", "--run", "d"}, []string{"demo"}, []string{"baseline"}},
+		{[]string{"--lake", lakeDir, "init", "--from", ""}, []string{"baseline", "demo"}, nil},
+		{[]string{"--log-format", ""}, []string{"auto", "text", "json"}, nil},
+		{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}, nil},
+		{[]string{"help", "lak"}, []string{"lake"}, nil},
+	} {
+		got := words(c.args...)
+		for _, w := range c.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("__complete %q: %q lacks %s", c.args, got, w)
+			}
+		}
+		for _, w := range c.not {
+			if slices.Contains(got, w) {
+				t.Errorf("__complete %q: %q offers %s", c.args, got, w)
+			}
 		}
 	}
-	if words := must(t, nil, "run", "--st", "--generate-bash-completion"); !strings.Contains(words, "--steps") {
-		t.Errorf("completion of run's flags lacks --steps:\n%s", words)
+	if got := words("query", "-f", ""); len(got) != 0 {
+		t.Errorf("__complete of query -f's file offers %q, want nothing (the shell offers files)", got)
 	}
-	// Through bash itself: the function completes "spade que" to query.
-	cmd := exec.Command("bash", "-c", script+`
-COMP_WORDS=(spade que); COMP_CWORD=1; _spade_words; printf '%s\n' "${COMPREPLY[@]}"`)
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(spadeBin)+":"+os.Getenv("PATH"))
-	out, err := cmd.CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "query" {
-		t.Errorf("bash completion of 'spade que': %v %q", err, out)
+	noLake := append([]string{"SPADE_LAKE=" + filepath.Join(t.TempDir(), "none")}, env[1:]...)
+	if got := must(t, noLake, "__complete", "--run", ""); got != "" {
+		t.Errorf("__complete --run on a path without a lake: %q", got)
+	}
+
+	// Through each shell: the script's function, given the words typed, offers spade's candidates.
+	shellEnv := append(os.Environ(), append(env, "PATH="+filepath.Dir(spadeBin)+":"+os.Getenv("PATH"))...)
+	bashLike := `COMP_WORDS=(spade init --preset qwen3-8b-g); COMP_CWORD=3; _spade_complete; printf '%s\n' "${COMPREPLY[@]}"
+COMP_WORDS=(spade --run ''); COMP_CWORD=2; _spade_complete; printf '%s\n' "${COMPREPLY[@]}"`
+	for _, sh := range []struct{ shell, run string }{
+		{"bash", bashLike},
+		// zsh runs a bash completion function under sh emulation (bashcompinit).
+		{"zsh", "f() { emulate -L sh; " + strings.ReplaceAll(bashLike, "\n", "\n") + "; }; f"},
+		{"fish", "complete -C'spade init --preset qwen3-8b-g'; complete -C'spade --run '"},
+	} {
+		t.Run(sh.shell, func(t *testing.T) {
+			path, err := exec.LookPath(sh.shell)
+			testenv.Require(t, err == nil, "%s is needed to check its completion script: %v", sh.shell, err)
+			script := must(t, env, "completion", sh.shell)
+			if sh.shell == "bash" {
+				if out, err := exec.Command("bash", "-n", "-c", script).CombinedOutput(); err != nil {
+					t.Fatalf("bash -n: %v\n%s", err, out)
+				}
+			}
+			f := filepath.Join(t.TempDir(), "completion")
+			if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(path, "-c", "source "+f+"\n"+sh.run)
+			cmd.Env = shellEnv
+			out, err := cmd.CombinedOutput()
+			if got := strings.Fields(string(out)); err != nil || !slices.Equal(got, []string{"qwen3-8b-games", "baseline", "demo"}) {
+				t.Errorf("%s completion: %v, got %q; want qwen3-8b-games, then the runs baseline and demo", sh.shell, err, out)
+			}
+		})
+	}
+	if r := spade(t, env, "", "completion", "tcsh"); r.code != 2 || !strings.Contains(r.stderr, "want bash, zsh or fish") {
+		t.Errorf("completion tcsh: exit %d, %q", r.code, r.stderr)
 	}
 }
 

@@ -102,7 +102,8 @@ func newApp() *cli.App {
 		Name:    "spade",
 		Usage:   "run SPADE self-play as batch stages over a data lake",
 		Version: "(spade --version)",
-		// Shell completion: spade completion bash|zsh prints the script (README, "Using it").
+		// Shell completion: spade completion bash|zsh|fish prints a script that asks `spade __complete`
+		// (cmd_completion.go); urfave/cli's own --generate-bash-completion stays for older scripts.
 		EnableBashCompletion: true,
 		Metadata:             map[string]any{},
 		Action: func(c *cli.Context) error {
@@ -169,6 +170,10 @@ func main() {
 // interrupted, 1 for any other failure.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	app := newApp()
+	if len(args) > 1 && args[1] == completeCommand {
+		complete(ctx, app, args[2:], os.Stdout)
+		return exitOK
+	}
 	err := app.RunContext(ctx, normalizeArgs(app, args))
 	if err == nil {
 		return exitOK
