@@ -48,16 +48,20 @@ func TestUsageErrorsAreTwoLines(t *testing.T) {
 		{[]string{"--run", "r", "run", "--steps", "5-2"}, "ends before it starts"},
 		{[]string{"--run", "r", "run", "--steps", "0", "--only", "train"}, "unknown stage"},
 		{[]string{"--run", "r", "gate"}, "--step is required"},
-		{[]string{"--run", "r", "rollout", "--step", "x"}, "invalid value"},
-		{[]string{"query", "--bogus"}, "flag provided but not defined"},
-		{[]string{"--bogus"}, "flag provided but not defined"},
+		{[]string{"--run", "r", "rollout", "--step", "x"}, `rollout: invalid value "x" for --step`},
+		{[]string{"query", "--bogus"}, "query: unknown flag --bogus"},
+		{[]string{"query", "select 1", "--bogus"}, "query: unknown flag --bogus"},
+		{[]string{"lake", "ls", "--sumary"}, "lake ls: unknown flag --sumary (did you mean --summary?)"},
+		{[]string{"lake", "ls", "--lak", "x"}, "lake ls: unknown flag --lak (did you mean --lake?)"},
+		{[]string{"query", "--format"}, "query: --format needs a value"},
+		{[]string{"--bogus"}, "unknown flag --bogus"},
 		{[]string{"--log-format", "yaml", "lake", "ls"}, "--log-format"},
 		{[]string{"quer"}, `did you mean "query"`},
 		{[]string{"rollot"}, `did you mean "rollout"`},
 		{[]string{"help", "quer"}, `did you mean "query"`},
 		{[]string{"corpus", "imprt"}, `did you mean "import"`},
 		{[]string{"help", "corpus", "bogus"}, `corpus: unknown command "bogus"`},
-		{[]string{"completion", "fish"}, "want bash or zsh"},
+		{[]string{"completion", "tcsh"}, "want bash, zsh or fish"},
 		{[]string{"env", "play"}, "ENV_ID"},
 	} {
 		r := spade(t, env, "", tc.args...)
@@ -110,6 +114,30 @@ func TestHelpFlag(t *testing.T) {
 	}
 	if _, err := os.Stat(noLake); err == nil {
 		t.Error("spade --lake DIR -h created the lake directory")
+	}
+	// Every command and subcommand: --help or -h anywhere after it prints `spade help PATH`, exit 0.
+	for _, c := range []struct {
+		path []string
+		args []string
+	}{
+		{[]string{"query"}, []string{"query", "--help"}},
+		{[]string{"query"}, []string{"query", "-h"}},
+		{[]string{"query"}, []string{"--run", "demo", "query", "select 1", "--format", "csv", "--help"}},
+		{[]string{"lake"}, []string{"lake", "--help"}},
+		{[]string{"lake", "ls"}, []string{"lake", "ls", "--help"}},
+		{[]string{"lake", "ls"}, []string{"lake", "ls", "--run", "nope", "-h"}},
+		{[]string{"corpus", "import"}, []string{"corpus", "import", "f.jsonl", "--help"}},
+		{[]string{"run"}, []string{"--lake", noLake, "run", "--help"}},
+		{[]string{"env", "play"}, []string{"env", "play", "--help"}},
+	} {
+		want := spade(t, nil, "", append([]string{"help"}, c.path...)...)
+		r := spade(t, nil, "", c.args...)
+		if r.code != 0 || r.stdout != want.stdout || r.stderr != "" || !strings.Contains(r.stdout, "spade "+strings.Join(c.path, " ")+" - ") {
+			t.Errorf("spade %s: exit %d, stderr %q; want exit 0 and the help of `spade help %s`:\n%.300s", strings.Join(c.args, " "), r.code, r.stderr, strings.Join(c.path, " "), r.stdout)
+		}
+	}
+	if _, err := os.Stat(noLake); err == nil {
+		t.Error("spade --lake DIR run --help created the lake directory")
 	}
 }
 

@@ -154,7 +154,7 @@ func newApp() *cli.App {
 		Commands:        commands,
 		HideHelpCommand: true,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr{err: err, usage: usageLine(nil)}
+			return usageErr{err: flagError(err, "", c.App.Flags), usage: usageLine(nil)}
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are decided in main
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -80,8 +82,8 @@ func prepareCommands(cmds []*cli.Command, parents []*cli.Command) {
 				}
 			}
 			required[cmd] = names
-			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-				return usageErr{err: err, usage: usageLine(path)}
+			cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+				return usageErr{err: flagError(err, pathName(path), append(append([]cli.Flag{}, cmd.Flags...), c.App.Flags...)), usage: usageLine(path)}
 			}
 			if action := cmd.Action; action != nil {
 				cmd.Action = func(c *cli.Context) error {
@@ -252,4 +254,50 @@ func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "duckdb:  github.com/duckdb/duckdb-go/v2 %s (bindings %s)\n", dep("github.com/duckdb/duckdb-go/v2"), dep("github.com/duckdb/duckdb-go-bindings"))
 	fmt.Fprintf(w, "arrow:   github.com/apache/arrow-go/v18 %s\n", dep("github.com/apache/arrow-go/v18"))
 	fmt.Fprintf(w, "go:      %s\n", goVersion)
+}
+
+// flagError rewrites the flag package's parse errors in spade's words, naming the flag as it is typed
+// (--name), the command (none for the global flags) and, for an unknown flag, the closest of flags:
+// "lake ls: unknown flag --sumary (did you mean --summary?)". Other errors are returned as they are; the
+// usage line under the message says where the flags are listed.
+func flagError(err error, command string, flags []cli.Flag) error {
+	where := ""
+	if command != "" {
+		where = command + ": "
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if len(n) > 1 {
+					names = append(names, n)
+				}
+			}
+		}
+		out := fmt.Sprintf("%sunknown flag %s", where, dashed(name))
+		if near := nearestName(name, names); near != "" {
+			out += fmt.Sprintf(" (did you mean %s?)", dashed(near))
+		}
+		return errors.New(out)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("%s%s needs a value", where, dashed(name))
+	}
+	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%sinvalid value %s for %s: %s", where, m[1], dashed(m[2]), m[3])
+	}
+	return err
+}
+
+// invalidFlagValue matches the flag package's error for a value its flag cannot parse: the value (quoted),
+// the flag's name and why.
+var invalidFlagValue = regexp.MustCompile(`^invalid value (".*") for flag -([^:]+): (.*)$`)
+
+// dashed writes a flag's name as it is typed: -x for one letter, --name otherwise.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
