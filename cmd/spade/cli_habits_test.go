@@ -278,6 +278,41 @@ func TestReplayRunFromAnotherDirectory(t *testing.T) {
 	}
 }
 
+// TestReplayPastItsEnd: replaying a step the recording does not cover stops with one line naming the
+// steps it covers and what a real endpoint needs, not one line of request JSON per call; the steps it
+// covers stay committed.
+func TestReplayPastItsEnd(t *testing.T) {
+	env := []string{"SPADE_LAKE=" + filepath.Join(t.TempDir(), "lake"), "SPADE_CACHE=" + t.TempDir(), "SPADE_RUN=demo"}
+	root, err := filepath.Abs(repoFile("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"corpus", "import", "--name", "default", "testdata/corpus/corpus.jsonl"},
+		{"init", "--preset", "qwen3-4b-games", "--config", "testdata/sample-run/replay.json"},
+	} {
+		if r := spadeIn(t, root, env, args...); r.code != 0 {
+			t.Fatalf("spade %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	r := spadeIn(t, root, env, "--log-format", "json", "run", "--steps", "0-5")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if !strings.HasPrefix(l, "{") { // the JSON log lines of the stages
+			lines = append(lines, l)
+		}
+	}
+	want := "spade: step 4 is outside the recording: replay sample@" + filepath.Join(root, "testdata", "sample-run") +
+		" covers steps 0-3; other steps need a real endpoint, a run whose llm.designer.base_url and llm.agent.base_url name a server" +
+		" (spade --run NEW init --from RUN@3 --set llm.designer.base_url=URL --set llm.agent.base_url=URL continues one)"
+	if r.code != 1 || len(lines) != 1 || lines[0] != want || strings.Contains(r.stderr, `"messages"`) {
+		t.Fatalf("run --steps 0-5 past a recording of steps 0-3: exit %d, stderr lines %q; want exit 1 and the one line\n%s", r.code, lines, want)
+	}
+	if got := spadeIn(t, root, env, "query", "--format", "csv", "select max(step) as s from episodes"); got.stdout != "s\n3\n" {
+		t.Errorf("the covered steps: %q %s", got.stdout, got.stderr)
+	}
+}
+
 // TestMetricsSQLFromAnyDirectory: `metrics --sql MODEL` prints a script (the run's parameters and the
 // embedded model) that spade query runs from a directory without sql/, with the model's own result.
 func TestMetricsSQLFromAnyDirectory(t *testing.T) {
@@ -462,5 +497,25 @@ func TestFlagsAnywhere(t *testing.T) {
 	}
 	if h := must(t, env, "query", "select 1", "--help"); !strings.Contains(h, "spade query - run DuckDB SQL") {
 		t.Errorf("query SQL --help shows:\n%.300s", h)
+	}
+}
+
+// TestPythonChoice: with no SPADE_PYTHON, a first python3 on PATH that lacks numpy gives way to Debian's,
+// and spade says which it took; SPADE_PYTHON still decides when set.
+func TestPythonChoice(t *testing.T) {
+	testenv.Require(t, exec.Command("/usr/bin/python3", "-c", "import numpy").Run() == nil, "/usr/bin/python3 needs numpy (python3-numpy)")
+	bare := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bare, "python3"), []byte("#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + bare + ":" + os.Getenv("PATH")
+	r := spade(t, []string{path, "SPADE_PYTHON="}, "", "doctor")
+	note := "python: " + filepath.Join(bare, "python3") + " (the first python3 on PATH) lacks numpy: using /usr/bin/python3, which has them (set SPADE_PYTHON to choose another)"
+	if !strings.Contains(r.stdout, "python:    /usr/bin/python3 -> ") || !strings.Contains(r.stderr, note) {
+		t.Errorf("doctor with a bare python3 first on PATH: exit %d\n%s\n%s\nwant /usr/bin/python3 and the note %q", r.code, r.stdout, r.stderr, note)
+	}
+	r = spade(t, []string{path, "SPADE_PYTHON=" + filepath.Join(bare, "python3")}, "", "doctor")
+	if !strings.Contains(r.stdout, "python:    "+filepath.Join(bare, "python3")+" -> ") || strings.Contains(r.stderr, "lacks numpy: using") {
+		t.Errorf("doctor with SPADE_PYTHON set: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -110,7 +110,7 @@ Example: spade --run r1 env play 5f2c9a01e3 --hint`,
 
 // sandboxOptions are the options of the commands that run generated code themselves (sandboxFlags).
 type sandboxOptions struct {
-	// Python is --python, the sandbox's interpreter ("" for python3 on PATH).
+	// Python is --python, the sandbox's interpreter ("" for sandbox.DefaultPython).
 	Python string
 	// Isolation is --isolation: auto, bwrap or namespaces.
 	Isolation sandbox.Isolation
@@ -121,7 +121,7 @@ type sandboxOptions struct {
 // sandboxFlags are the flags of commands that run generated code themselves.
 func sandboxFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH)"},
+		&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH, or /usr/bin/python3 when only that has numpy)"},
 		&cli.StringFlag{Name: "isolation", Value: string(sandbox.IsolationAuto), Usage: "auto, bwrap or namespaces"},
 		&cli.BoolFlag{Name: "unsafe-no-isolation", Usage: "run generated code WITHOUT isolation when no sandbox works (dangerous)"},
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/progress"
 	"github.com/spadekit/spade/schemas"
 )
@@ -179,7 +180,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return exitOK
 	}
 	var u usageErr
+	var pastRecording *llm.ReplayEndError
 	switch {
+	case errors.As(err, &pastRecording):
+		// One line, however many calls of the step met the end of the recording.
+		fmt.Fprintf(stderr, "spade: %v\n", pastRecording)
+		return exitFailure
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		fmt.Fprintf(stderr, "spade: %v\n", err)
 		return exitInterrupted
