@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -187,7 +188,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "spade: %v\n", pastRecording)
 		return exitFailure
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		fmt.Fprintf(stderr, "spade: %v\n", err)
+		fmt.Fprintf(stderr, "spade: %s\n", interrupted(err))
 		return exitInterrupted
 	case errors.As(err, &u):
 		// Two lines: what was wrong, and the usage line of the command (never the whole help).
@@ -201,4 +202,21 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "spade: %v\n", err)
 	return exitFailure
+}
+
+// interrupted says in spade's words what an interrupt stopped: the error's own context (which command,
+// step or stage) without Go's "context canceled", ending in "interrupted".
+func interrupted(err error) string {
+	msg := err.Error()
+	for _, tail := range []string{": context canceled", "context canceled"} {
+		msg = strings.TrimSuffix(msg, tail)
+	}
+	msg = strings.TrimSuffix(strings.TrimSpace(msg), ":")
+	switch {
+	case msg == "":
+		return "interrupted"
+	case strings.HasSuffix(msg, "interrupted"):
+		return msg
+	}
+	return msg + ": interrupted"
 }
