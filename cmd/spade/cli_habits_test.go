@@ -48,6 +48,8 @@ func TestUsageErrorsAreTwoLines(t *testing.T) {
 		{[]string{"--run", "r", "run", "--steps", "5-2"}, "ends before it starts"},
 		{[]string{"--run", "r", "run", "--steps", "0", "--only", "train"}, "unknown stage"},
 		{[]string{"--run", "r", "gate"}, "--step is required"},
+		{[]string{"--run", "s", "synth", "--steps", "24"}, `synth: --steps "24": a synthetic run is written from step 0 without gaps, so name 0-B (--steps 0-23 writes 24 steps)`},
+		{[]string{"--run", "s", "synth", "--steps", "3x"}, `"3x" is not a step`},
 		{[]string{"--run", "r", "rollout", "--step", "x"}, `rollout: invalid value "x" for --step`},
 		{[]string{"query", "--bogus"}, "query: unknown flag --bogus"},
 		{[]string{"query", "select 1", "--bogus"}, "query: unknown flag --bogus"},
@@ -317,7 +319,7 @@ func TestReplayPastItsEnd(t *testing.T) {
 // embedded model) that spade query runs from a directory without sql/, with the model's own result.
 func TestMetricsSQLFromAnyDirectory(t *testing.T) {
 	env := append(localEnv(t), "SPADE_RUN=s")
-	must(t, env, "synth", "--steps", "8")
+	must(t, env, "synth", "--steps", "0-7")
 	dir := t.TempDir()
 	script := spadeIn(t, dir, env, "metrics", "--sql", "regret_curve")
 	if script.code != 0 || !strings.Contains(script.stdout, "set variable") {
