@@ -415,16 +415,18 @@ func TestLocalAndS3GiveTheSameAnswers(t *testing.T) {
 // usage errors (exit 2), and none of them writes anything.
 func TestStageCommandsCheckTheRequest(t *testing.T) {
 	env := localEnv(t)
+	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
 	must(t, env, "--run", "c1", "init", "--preset", "qwen3-4b-games")
 	for _, c := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"gate", "--step", "0", "--no-regenerate"}, 1, "run `spade generate --step 0` first"},
-		{[]string{"rollout", "--step", "2"}, 1, "run `spade gate --step 0` first"},
-		{[]string{"regret", "--step", "3"}, 1, "run `spade rollout --step 3` first"},
-		{[]string{"grpo", "--step", "3"}, 1, "run `spade rollout --step 3` first"},
+		// The command to run first names the lake and the run, so it works as written anywhere.
+		{[]string{"gate", "--step", "0", "--no-regenerate"}, 1, "run `spade --lake " + lakeDir + " --run c1 generate --step 0` first"},
+		{[]string{"rollout", "--step", "2"}, 1, "run `spade --lake " + lakeDir + " --run c1 gate --step 0` first"},
+		{[]string{"regret", "--step", "3"}, 1, "run `spade --lake " + lakeDir + " --run c1 rollout --step 3` first"},
+		{[]string{"grpo", "--step", "3"}, 1, "run `spade --lake " + lakeDir + " --run c1 rollout --step 3` first"},
 		{[]string{"sample", "--step", "5"}, 2, "not a pool refresh step"},
 		{[]string{"regret", "--step", "-1"}, 2, "--step must be >= 0"},
 		{[]string{"regret", "--step", "1", "--shard", "3", "--shards", "2"}, 2, "--shard must be in 0..1"},

@@ -113,7 +113,7 @@ func runLakeLs(ctx context.Context, opts globalOptions, summary bool) error {
 			}
 		}
 		if orphans > 0 {
-			fmt.Fprintf(opts.Out, "run %s: %d orphaned objects that no commit references (spade --run %s lake vacuum removes them)\n", run, orphans, run)
+			fmt.Fprintf(opts.Out, "run %s: %d orphaned objects that no commit references (%s removes them)\n", run, orphans, opts.command("--run", run, "lake", "vacuum"))
 		}
 	}
 	return nil
