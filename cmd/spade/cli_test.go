@@ -287,7 +287,7 @@ func TestQuery(t *testing.T) {
 	}{
 		{[]string{"query", "--format", "xml", "select 1"}, "--format must be"},
 		{[]string{"query", "--format", "parquet", "select 1"}, "needs --out"},
-		{[]string{"--run", "nope", "query", "select 1"}, `no such run: "nope"`},
+		{[]string{"--run", "nope", "query", "select 1"}, `no run "nope" in `},
 		{[]string{"query", "select * from no_such_table"}, "no_such_table"},
 		{[]string{"query"}, "no SQL given"},
 	} {
