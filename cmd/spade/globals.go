@@ -188,20 +188,12 @@ func (g globalOptions) checkRun(ctx context.Context, lk *lake.Lake, run string) 
 func (g globalOptions) command(words ...string) string {
 	line := []string{"spade"}
 	if g.LakeURI != defaultLake {
-		line = append(line, "--lake", shellWord(g.LakeURI))
+		line = append(line, "--lake", lake.ShellWord(g.LakeURI))
 	}
 	for _, w := range words {
-		line = append(line, shellWord(w))
+		line = append(line, lake.ShellWord(w))
 	}
 	return strings.Join(line, " ")
-}
-
-// shellWord quotes w for a POSIX shell when it holds anything but letters, digits and -_./:=@,+%.
-func shellWord(w string) string {
-	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+%") == "" {
-		return w
-	}
-	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
 // nearestName returns the name of names closest to s: among those s is a prefix of (or that are a prefix
