@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake/s3test"
 )
 
 // TestOpenExisting: a location without a lake (missing, empty, holding other files, a file) is ErrNoLake
@@ -64,5 +65,30 @@ func TestOpenExisting(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(made, layoutKey)); err == nil {
 		t.Error("OpenExisting wrote the layout file")
+	}
+}
+
+// TestOpenExistingS3: an S3 prefix holding nothing is ErrNoLake and is left empty; once a lake is made
+// there it opens.
+func TestOpenExistingS3(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("SPADE_CACHE", t.TempDir())
+	_, bucket := s3test.Start(t)
+	uri := "s3://" + bucket + "/typo"
+	if _, err := OpenExisting(ctx, uri); !errors.Is(err, ErrNoLake) {
+		t.Fatalf("OpenExisting(%s) = %v, want ErrNoLake", uri, err)
+	}
+	s3, err := OpenS3(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs, err := s3.List(ctx, ""); err != nil || len(objs) != 0 {
+		t.Fatalf("OpenExisting wrote %v (%v)", objs, err)
+	}
+	if _, err := Open(ctx, uri); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenExisting(ctx, uri); err != nil {
+		t.Errorf("OpenExisting of a lake Open made on S3: %v", err)
 	}
 }
