@@ -468,6 +468,16 @@ func TestMissingRunNamesTheRuns(t *testing.T) {
 	if r := spadeIn(t, dir, cwdEnv, "--run", "two", "metrics"); r.code != 0 {
 		t.Errorf("metrics after the suggested init: exit %d, %q", r.code, r.stderr)
 	}
+	// A lake of many runs names the first 20 and the command that lists them all.
+	for i := range 20 {
+		if r := spadeIn(t, dir, cwdEnv, "init", "--run", fmt.Sprintf("x%02d", i)); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	r = spadeIn(t, dir, cwdEnv, "--run", "nope", "metrics")
+	if msg, _ := usageMessage(r.stderr); !strings.Contains(msg, "; the lake has 22 runs: one, two, x00, ") || !strings.Contains(msg, ", x17 and 2 more (`spade lake ls --summary` lists them).") {
+		t.Errorf("metrics of a missing run in a lake of 22 runs: %q", r.stderr)
+	}
 }
 
 // TestFlagsAnywhere: a command's flags after its positional arguments, and global flags after the

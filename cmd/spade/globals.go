@@ -178,7 +178,12 @@ func (g globalOptions) checkRun(ctx context.Context, lk *lake.Lake, run string) 
 		if near := nearestName(run, runs); near != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", near)
 		}
-		msg += "; the lake has: " + strings.Join(runs, ", ")
+		const shown = 20 // a lake of hundreds of runs gets the first ones and the command that lists them all
+		if len(runs) > shown {
+			msg += fmt.Sprintf("; the lake has %d runs: %s and %d more (`%s` lists them)", len(runs), strings.Join(runs[:shown], ", "), len(runs)-shown, g.command("lake", "ls", "--summary"))
+		} else {
+			msg += "; the lake has: " + strings.Join(runs, ", ")
+		}
 	}
 	return usageError("%s. Create it with `%s`.", msg, g.command("init", "--run", run))
 }
