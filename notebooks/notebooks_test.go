@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,15 +67,41 @@ func executeAll(t *testing.T, nbconvert, bin, lakeDir, runs string) {
 			cmd := exec.CommandContext(ctx, nbconvert, "--to", "notebook", "--execute",
 				"--ExecutePreprocessor.timeout=180", "--output-dir", filepath.Join(dir, "executed"), name+".ipynb")
 			cmd.Env = append(os.Environ(), "SPADE_BIN="+bin, "SPADE_LAKE="+lakeDir, "SPADE_RUNS="+runs,
-				"SPADE_OUT="+figures, "SQL_DIR="+sqlDir, "PYDEVD_DISABLE_FILE_VALIDATION=1", "MPLBACKEND=Agg")
+				"SPADE_OUT="+figures, "SQL_DIR="+sqlDir, "PYDEVD_DISABLE_FILE_VALIDATION=1")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("nbconvert --execute %s: %v\n%s", name, err, out)
+			}
+			// Run by a kernel, the figure is drawn inline as well as saved.
+			executed, err := os.ReadFile(filepath.Join(dir, "executed", name+".ipynb"))
+			if err != nil || !strings.Contains(string(executed), `"image/png"`) {
+				t.Errorf("%s drew no inline figure (no image/png output): %v", name, err)
 			}
 			st, err := os.Stat(filepath.Join(figures, name+".png"))
 			if err != nil || st.Size() < 5000 {
 				t.Fatalf("figure %s.png not written (or tiny): %v", name, err)
 			}
 		})
+	}
+}
+
+// TestNotebookWithoutALake: a notebook pointed at a path that holds no lake stops at its first query
+// with spade's own line (the path and the command that creates a lake there) and creates nothing.
+func TestNotebookWithoutALake(t *testing.T) {
+	nbconvert, _ := requireTools(t)
+	dir := t.TempDir()
+	bin := buildSpade(t, dir)
+	missing := filepath.Join(dir, "typo")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nbconvert, "--to", "notebook", "--execute", "--output-dir", filepath.Join(dir, "executed"), "figure6_learnable_band.ipynb")
+	cmd.Env = append(os.Environ(), "SPADE_BIN="+bin, "SPADE_LAKE="+missing, "SPADE_RUNS=", "SPADE_CACHE="+filepath.Join(dir, "cache"), "PYDEVD_DISABLE_FILE_VALIDATION=1")
+	out, err := cmd.CombinedOutput()
+	want := fmt.Sprintf("SpadeError: spade: no lake at %s: create one with `spade --lake %s init --run NAME`", missing, missing)
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("figure6 on a missing lake: %v; want the error %q in:\n%s", err, want, out)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("the notebook created %s", missing)
 	}
 }
 

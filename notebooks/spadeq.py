@@ -27,12 +27,19 @@ def spade_bin():
     return os.path.join(HERE, "..", "bin", "spade")
 
 
+class SpadeError(RuntimeError):
+    """spade refused or failed; the message is spade's own: for a refusal (exit 2, such as a lake path
+    that holds no lake) its one line, otherwise everything it wrote on stderr."""
+
+
 def _spade(*args, stdin=None):
-    """Run spade with the lake flag and return its stdout; a failure raises with spade's message."""
-    cmd = [spade_bin(), "--lake", os.environ.get("SPADE_LAKE", "./lake"), *args]
+    """Run spade with the lake flag and return its stdout; a failure raises SpadeError."""
+    cmd = [spade_bin(), "--lake", os.environ.get("SPADE_LAKE") or "./lake", *args]
     proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    if proc.returncode == 2:
+        raise SpadeError(proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else f"{' '.join(cmd)} exited 2")
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+        raise SpadeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     return proc.stdout
 
 

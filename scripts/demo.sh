@@ -32,6 +32,8 @@ if [ ! -f "$recording/replay.json" ]; then
   echo "== the first pool's slots (3 of 6 skills, one fresh document each) =="
   q "select skill, count(*) as slots, count(distinct doc_id) as documents from samples group by skill order by skill"
   echo "(no recording in $recording: set SAMPLE_RUN=DIR to a directory with replay.json and runs/<run>/)"
+  echo "== next: the slots in your own SQL =="
+  echo "$spade --lake $lake --run $run query \"select skill, doc_id from samples\""
   exit 0
 fi
 
@@ -80,3 +82,7 @@ echo "== GRPO batches =="
 q "select role, count(distinct step) as steps, count(*) as samples, count(distinct step || '/' || batch) as batches,
        sum(len(response_ids)) as response_tokens, round(stddev(advantage), 3) as advantage_std
 from grpo_batches group by role order by role"
+echo "== next: what the run made, in the viewer, a report or your own SQL =="
+echo "$spade --lake $lake view                                   # the viewer, at http://127.0.0.1:8600"
+echo "$spade --lake $lake --run $run report --out report.html    # one self-contained HTML page of charts"
+echo "$spade --lake $lake --run $run query \"select skill, avg(success::int) as solved from episodes where not hinted group by all\""

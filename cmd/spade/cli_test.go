@@ -287,7 +287,7 @@ func TestQuery(t *testing.T) {
 	}{
 		{[]string{"query", "--format", "xml", "select 1"}, "--format must be"},
 		{[]string{"query", "--format", "parquet", "select 1"}, "needs --out"},
-		{[]string{"--run", "nope", "query", "select 1"}, `no such run: "nope"`},
+		{[]string{"--run", "nope", "query", "select 1"}, `no run "nope" in `},
 		{[]string{"query", "select * from no_such_table"}, "no_such_table"},
 		{[]string{"query"}, "no SQL given"},
 	} {
@@ -329,6 +329,24 @@ func TestLakeLs(t *testing.T) {
 	for i, w := range want {
 		if f := strings.Fields(lines[i]); len(f) < len(w) || !reflect.DeepEqual(f[:len(w)], w) {
 			t.Errorf("lake ls line %d = %q, want it to start with %q", i, lines[i], w)
+		}
+	}
+	// --summary: one line per run, then the corpus and the benchmark, each named for what it is.
+	sum := strings.Split(strings.TrimSpace(must(t, env, "lake", "ls", "--summary")), "\n")
+	wantSum := [][]string{
+		{"RUN", "TABLES", "PARTITIONS", "STEPS", "FILES", "ROWS", "BYTES"},
+		{"r1", "1", "2", "0-1", "2", "20"},
+		{"r2", "1", "2", "0-1", "2", "40"},
+		{"r3", "0", "0", "-", "0", "0", "0"},
+		{"(corpus", "docs)", "1", "1", "-", "1", "320"},
+		{"(bench", "aime)", "1", "1", "-", "1", "12"},
+	}
+	if len(sum) != len(wantSum) {
+		t.Fatalf("lake ls --summary:\n%s", strings.Join(sum, "\n"))
+	}
+	for i, w := range wantSum {
+		if f := strings.Fields(sum[i]); len(f) < len(w) || !reflect.DeepEqual(f[:len(w)], w) {
+			t.Errorf("lake ls --summary line %d = %q, want it to start with %q", i, sum[i], w)
 		}
 	}
 	if only := must(t, env, "--run", "r2", "lake", "ls"); strings.Contains(only, "r1") || !strings.Contains(only, "r2") {
@@ -397,16 +415,18 @@ func TestLocalAndS3GiveTheSameAnswers(t *testing.T) {
 // usage errors (exit 2), and none of them writes anything.
 func TestStageCommandsCheckTheRequest(t *testing.T) {
 	env := localEnv(t)
+	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
 	must(t, env, "--run", "c1", "init", "--preset", "qwen3-4b-games")
 	for _, c := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"gate", "--step", "0", "--no-regenerate"}, 1, "run `spade generate --step 0` first"},
-		{[]string{"rollout", "--step", "2"}, 1, "run `spade gate --step 0` first"},
-		{[]string{"regret", "--step", "3"}, 1, "run `spade rollout --step 3` first"},
-		{[]string{"grpo", "--step", "3"}, 1, "run `spade rollout --step 3` first"},
+		// The command to run first names the lake and the run, so it works as written anywhere.
+		{[]string{"gate", "--step", "0", "--no-regenerate"}, 1, "run `spade --lake " + lakeDir + " --run c1 generate --step 0` first"},
+		{[]string{"rollout", "--step", "2"}, 1, "run `spade --lake " + lakeDir + " --run c1 gate --step 0` first"},
+		{[]string{"regret", "--step", "3"}, 1, "run `spade --lake " + lakeDir + " --run c1 rollout --step 3` first"},
+		{[]string{"grpo", "--step", "3"}, 1, "run `spade --lake " + lakeDir + " --run c1 rollout --step 3` first"},
 		{[]string{"sample", "--step", "5"}, 2, "not a pool refresh step"},
 		{[]string{"regret", "--step", "-1"}, 2, "--step must be >= 0"},
 		{[]string{"regret", "--step", "1", "--shard", "3", "--shards", "2"}, 2, "--shard must be in 0..1"},

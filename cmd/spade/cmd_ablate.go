@@ -135,7 +135,7 @@ func runPaperTable(ctx context.Context, opts ablateOptions) error {
 		return err
 	}
 	for _, r := range opts.Runs {
-		if err := checkRun(ctx, lk, r); err != nil {
+		if err := opts.checkRun(ctx, lk, r); err != nil {
 			return err
 		}
 	}

@@ -268,7 +268,7 @@ func runConfigDiff(ctx context.Context, opts configDiffOptions, runA, runB strin
 	cfgs := make([]*config.Config, 2)
 	for i, run := range []string{runA, runB} {
 		if cfgs[i], err = lk.RunConfig(ctx, run); errors.Is(err, lake.ErrNoRun) {
-			return checkRun(ctx, lk, run) // names the runs the lake has
+			return opts.checkRun(ctx, lk, run) // names the runs the lake has
 		} else if err != nil {
 			return err
 		}

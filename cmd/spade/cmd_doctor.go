@@ -16,7 +16,7 @@ import (
 // doctorOptions are the options of `spade doctor`.
 type doctorOptions struct {
 	globalOptions
-	// Python is --python, the interpreter to probe ("" for python3 on PATH).
+	// Python is --python, the interpreter to probe ("" for sandbox.DefaultPython).
 	Python string
 	// Strict is --strict: fail unless bwrap works.
 	Strict bool
@@ -29,7 +29,8 @@ func newDoctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "report the Python interpreter and the sandbox isolation this host provides",
-		Description: `Resolves the interpreter ($SPADE_PYTHON, else python3 on PATH, through version-manager shims),
+		Description: `Resolves the interpreter ($SPADE_PYTHON, else python3 on PATH, through version-manager shims; when
+that one lacks numpy and /usr/bin/python3 has it, /usr/bin/python3, as make does, with a line saying so),
 probes each isolation layer by starting a real sandbox worker (bwrap, then the namespace init), says
 which one is in force, and checks that numpy and sympy import inside the sandbox. Exits 1 when no
 isolation layer works (generated code would then be refused without --unsafe-no-isolation), or, with
@@ -46,7 +47,7 @@ Example: spade doctor
          SPADE_PYTHON=/usr/bin/python3 spade doctor
          spade doctor --llm http://gpu1:30000/v1 --publish sglang`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH)"},
+			&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH, or /usr/bin/python3 when only that has numpy)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 unless bwrap, the strongest layer, works"},
 			&cli.StringFlag{Name: "llm", Usage: "check the inference server at this OpenAI root (http://host:port/v1) instead of the sandbox"},
 			&cli.StringFlag{Name: "model", Usage: "with --llm: the served model to call (default: the first listed)"},

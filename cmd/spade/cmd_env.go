@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,14 +85,17 @@ func newEnvPlayCommand() *cli.Command {
 		Usage:     "play a stored env in the terminal",
 		ArgsUsage: "ENV_ID",
 		Description: `Loads ENV_ID from the run's envs table and plays it: the observation is shown, you type an
-action (a tool call as JSON in the tools setting), and the reward and done flag are shown.
+action (a tool call as JSON in the tools setting), and the reward and done flag are shown; at the end of
+an episode, its return as the run scores it (rollout.return). ENV_ID may be the start of an id, with or
+without its "env-", when only one env has it. An empty line sends nothing.
 Lines starting with ':' are commands, never sent to the env: :help, :reset (a new episode with the
 next seed), :hint, :obs (the last observation again), :quit; '::x' sends the action ':x'. After the
 episode ends only :reset and :quit (and :help, :hint, :obs) are accepted. On a terminal the line
 can be edited (arrows, Home/End, Ctrl-A/E/W/U) with this session's history (up/down, Ctrl-R);
 Ctrl-C leaves at once (exit 130), Ctrl-D like :quit.
 
-Example: spade --run r1 env play 5f2c9a01e3 --hint`,
+Example: spade --run r1 env play env-19264bca9c6c346c --hint
+         spade --run r1 env play 19264b`,
 		Flags: append(sandboxFlags(),
 			&cli.BoolFlag{Name: "hint", Usage: "show the privileged hint before playing"},
 			&cli.Int64Flag{Name: "seed", Usage: "seed of the first episode"},
@@ -110,7 +114,7 @@ Example: spade --run r1 env play 5f2c9a01e3 --hint`,
 
 // sandboxOptions are the options of the commands that run generated code themselves (sandboxFlags).
 type sandboxOptions struct {
-	// Python is --python, the sandbox's interpreter ("" for python3 on PATH).
+	// Python is --python, the sandbox's interpreter ("" for sandbox.DefaultPython).
 	Python string
 	// Isolation is --isolation: auto, bwrap or namespaces.
 	Isolation sandbox.Isolation
@@ -121,7 +125,7 @@ type sandboxOptions struct {
 // sandboxFlags are the flags of commands that run generated code themselves.
 func sandboxFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH)"},
+		&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH, or /usr/bin/python3 when only that has numpy)"},
 		&cli.StringFlag{Name: "isolation", Value: string(sandbox.IsolationAuto), Usage: "auto, bwrap or namespaces"},
 		&cli.BoolFlag{Name: "unsafe-no-isolation", Usage: "run generated code WITHOUT isolation when no sandbox works (dangerous)"},
 	}
@@ -279,7 +283,9 @@ func runEnvPlay(ctx context.Context, opts envPlayOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The env is named by its id or by the start of it ("env-" may be left out), as long as one env has it.
 	var found *schemas.EnvRow
+	var matches []string
 	for _, step := range steps {
 		if opts.Step >= 0 && opts.Step != step {
 			continue
@@ -289,13 +295,24 @@ func runEnvPlay(ctx context.Context, opts envPlayOptions, args []string) error {
 			return err
 		}
 		for i := range rows {
-			if rows[i].EnvID == envID {
-				found = &rows[i]
+			id := rows[i].EnvID
+			switch {
+			case id == envID:
+				found, matches = &rows[i], nil
+			case found != nil && found.EnvID == envID:
+			case strings.HasPrefix(id, envID) || strings.HasPrefix(strings.TrimPrefix(id, "env-"), envID):
+				if !slices.Contains(matches, id) {
+					found, matches = &rows[i], append(matches, id)
+				}
 			}
 		}
 	}
-	if found == nil {
-		return usageError("no env %q in the envs table of run %s (list them: spade --run %s query \"select env_id, skill from envs\")", envID, run, run)
+	list := opts.command("--run", run, "query", "select env_id, skill from envs")
+	switch {
+	case found == nil:
+		return usageError("no env %q in the envs table of run %s (list them: %s)", envID, run, list)
+	case len(matches) > 1:
+		return usageError("%q names %d envs of run %s (%s): give more of the id (list them: %s)", envID, len(matches), run, strings.Join(matches[:min(len(matches), 4)], ", "), list)
 	}
 	pool, err := newSandbox(ctx, opts.globalOptions, opts.sandboxOptions, cfg.Rollout.MaxTurns)
 	if err != nil {
@@ -314,5 +331,5 @@ func runEnvPlay(ctx context.Context, opts envPlayOptions, args []string) error {
 	}
 	in := newLineReader(ctx, opts.In, out)
 	defer in.Close()
-	return (&player{prog: prog, setting: found.Setting, hint: found.Hint, seed: opts.Seed, in: in, out: out}).play(ctx)
+	return (&player{prog: prog, setting: found.Setting, hint: found.Hint, seed: opts.Seed, returnKind: cfg.Rollout.Return, in: in, out: out}).play(ctx)
 }

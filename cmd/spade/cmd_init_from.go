@@ -72,7 +72,7 @@ func runInitFrom(ctx context.Context, opts initOptions, run string) error {
 	}
 	cfg, err := lk.RunConfig(ctx, parent)
 	if errors.Is(err, lake.ErrNoRun) {
-		return asUsage(err)
+		return opts.checkRun(ctx, lk, parent)
 	}
 	if err != nil {
 		return err

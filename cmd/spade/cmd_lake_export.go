@@ -39,7 +39,7 @@ func runLakeExport(ctx context.Context, opts globalOptions, args []string) error
 	if err != nil {
 		return err
 	}
-	if err := checkRun(ctx, lk, run); err != nil {
+	if err := opts.checkRun(ctx, lk, run); err != nil {
 		return err
 	}
 	// export's errors start with "export: ", so the user reads "lake export: ...".

@@ -25,7 +25,7 @@ import (
 func TestLakeVerifyExportAndDamage(t *testing.T) {
 	env := localEnv(t)
 	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
-	must(t, env, "--run", "r1", "synth", "--steps", "3")
+	must(t, env, "--run", "r1", "synth", "--steps", "0-2")
 	out := must(t, env, "--run", "r1", "lake", "verify")
 	if !strings.Contains(out, "ok:") {
 		t.Fatalf("verify of a fresh run: %s", out)
@@ -106,7 +106,7 @@ func TestLakeVerifyExportAndDamage(t *testing.T) {
 func TestLakeGlobAfterVacuum(t *testing.T) {
 	env := localEnv(t)
 	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
-	must(t, env, "--run", "r1", "synth", "--steps", "2")
+	must(t, env, "--run", "r1", "synth", "--steps", "0-1")
 	parts, _ := filepath.Glob(filepath.Join(lakeDir, "runs", "r1", "episodes", "step=1", "part-*.parquet"))
 	if len(parts) == 0 {
 		t.Fatal("no episodes part at step=1")

@@ -15,8 +15,8 @@ import (
 func TestAnalyticsCommands(t *testing.T) {
 	env := localEnv(t)
 	for _, args := range [][]string{
-		{"--run", "full", "synth", "--steps", "16"},
-		{"--run", "nocorpus", "synth", "--steps", "16", "--variant", "no_corpus"},
+		{"--run", "full", "synth", "--steps", "0-15"},
+		{"--run", "nocorpus", "synth", "--steps", "0-15", "--variant", "no_corpus"},
 	} {
 		must(t, env, args...)
 	}

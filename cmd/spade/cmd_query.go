@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -61,7 +60,7 @@ func runQuery(ctx context.Context, opts queryOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs, err := queryRuns(ctx, lk, opts.Runs)
+	runs, err := queryRuns(ctx, opts.globalOptions, lk, opts.Runs)
 	if err != nil {
 		return err
 	}
@@ -117,12 +116,10 @@ func querySQL(opts queryOptions, args []string) (string, error) {
 }
 
 // queryRuns returns runs, each checked to exist, or every run of the lake when runs is empty.
-func queryRuns(ctx context.Context, lk *lake.Lake, runs []string) ([]string, error) {
+func queryRuns(ctx context.Context, opts globalOptions, lk *lake.Lake, runs []string) ([]string, error) {
 	for _, r := range runs {
-		if _, err := lk.RunConfig(ctx, r); errors.Is(err, lake.ErrNoRun) {
-			return nil, asUsage(err)
-		} else if err != nil {
-			return nil, err // the storage failed: not the user's mistake
+		if err := opts.checkRun(ctx, lk, r); err != nil {
+			return nil, err // a usage error for a missing run; a storage failure is not the user's mistake
 		}
 	}
 	if len(runs) > 0 {

@@ -335,7 +335,7 @@ func TestStageFlagsAreCheckedAsUsage(t *testing.T) {
 		{[]string{"--run", "u", "regret", "--step", "0", "--shard", "3", "--shards", "2"}, "--shard"},
 		{[]string{"--run", "u", "grpo", "--step", "0", "--shards", "2", "--force"}, "--force"},
 		{[]string{"--run", "u", "regret", "--step", "-1"}, "--step"},
-		{[]string{"--run", "nope", "regret", "--step", "0"}, "no such run"},
+		{[]string{"--run", "nope", "regret", "--step", "0"}, `no run "nope" in `},
 	}
 	for _, c := range cases {
 		r := spade(t, env, "", c.args...)
@@ -345,7 +345,7 @@ func TestStageFlagsAreCheckedAsUsage(t *testing.T) {
 	}
 	// A stage whose input is missing is a failure (exit 1) that names the stage to run first.
 	r := spade(t, env, "", "--run", "u", "regret", "--step", "0")
-	if r.code != exitFailure || !strings.Contains(r.stderr, "spade rollout --step 0") {
+	if r.code != exitFailure || !strings.Contains(r.stderr, " --run u rollout --step 0` first") {
 		t.Errorf("regret without episodes: exit %d, %q", r.code, r.stderr)
 	}
 }

@@ -23,7 +23,7 @@ const reporterKey = "reporter"
 // globalOptions are the app's own flags and streams: what every command's work may read besides its
 // own options. Each xOptions embeds them; globalsFrom parses them.
 type globalOptions struct {
-	// LakeURI is --lake: a local directory or s3://bucket/prefix.
+	// LakeURI is --lake: a local directory or s3://bucket/prefix (defaultLake when empty).
 	LakeURI string
 	// Runs are the --run names given, blanks dropped (an empty SPADE_RUN names none).
 	Runs []string
@@ -48,40 +48,60 @@ func globalsFrom(c *cli.Context) globalOptions {
 			runs = append(runs, r)
 		}
 	}
-	return globalOptions{LakeURI: c.String("lake"), Runs: runs, Out: c.App.Writer, ErrOut: c.App.ErrWriter,
+	lakeURI := strings.TrimSpace(c.String("lake"))
+	if lakeURI == "" { // an empty SPADE_LAKE names no lake, as an empty SPADE_RUN names no run
+		lakeURI = defaultLake
+	}
+	return globalOptions{LakeURI: lakeURI, Runs: runs, Out: c.App.Writer, ErrOut: c.App.ErrWriter,
 		In: c.App.Reader, Progress: rep}
 }
 
-// openLake opens the lake named by --lake (a local directory that does not exist is created). A corrupt
-// file any reader then meets names the command that repairs it (repairCommand).
+// openLake opens the lake named by --lake for a command that writes it (a local directory that does not
+// exist is created). A corrupt file any reader then meets names the command that repairs it
+// (repairCommand).
 func (g globalOptions) openLake(ctx context.Context) (*lake.Lake, error) {
 	lk, err := lake.Open(ctx, g.LakeURI)
 	if err != nil {
 		return nil, err
 	}
+	return g.withRepairHint(ctx, lk), nil
+}
+
+// withRepairHint makes lk's corrupt-file errors name the command that repairs the file.
+func (g globalOptions) withRepairHint(ctx context.Context, lk *lake.Lake) *lake.Lake {
 	lk.SetRepairHint(func(part lake.PartitionKey) string {
 		if part.Run == "" {
 			return fmt.Sprintf("re-import %s %q with --force", part.Table, part.Corpus)
 		}
 		return repairCommand(g.LakeURI, part.Run, runConfigOrDefault(ctx, lk, part.Run), lake.Problem{Kind: lake.ProblemCorrupt, Partition: part})
 	})
-	return lk, nil
+	return lk
 }
 
-// openExistingLake opens --lake, failing with "no lake at PATH" (exit 2) for a local directory that does
-// not exist rather than creating an empty one.
+// openExistingLake opens --lake for a command that needs a lake already there, creating and writing
+// nothing: a location that holds no lake is the usage error noLake (exit 2).
 func (g globalOptions) openExistingLake(ctx context.Context) (*lake.Lake, error) {
-	if err := lakeExists(g.LakeURI); err != nil {
+	lk, err := lake.OpenExisting(ctx, g.LakeURI)
+	if errors.Is(err, lake.ErrNoLake) {
+		return nil, noLake(g.LakeURI)
+	}
+	if err != nil {
 		return nil, err
 	}
-	return g.openLake(ctx)
+	return g.withRepairHint(ctx, lk), nil
 }
 
-// lakeExists fails with "no lake at PATH" (exit 2) for a local lake directory that does not exist.
+// noLake is the one line for a lake location that holds no lake: the location, and the command that
+// creates a lake there.
+func noLake(uri string) error {
+	return usageError("no lake at %s: create one with `spade --lake %s init --run NAME`, or pass --lake (or set SPADE_LAKE) to an existing lake", uri, uri)
+}
+
+// lakeExists fails with noLake (exit 2) for a local lake directory that does not exist.
 func lakeExists(uri string) error {
 	if !strings.HasPrefix(uri, "s3://") {
 		if _, err := os.Stat(uri); errors.Is(err, os.ErrNotExist) {
-			return usageError("no lake at %s: pass --lake (or set SPADE_LAKE) to a lake, or create one with `spade --lake %s --run NAME init`", uri, uri)
+			return noLake(uri)
 		}
 	}
 	return nil
@@ -113,7 +133,7 @@ func (g globalOptions) openRun(ctx context.Context) (*lake.Lake, string, *config
 	}
 	cfg, err := lk.RunConfig(ctx, run)
 	if errors.Is(err, lake.ErrNoRun) {
-		return nil, "", nil, asUsage(err)
+		return nil, "", nil, g.checkRun(ctx, lk, run)
 	}
 	if err != nil {
 		return nil, "", nil, err
@@ -129,7 +149,7 @@ func (g globalOptions) openLakeRuns(ctx context.Context) (*lake.Lake, []string, 
 	}
 	runs := g.Runs
 	for _, r := range runs {
-		if err := checkRun(ctx, lk, r); err != nil {
+		if err := g.checkRun(ctx, lk, r); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -139,8 +159,10 @@ func (g globalOptions) openLakeRuns(ctx context.Context) (*lake.Lake, []string, 
 	return lk, runs, err
 }
 
-// checkRun fails for a run the lake does not have, naming the runs it has (exit 2).
-func checkRun(ctx context.Context, lk *lake.Lake, run string) error {
+// checkRun fails for a run the lake does not have (exit 2): the closest name the lake has, every run it
+// has, and the command that creates the run, written to work as it stands (with --lake unless the lake
+// is the default one).
+func (g globalOptions) checkRun(ctx context.Context, lk *lake.Lake, run string) error {
 	_, err := lk.RunConfig(ctx, run)
 	if !errors.Is(err, lake.ErrNoRun) {
 		return err
@@ -149,24 +171,48 @@ func checkRun(ctx context.Context, lk *lake.Lake, run string) error {
 	if lerr != nil {
 		return lerr
 	}
-	msg := fmt.Sprintf("no run %q in %s", run, lk.URI())
+	msg := fmt.Sprintf("no run %q in %s", run, g.LakeURI)
 	if len(runs) == 0 {
-		msg += " (the lake has no runs)."
+		msg += " (the lake has no runs)"
 	} else {
 		if near := nearestName(run, runs); near != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", near)
 		}
-		msg += "; the lake has: " + strings.Join(runs, ", ") + "."
+		const shown = 20 // a lake of hundreds of runs gets the first ones and the command that lists them all
+		if len(runs) > shown {
+			msg += fmt.Sprintf("; the lake has %d runs: %s and %d more (`%s` lists them)", len(runs), strings.Join(runs[:shown], ", "), len(runs)-shown, g.command("lake", "ls", "--summary"))
+		} else {
+			msg += "; the lake has: " + strings.Join(runs, ", ")
+		}
 	}
-	return usageError("%s Create a run with `spade --run NAME init`.", msg)
+	return usageError("%s. Create it with `%s`.", msg, g.command("init", "--run", run))
 }
 
-// nearestName returns the name of names closest to s by edit distance, if it is close (at most a third
-// of its length, at least 1).
+// command writes a spade command line that works as it stands against this lake: the words, after
+// --lake URI unless the lake is the default one.
+func (g globalOptions) command(words ...string) string {
+	line := []string{"spade"}
+	if g.LakeURI != defaultLake {
+		line = append(line, "--lake", lake.ShellWord(g.LakeURI))
+	}
+	for _, w := range words {
+		line = append(line, lake.ShellWord(w))
+	}
+	return strings.Join(line, " ")
+}
+
+// nearestName returns the name of names closest to s: among those s is a prefix of (or that are a prefix
+// of s) when there are any, else among those within an edit distance of a third of its length (at least
+// 1); "" when none is close.
 func nearestName(s string, names []string) string {
-	best, bestDist := "", max(2, len(s)/3+1)
+	best, bestDist, bestPrefix := "", max(2, len(s)/3+1), false
 	for _, n := range names {
-		if d := nearest.Distance(s, n); d < bestDist {
+		d := nearest.Distance(s, n)
+		prefix := strings.HasPrefix(n, s) || strings.HasPrefix(s, n)
+		switch {
+		case prefix && (!bestPrefix || d < bestDist):
+			best, bestDist, bestPrefix = n, d, true
+		case !prefix && !bestPrefix && d < bestDist:
 			best, bestDist = n, d
 		}
 	}

@@ -13,10 +13,12 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/progress"
 	"github.com/spadekit/spade/schemas"
 )
@@ -28,6 +30,9 @@ const (
 	exitUsage       = 2
 	exitInterrupted = 130
 )
+
+// defaultLake is --lake when neither the flag nor SPADE_LAKE is given.
+const defaultLake = "./lake"
 
 // usageErr marks an error as the user's input being wrong (exit code 2); usage is the command's usage
 // line, printed under the error (filled in by the command's wrapped action when empty).
@@ -100,7 +105,8 @@ func newApp() *cli.App {
 		Name:    "spade",
 		Usage:   "run SPADE self-play as batch stages over a data lake",
 		Version: "(spade --version)",
-		// Shell completion: spade completion bash|zsh prints the script (README, "Using it").
+		// Shell completion: spade completion bash|zsh|fish prints a script that asks `spade __complete`
+		// (cmd_completion.go); urfave/cli's own --generate-bash-completion stays for older scripts.
 		EnableBashCompletion: true,
 		Metadata:             map[string]any{},
 		Action: func(c *cli.Context) error {
@@ -110,7 +116,7 @@ func newApp() *cli.App {
 			return unknownCommand(c.Args().First(), c.App.Commands, nil)
 		},
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "lake", Value: "./lake", EnvVars: []string{"SPADE_LAKE"}, Usage: "lake URI: a local directory or s3://bucket/prefix"},
+			&cli.StringFlag{Name: "lake", Value: defaultLake, EnvVars: []string{"SPADE_LAKE"}, Usage: "lake URI: a local directory or s3://bucket/prefix"},
 			&cli.StringSliceFlag{Name: "run", EnvVars: []string{"SPADE_RUN"}, Usage: "run name (repeat for commands that compare runs)"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "logs on stderr: auto (on a terminal: progress bars, warnings and errors with tracebacks as they are; elsewhere: text), text (every log line) or json (every log line, progress as log lines)"},
 			// urfave/cli adds --help itself only to an app without a help command of its own, and spade
@@ -151,7 +157,7 @@ func newApp() *cli.App {
 		Commands:        commands,
 		HideHelpCommand: true,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr{err: err, usage: usageLine(nil)}
+			return usageErr{err: flagError(err, "", c.App.Flags), usage: usageLine(nil)}
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are decided in main
 	}
@@ -167,14 +173,23 @@ func main() {
 // interrupted, 1 for any other failure.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	app := newApp()
+	if len(args) > 1 && args[1] == completeCommand {
+		complete(ctx, app, args[2:], os.Stdout)
+		return exitOK
+	}
 	err := app.RunContext(ctx, normalizeArgs(app, args))
 	if err == nil {
 		return exitOK
 	}
 	var u usageErr
+	var pastRecording *llm.ReplayEndError
 	switch {
+	case errors.As(err, &pastRecording):
+		// One line, however many calls of the step met the end of the recording.
+		fmt.Fprintf(stderr, "spade: %v\n", pastRecording)
+		return exitFailure
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		fmt.Fprintf(stderr, "spade: %v\n", err)
+		fmt.Fprintf(stderr, "spade: %s\n", interrupted(err))
 		return exitInterrupted
 	case errors.As(err, &u):
 		// Two lines: what was wrong, and the usage line of the command (never the whole help).
@@ -188,4 +203,21 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "spade: %v\n", err)
 	return exitFailure
+}
+
+// interrupted says in spade's words what an interrupt stopped: the error's own context (which command,
+// step or stage) without Go's "context canceled", ending in "interrupted".
+func interrupted(err error) string {
+	msg := err.Error()
+	for _, tail := range []string{": context canceled", "context canceled"} {
+		msg = strings.TrimSuffix(msg, tail)
+	}
+	msg = strings.TrimSuffix(strings.TrimSpace(msg), ":")
+	switch {
+	case msg == "":
+		return "interrupted"
+	case strings.HasSuffix(msg, "interrupted"):
+		return msg
+	}
+	return msg + ": interrupted"
 }

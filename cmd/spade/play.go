@@ -11,6 +11,8 @@ import (
 
 	"github.com/chzyer/readline"
 
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/play"
 	"github.com/spadekit/spade/internal/progress"
 	"github.com/spadekit/spade/internal/safetext"
 	"github.com/spadekit/spade/internal/sandbox"
@@ -108,8 +110,10 @@ type player struct {
 	setting schemas.Setting
 	hint    string
 	seed    int64
-	in      lineReader
-	out     io.Writer
+	// returnKind is the run's rollout.return: how the episode's return shown at its end is made.
+	returnKind config.ReturnKind
+	in         lineReader
+	out        io.Writer
 }
 
 const playHelp = `commands (never sent to the env):
@@ -120,7 +124,7 @@ const playHelp = `commands (never sent to the env):
   :solution  the env's solution() (its reference actions), where it has one
   :quit   leave (also Ctrl-D; Ctrl-C leaves at once)
   ::x     send the action ":x"
-anything else is your action for this turn`
+anything else is your action for this turn (an empty line sends nothing)`
 
 // play runs episodes until :quit, the end of input or an interrupt (context.Canceled: exit 130).
 func (p *player) play(ctx context.Context) error {
@@ -153,7 +157,8 @@ func (p *player) play(ctx context.Context) error {
 // episode plays one episode; it returns quit when the player leaves.
 func (p *player) episode(ctx context.Context, env *sandbox.Env, obs string) (quit bool, err error) {
 	out := p.out
-	total, turn, over := 0.0, 1, false
+	var rewards []float64
+	turn, over := 1, false
 	for {
 		prompt := fmt.Sprintf("turn %d> ", turn)
 		if over {
@@ -195,6 +200,10 @@ func (p *player) episode(ctx context.Context, env *sandbox.Env, obs string) (qui
 			continue
 		}
 		action = strings.TrimPrefix(action, ":")
+		if strings.TrimSpace(action) == "" {
+			fmt.Fprintln(out, "nothing sent: type an action (:help lists the commands)")
+			continue
+		}
 		if over {
 			fmt.Fprintln(out, "the episode is over: ':reset' for another, ':quit' to leave (nothing was sent)")
 			continue
@@ -212,9 +221,13 @@ func (p *player) episode(ctx context.Context, env *sandbox.Env, obs string) (qui
 			}
 			continue
 		}
-		total += res.Reward
+		rewards = append(rewards, res.Reward)
 		obs = res.Observation
-		fmt.Fprintf(out, "%s\n  turn %d: reward %.3f (total %.3f)  done %v", safetext.Terminal(res.Observation), turn, res.Reward, total, res.Done)
+		fmt.Fprintf(out, "%s\n  turn %d: reward %.3f", safetext.Terminal(res.Observation), turn, res.Reward)
+		if p.returnKind == config.ReturnSum {
+			fmt.Fprintf(out, " (return so far %.3f)", play.EpisodeReturn(p.returnKind, rewards, false))
+		}
+		fmt.Fprintf(out, "  done %v", res.Done)
 		turn++
 		if res.Done {
 			over = true
@@ -223,9 +236,21 @@ func (p *player) episode(ctx context.Context, env *sandbox.Env, obs string) (qui
 				ending = " (the env truncated the episode)"
 			}
 			fmt.Fprintf(out, "  success %v%s\n", res.Success(), ending)
-			fmt.Fprintf(out, "episode over after %d turns: ':reset' for another, ':quit' to leave\n", turn-1)
+			fmt.Fprintf(out, "episode over after %d turns, return %.3f (%s): ':reset' for another, ':quit' to leave\n",
+				turn-1, play.EpisodeReturn(p.returnKind, rewards, res.Terminated), returnRule(p.returnKind, res.Terminated))
 			continue
 		}
 		fmt.Fprintln(out)
 	}
+}
+
+// returnRule says in words how rollout.return made the episode's return, as the run scores it.
+func returnRule(kind config.ReturnKind, terminated bool) string {
+	switch {
+	case kind == config.ReturnSum:
+		return "rollout.return sum: the sum of the rewards"
+	case terminated:
+		return "rollout.return terminal: the last reward, clipped to [-1, 1]"
+	}
+	return "rollout.return terminal: 0, as the env did not terminate the episode"
 }

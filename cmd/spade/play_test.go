@@ -141,12 +141,20 @@ func TestEnvPlayOnATerminal(t *testing.T) {
 	s.expect("hint: ", 2)
 	s.send(":bogus\r")
 	s.expect("unknown command :bogus", 1)
+	s.send("\r") // an empty line is not a turn either
+	s.expect("nothing sent: type an action", 1)
+	s.expect("turn 1> ", 6)
 	for turn := 1; turn <= 4; turn++ {
 		s.expect("turn "+string(rune('0'+turn))+"> ", 1)
 		s.send("x\r")
 		s.expect("turn "+string(rune('0'+turn))+": reward", 1)
 	}
-	s.expect("episode over after 4 turns", 1)
+	s.expect("episode over after 4 turns, return ", 1)
+	// The return is the run's (rollout.return terminal in the preset), not a running sum of the rewards.
+	s.expect("(rollout.return terminal: ", 1)
+	if strings.Contains(s.text(), "total") || strings.Contains(s.text(), "return so far") {
+		t.Fatalf("a running sum under rollout.return terminal:\n%s", s.text())
+	}
 	s.send("y\r")
 	s.expect("the episode is over", 1)
 	if strings.Contains(s.text(), "turn 5") {
@@ -154,10 +162,14 @@ func TestEnvPlayOnATerminal(t *testing.T) {
 	}
 	s.send(":reset\r")
 	s.expect("[seed 1]", 1)
-	s.expect("turn 1> ", 4)
+	s.expect("turn 1> ", 7)
 	s.send("\x03") // Ctrl-C
 	if code := s.exitCode(); code != exitInterrupted {
 		t.Fatalf("Ctrl-C: exit %d, want %d:\n%s", code, exitInterrupted, s.text())
+	}
+	<-s.done
+	if text := s.text(); !strings.Contains(text, "spade: env play: interrupted") || strings.Contains(text, "context canceled") {
+		t.Fatalf("Ctrl-C: want the line \"spade: env play: interrupted\" and no Go error text:\n%s", text)
 	}
 }
 
@@ -212,6 +224,15 @@ func TestEnvPlayInterruptedOffATerminal(t *testing.T) {
 	}
 	if r := spade(t, env, "x\n:bogus\n", "env", "play", "kk-0"); r.code != 0 || !strings.Contains(r.stdout, "turn 1: reward") || !strings.Contains(r.stdout, "unknown command :bogus") {
 		t.Fatalf("piped play: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The start of an id names the env when only one has it; an id nobody has is refused with the query
+	// that lists them.
+	if r := spade(t, env, "", "env", "play", "kk"); r.code != 0 || !strings.Contains(r.stdout, "env kk-0 (") {
+		t.Errorf("env play kk: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := spade(t, env, "", "env", "play", "zz")
+	if msg, ok := usageMessage(r.stderr); r.code != 2 || !ok || !strings.Contains(msg, `no env "zz" in the envs table of run p1 (list them: spade --lake `) {
+		t.Errorf("env play zz: exit %d, %q", r.code, r.stderr)
 	}
 }
 

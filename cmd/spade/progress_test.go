@@ -53,7 +53,7 @@ func inPty(t *testing.T, dir string, env []string, args ...string) (string, int)
 // and `spade run` prints one line per stage and step with its time instead of log lines.
 func TestProgressOnATerminal(t *testing.T) {
 	env := localEnv(t)
-	out, code := inPty(t, ".", env, "--run", "s", "synth", "--steps", "24")
+	out, code := inPty(t, ".", env, "--run", "s", "synth", "--steps", "0-23")
 	if code != 0 {
 		t.Fatalf("synth on a pty: exit %d\n%s", code, out)
 	}
@@ -98,7 +98,7 @@ func TestProgressOnATerminal(t *testing.T) {
 // interval, never a redrawn bar.
 func TestProgressOffATerminal(t *testing.T) {
 	env := append(localEnv(t), "SPADE_PROGRESS_INTERVAL=1ms")
-	r := spade(t, env, "", "--run", "s", "synth", "--steps", "24")
+	r := spade(t, env, "", "--run", "s", "synth", "--steps", "0-23")
 	if r.code != 0 {
 		t.Fatalf("synth: %d %s", r.code, r.stderr)
 	}
@@ -110,13 +110,13 @@ func TestProgressOffATerminal(t *testing.T) {
 		t.Errorf("lake verify off a terminal: exit %d, want progress log lines counting files:\n%q", r.code, r.stderr)
 	}
 	// ablate counts its phases: the embeddings, then one per run.
-	if r := spade(t, env, "", "--run", "s3", "synth", "--steps", "24"); r.code != 0 {
+	if r := spade(t, env, "", "--run", "s3", "synth", "--steps", "0-23"); r.code != 0 {
 		t.Fatalf("synth s3: %d %s", r.code, r.stderr)
 	}
 	if r := spade(t, env, "", "--run", "s", "--run", "s3", "ablate"); r.code != 0 || !strings.Contains(r.stderr, "ablate: progress") || !strings.Contains(r.stderr, "of=3") {
 		t.Errorf("ablate off a terminal: exit %d, want progress log lines over 3 phases:\n%q", r.code, r.stderr)
 	}
-	out, code := inPty(t, ".", env, "--log-format", "json", "--run", "s2", "synth", "--steps", "24")
+	out, code := inPty(t, ".", env, "--log-format", "json", "--run", "s2", "synth", "--steps", "0-23")
 	if code != 0 || !strings.Contains(out, `"msg":"synth: progress"`) || strings.Contains(out, "\r\x1b[K") {
 		t.Errorf("synth with --log-format json on a terminal: want JSON progress lines, no bar (exit %d):\n%q", code, out)
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -80,8 +82,8 @@ func prepareCommands(cmds []*cli.Command, parents []*cli.Command) {
 				}
 			}
 			required[cmd] = names
-			cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-				return usageErr{err: err, usage: usageLine(path)}
+			cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+				return usageErr{err: flagError(err, pathName(path), append(append([]cli.Flag{}, cmd.Flags...), c.App.Flags...)), usage: usageLine(path)}
 			}
 			if action := cmd.Action; action != nil {
 				cmd.Action = func(c *cli.Context) error {
@@ -254,49 +256,48 @@ func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "go:      %s\n", goVersion)
 }
 
-// newCompletionCommand prints a shell completion script that asks spade itself for the candidates
-// (urfave/cli's --generate-bash-completion).
-func newCompletionCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "completion",
-		Usage:     "print a shell completion script: bash or zsh",
-		ArgsUsage: "bash|zsh",
-		Description: `Install for bash:  spade completion bash > ~/.local/share/bash-completion/completions/spade
-              or:  echo 'source <(spade completion bash)' >> ~/.bashrc
-Install for zsh:   echo 'source <(spade completion zsh)' >> ~/.zshrc`,
-		Action: func(c *cli.Context) error {
-			return runCompletion(globalsFrom(c), c.Args().Slice())
-		},
+// flagError rewrites the flag package's parse errors in spade's words, naming the flag as it is typed
+// (--name), the command (none for the global flags) and, for an unknown flag, the closest of flags:
+// "lake ls: unknown flag --sumary (did you mean --summary?)". Other errors are returned as they are; the
+// usage line under the message says where the flags are listed.
+func flagError(err error, command string, flags []cli.Flag) error {
+	where := ""
+	if command != "" {
+		where = command + ": "
 	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if len(n) > 1 {
+					names = append(names, n)
+				}
+			}
+		}
+		out := fmt.Sprintf("%sunknown flag %s", where, dashed(name))
+		if near := nearestName(name, names); near != "" {
+			out += fmt.Sprintf(" (did you mean %s?)", dashed(near))
+		}
+		return errors.New(out)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("%s%s needs a value", where, dashed(name))
+	}
+	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%sinvalid value %s for %s: %s", where, m[1], dashed(m[2]), m[3])
+	}
+	return err
 }
 
-// runCompletion prints the completion script for the shell args[0] names: bash or zsh.
-func runCompletion(opts globalOptions, args []string) error {
-	shell := ""
-	if len(args) > 0 {
-		shell = args[0]
-	}
-	switch shell {
-	case "bash":
-		fmt.Fprint(opts.Out, bashCompletion)
-	case "zsh":
-		fmt.Fprint(opts.Out, "autoload -U +X bashcompinit && bashcompinit\n"+bashCompletion)
-	default:
-		return usageError("completion: want bash or zsh, got %q", shell)
-	}
-	return nil
-}
+// invalidFlagValue matches the flag package's error for a value its flag cannot parse: the value (quoted),
+// the flag's name and why.
+var invalidFlagValue = regexp.MustCompile(`^invalid value (".*") for flag -([^:]+): (.*)$`)
 
-// bashCompletion asks the spade being completed for the words that may follow the words typed so far.
-const bashCompletion = `# spade shell completion: the candidates come from spade --generate-bash-completion
-_spade_words() {
-  local cur="${COMP_WORDS[COMP_CWORD]}" words
-  if [[ "$cur" == -* ]]; then
-    words=$("${COMP_WORDS[@]:0:COMP_CWORD}" "$cur" --generate-bash-completion 2>/dev/null)
-  else
-    words=$("${COMP_WORDS[@]:0:COMP_CWORD}" --generate-bash-completion 2>/dev/null)
-  fi
-  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+// dashed writes a flag's name as it is typed: -x for one letter, --name otherwise.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
-complete -o bashdefault -o default -F _spade_words spade
-`

@@ -68,7 +68,7 @@ func ImportEnvPool(ctx context.Context, lk *lake.Lake, name string, pools, runSt
 	for _, p := range pools {
 		rows, err := lake.ReadRows[schemas.PoolRow](ctx, lk, lake.PoolKey(p))
 		if errors.Is(err, lake.ErrNotCommitted) || (err == nil && len(rows) == 0) {
-			return ImportResult{}, &InputError{File: "--pool", Problem: fmt.Sprintf("no pool %q in the lake (run `spade pool import --name %s DIR|FILE...` first)", p, p)}
+			return ImportResult{}, &InputError{File: "--pool", Problem: fmt.Sprintf("no pool %q in the lake (run `%s DIR|FILE...` first)", p, lk.Command("pool", "import", "--name", p))}
 		}
 		if err != nil {
 			return ImportResult{}, err
@@ -88,7 +88,7 @@ func ImportEnvPool(ctx context.Context, lk *lake.Lake, name string, pools, runSt
 		}
 		rows, err := lake.ReadRows[schemas.EnvRow](ctx, lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: step})
 		if errors.Is(err, lake.ErrNotCommitted) || (err == nil && len(rows) == 0) {
-			return ImportResult{}, &InputError{File: src, Problem: fmt.Sprintf("run %s has no envs committed at step %d (a pool's refresh step: run `spade gate --step %d` first)", run, step, step)}
+			return ImportResult{}, &InputError{File: src, Problem: fmt.Sprintf("run %s has no envs committed at step %d (a pool's refresh step: run `%s` first)", run, step, lk.Command("--run", run, "gate", "--step", strconv.FormatInt(step, 10)))}
 		}
 		if err != nil {
 			return ImportResult{}, err

@@ -106,7 +106,7 @@ func merge(ctx context.Context, lk *lake.Lake, name string, kind schemas.BenchKi
 func Items(ctx context.Context, lk *lake.Lake, name string) ([]schemas.BenchItemRow, error) {
 	rows, err := lake.ReadRows[schemas.BenchItemRow](ctx, lk, lake.BenchKey(name))
 	if errors.Is(err, lake.ErrNotCommitted) {
-		return nil, &InputError{File: "--bench", Problem: fmt.Sprintf("no benchmark %q in the lake (run `spade bench import --name %s --kind KIND FILE...` first)", name, name)}
+		return nil, &InputError{File: "--bench", Problem: fmt.Sprintf("no benchmark %q in the lake (run `%s --kind KIND FILE...` first)", name, lk.Command("bench", "import", "--name", name))}
 	}
 	if err != nil {
 		return nil, err

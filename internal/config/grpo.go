@@ -34,7 +34,8 @@ type GRPO struct {
 	// stages/grpo/trainer.
 	Trainer Trainer `json:"trainer"`
 	// Python is the interpreter the torch trainer runs with; empty takes $SPADE_PYTHON, else python3 on
-	// PATH. It needs torch and numpy.
+	// PATH, or /usr/bin/python3 when only that has torch and numpy (spade logs the choice). It needs torch
+	// and numpy.
 	Python string `json:"python"`
 	// TrainerGPUs is the number of GPUs the trainer uses, on one node. Above 1 it runs under
 	// torch.distributed.run, FSDP across the GPUs.

@@ -5,7 +5,7 @@ package config
 // sandbox worker with these limits.
 type Sandbox struct {
 	// Python is the interpreter that runs the env programs; empty takes $SPADE_PYTHON, else the first
-	// python3 on PATH.
+	// python3 on PATH, or /usr/bin/python3 when only that has numpy (spade logs the choice).
 	Python string `json:"python"`
 	// Workers is the most sandbox workers alive at once. Each worker hosts one program, so with a set
 	// number the envs of a step play in waves of that many; 0 gives each step a worker per env (every

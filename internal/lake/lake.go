@@ -114,7 +114,7 @@ func (l *Lake) CreateRun(ctx context.Context, run string, cfg *config.Config) er
 func (l *Lake) RunConfig(ctx context.Context, run string) (*config.Config, error) {
 	body, err := ReadAll(ctx, l.store, runConfigKey(run))
 	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("%w: %q in %s (create it with `spade --run %s init`)", ErrNoRun, run, l.URI(), run)
+		return nil, fmt.Errorf("%w: %q in %s (create it with `%s`)", ErrNoRun, run, l.URI(), l.Command("init", "--run", run))
 	}
 	if err != nil {
 		return nil, err

@@ -48,6 +48,16 @@ func (l *Lake) checkLayout(ctx context.Context) error {
 	case !errors.Is(err, ErrNotFound):
 		return err
 	}
+	if err := l.checkNotLayoutOne(ctx); err != nil {
+		return err
+	}
+	l.writeLayoutFile(ctx) // best effort: see the doc comment
+	return nil
+}
+
+// checkNotLayoutOne gives ErrOldLayout, naming a padded folder and the command that upgrades the lake,
+// when the lake has any key layout 1 named differently.
+func (l *Lake) checkNotLayoutOne(ctx context.Context) error {
 	old, err := l.layoutOneKeys(ctx, 1)
 	if err != nil {
 		return err
@@ -56,7 +66,6 @@ func (l *Lake) checkLayout(ctx context.Context) error {
 		return fmt.Errorf("%w at %s (for example %s): run `spade --lake %s lake upgrade` once, with no other spade command running on this lake",
 			ErrOldLayout, l.URI(), old[0], l.URI())
 	}
-	l.writeLayoutFile(ctx) // best effort: see the doc comment
 	return nil
 }
 

@@ -18,12 +18,20 @@ type replayBackend struct {
 	roles  map[schemas.Role]int
 	// servers is the server each role's recorded requests were encoded for.
 	servers map[schemas.Role]Server
+	// first and last are the first and the last step of the recording (of any role's calls).
+	first, last int64
 }
 
 func newReplayBackend(run string, calls []Call) *replayBackend {
 	rb := &replayBackend{run: run, byHash: make(map[string]Outcome, len(calls)), byID: make(map[string]Call, len(calls)), roles: map[schemas.Role]int{},
 		servers: map[schemas.Role]Server{}}
-	for _, c := range calls {
+	for i, c := range calls {
+		if i == 0 || c.Step < rb.first {
+			rb.first = c.Step
+		}
+		if i == 0 || c.Step > rb.last {
+			rb.last = c.Step
+		}
 		if sglangRequest(c.RequestJSON) {
 			rb.servers[c.Role] = ServerSGLang
 		} else if rb.servers[c.Role] == "" {
@@ -43,6 +51,9 @@ func (rb *replayBackend) complete(_ context.Context, _ callKind, req *Request, b
 		return own.Outcome, nil
 	}
 	out, ok := rb.byHash[hash]
+	if !ok && len(rb.byID) > 0 && (req.Step > rb.last || req.Step < rb.first) {
+		return Outcome{}, &ReplayEndError{Run: rb.run, Role: req.Role, Step: req.Step, First: rb.first, Last: rb.last}
+	}
 	if !ok {
 		return Outcome{}, &ReplayMissError{Run: rb.run, Role: req.Role, Step: req.Step, RequestPrefix: prefix(string(body), 240)}
 	}

@@ -279,3 +279,20 @@ type ReplayMissError struct {
 func (e *ReplayMissError) Error() string {
 	return fmt.Sprintf("llm: replay %s: no recorded %s call at step %d for request %s…", e.Run, e.Role, e.Step, e.RequestPrefix)
 }
+
+// ReplayEndError is returned by Chat when a replayed run is asked for a step outside its recording: it
+// names the steps the recording covers and that a real endpoint is needed beyond them.
+type ReplayEndError struct {
+	// Run is the recorded run being replayed (RUN@LAKE of replay:RUN@LAKE).
+	Run string
+	// Role and Step identify the call.
+	Role schemas.Role
+	Step int64
+	// First and Last are the first and the last step the recording holds calls for.
+	First, Last int64
+}
+
+func (e *ReplayEndError) Error() string {
+	return fmt.Sprintf("step %d is outside the recording: replay %s covers steps %d-%d; other steps need a real endpoint, a run whose llm.designer.base_url and llm.agent.base_url name a server (spade --run NEW init --from RUN@%d --set llm.designer.base_url=URL --set llm.agent.base_url=URL continues one)",
+		e.Step, e.Run, e.First, e.Last, e.Last)
+}

@@ -5,7 +5,7 @@ import "time"
 // Options configures a Pool. The zero value is usable: every zero field takes the default
 // shown in its comment.
 type Options struct {
-	// Python is the interpreter setting ("" = $SPADE_PYTHON, else python3 on PATH).
+	// Python is the interpreter setting ("" = DefaultPython: $SPADE_PYTHON, else python3 on PATH or Debian's).
 	Python string
 	// PythonExe is an already resolved interpreter; it wins over Python.
 	PythonExe *Python

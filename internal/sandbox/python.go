@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// PythonEnv is the environment variable that overrides the interpreter (default python3).
+// PythonEnv is the environment variable that overrides the interpreter (default: DefaultPython).
 const PythonEnv = "SPADE_PYTHON"
 
 // Python describes a resolved interpreter.
@@ -32,12 +32,13 @@ var (
 	pythonCache = map[string]*Python{}
 )
 
-// DefaultPython returns the interpreter setting: $SPADE_PYTHON if set, else "python3".
+// DefaultPython returns the sandbox's interpreter setting: $SPADE_PYTHON if set, else the choice of
+// ChoosePython for SandboxModules (python3 on PATH, or SystemPython when only that has numpy).
 func DefaultPython() string {
 	if p := os.Getenv(PythonEnv); p != "" {
 		return p
 	}
-	return "python3"
+	return ChoosePython(context.Background(), SandboxModules).Name
 }
 
 // ResolvePython resolves name (a command on PATH or a path; "" means DefaultPython) to the real

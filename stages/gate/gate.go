@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -126,7 +127,7 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 	// Generate's attempts and the regenerated ones (fragments of the step, see Regenerator).
 	candidates, err := lake.ReadStep[schemas.CandidateRow](ctx, lk, run, schemas.CandidatesSpec.Name, step)
 	if errors.Is(err, lake.ErrNotCommitted) {
-		return Result{}, fmt.Errorf("gate: no candidates at step %d of run %s (run `spade generate --step %d` first)", step, run, step)
+		return Result{}, fmt.Errorf("gate: no candidates at step %d of run %s (run `%s` first)", step, run, stage.Command(env.Lake, run, "generate", "--step", strconv.FormatInt(step, 10)))
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("gate: read candidates: %w", err)

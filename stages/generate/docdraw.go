@@ -73,7 +73,7 @@ func (g *Generator) docDraw(ctx context.Context, step int64) (*docDraw, error) {
 	}
 	docs, err := lake.ReadRows[schemas.CorpusRow](ctx, g.lk, lake.CorpusKey(g.cfg.Sample.Corpus))
 	if errors.Is(err, lake.ErrNotCommitted) || (err == nil && len(docs) == 0) {
-		return nil, fmt.Errorf("generate: generate.regen = resample draws a fresh document, and corpus %q is not imported or is empty (run `spade corpus import --name %s FILE`)", g.cfg.Sample.Corpus, g.cfg.Sample.Corpus)
+		return nil, fmt.Errorf("generate: generate.regen = resample draws a fresh document, and corpus %q is not imported or is empty (run `%s FILE`)", g.cfg.Sample.Corpus, g.lk.Command("corpus", "import", "--name", g.cfg.Sample.Corpus))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("generate: read corpus %q: %w", g.cfg.Sample.Corpus, err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -335,7 +336,7 @@ func (g *Generator) slotSamples(ctx context.Context, step int64) ([]schemas.Samp
 	}
 	rows, err := lake.ReadRows[schemas.SampleRow](ctx, g.lk, lake.PartitionKey{Run: g.run, Table: schemas.SamplesSpec.Name, Step: step})
 	if errors.Is(err, lake.ErrNotCommitted) {
-		return nil, fmt.Errorf("generate: step %d has no samples (run `spade sample --step %d` first)", step, step)
+		return nil, fmt.Errorf("generate: step %d has no samples (run `%s` first)", step, stage.Command(g.lk, g.run, "sample", "--step", strconv.FormatInt(step, 10)))
 	}
 	if err != nil {
 		return nil, err

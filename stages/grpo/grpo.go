@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
@@ -305,7 +306,7 @@ func partition(run, table string, step int64) lake.PartitionKey {
 func readStep[T any](ctx context.Context, lk *lake.Lake, run, table string, step int64, producer stage.Name) ([]T, error) {
 	rows, err := lake.ReadRows[T](ctx, lk, partition(run, table, step))
 	if errors.Is(err, lake.ErrNotCommitted) {
-		return nil, fmt.Errorf("grpo: %s of step %d is not committed (run `spade %s --step %d` first): %w", table, step, producer, step, err)
+		return nil, fmt.Errorf("grpo: %s of step %d is not committed (run `%s` first): %w", table, step, stage.Command(lk, run, string(producer), "--step", strconv.FormatInt(step, 10)), err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("grpo: %w", err)
@@ -322,7 +323,7 @@ func readStepCalls(ctx context.Context, lk *lake.Lake, run string, step int64, p
 		return nil, fmt.Errorf("grpo: %w", err)
 	}
 	if len(parts) == 0 {
-		return nil, fmt.Errorf("grpo: llm_calls of step %d is not committed (run `spade %s --step %d` first): %w", step, producer, step, lake.ErrNotCommitted)
+		return nil, fmt.Errorf("grpo: llm_calls of step %d is not committed (run `%s` first): %w", step, stage.Command(lk, run, string(producer), "--step", strconv.FormatInt(step, 10)), lake.ErrNotCommitted)
 	}
 	var rows []schemas.LLMCallRow
 	for _, p := range parts {

@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -123,15 +124,16 @@ func newTorchTrainer(opts TrainerOptions) (Trainer, error) {
 	return &torchTrainer{opts: opts, python: Python(opts.Config)}, nil
 }
 
-// Python returns the interpreter the trainer runs with: grpo.python, else $SPADE_PYTHON, else python3.
+// Python returns the interpreter the trainer runs with: grpo.python, else $SPADE_PYTHON, else python3 on
+// PATH, or Debian's when only that has numpy and torch (sandbox.ChoosePython, which logs the choice).
 func Python(cfg *config.Config) string {
 	if cfg != nil && cfg.GRPO.Python != "" {
 		return cfg.GRPO.Python
 	}
-	if p := os.Getenv("SPADE_PYTHON"); p != "" {
+	if p := os.Getenv(sandbox.PythonEnv); p != "" {
 		return p
 	}
-	return "python3"
+	return sandbox.ChoosePython(context.Background(), sandbox.TrainerModules).Name
 }
 
 // trainerConfig is the trainer's --config JSON, read by TrainConfig in trainer/spade_trainer/config.py:

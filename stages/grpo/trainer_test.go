@@ -20,6 +20,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/laketest"
+	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/internal/testenv"
 	"github.com/spadekit/spade/schemas"
@@ -67,6 +68,12 @@ func TestPythonPrecedence(t *testing.T) {
 	}
 	t.Setenv("SPADE_PYTHON", "")
 	cfg.GRPO.Python = ""
+	// Unset, python3 on PATH is taken when it has torch and numpy (here: a link to Debian's).
+	dir := t.TempDir()
+	if err := os.Symlink(sandbox.SystemPython, filepath.Join(dir, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
 	if got := Python(cfg); got != "python3" {
 		t.Fatalf("default: got %q", got)
 	}

@@ -229,7 +229,7 @@ func AllowedImports(format schemas.PoolFormat, extra []string) []string {
 func Read(ctx context.Context, lk *lake.Lake, name string) ([]schemas.PoolRow, error) {
 	rows, err := lake.ReadRows[schemas.PoolRow](ctx, lk, lake.PoolKey(name))
 	if errors.Is(err, lake.ErrNotCommitted) {
-		return nil, fmt.Errorf("pool %q is not imported in %s (run `spade pool import --name %s DIR|FILE...`, or set sample.pool)", name, lk.URI(), name)
+		return nil, fmt.Errorf("pool %q is not imported in %s (run `%s DIR|FILE...`, or set sample.pool)", name, lk.URI(), lk.Command("pool", "import", "--name", name))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read pool %q: %w", name, err)

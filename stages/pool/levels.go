@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
@@ -182,8 +183,8 @@ func poolPlays(ctx context.Context, env *stage.Env, poolStep, step int64) ([]sch
 	for s := poolStep; s < step; s++ {
 		episodes, err := lake.ReadStep[schemas.EpisodeRow](ctx, env.Lake, env.Run, schemas.EpisodesSpec.Name, s)
 		if errors.Is(err, lake.ErrNotCommitted) {
-			return nil, fmt.Errorf("pool: %w: the RLVE levels of step %d fold in the plays of step %d, whose episodes are not committed (run `spade rollout --step %d` first)",
-				stage.ErrMissingInput, step, s, s)
+			return nil, fmt.Errorf("pool: %w: the RLVE levels of step %d fold in the plays of step %d, whose episodes are not committed (run `%s` first)",
+				stage.ErrMissingInput, step, s, stage.Command(env.Lake, env.Run, "rollout", "--step", strconv.FormatInt(s, 10)))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("pool: episodes of step %d: %w", s, err)

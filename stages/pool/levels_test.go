@@ -154,7 +154,7 @@ func TestRLVELevelsFollowThePlays(t *testing.T) {
 					Return: 1, EndedBy: schemas.EndedEnvError, Error: "boom"})
 				if step == 3 {
 					// The next pool step needs these plays: without them it is refused.
-					if _, err := stage.Execute(ctx, env, pool.Stage{}, step+1); !errors.Is(err, stage.ErrMissingInput) || !strings.Contains(err.Error(), "spade rollout --step 3") {
+					if _, err := stage.Execute(ctx, env, pool.Stage{}, step+1); !errors.Is(err, stage.ErrMissingInput) || !strings.Contains(err.Error(), " rollout --step 3` first") {
 						t.Fatalf("step %d without the plays of step %d: %v", step+1, step, err)
 					}
 				}

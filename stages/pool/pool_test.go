@@ -82,7 +82,7 @@ func TestImportKeepsWhatPassesAndRefusesBadFiles(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := pool.Read(ctx, lk, "other"); err == nil || !strings.Contains(err.Error(), "spade pool import") {
+	if _, err := pool.Read(ctx, lk, "other"); err == nil || !strings.Contains(err.Error(), " pool import --name other DIR") {
 		t.Fatalf("a refused import committed something: %v", err)
 	}
 	// Every program fails: nothing committed.
@@ -169,7 +169,7 @@ func TestPoolStageTakesTheRefreshSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stage.Execute(ctx, env, pool.Stage{}, 0); err == nil || !strings.Contains(err.Error(), "spade pool import --name fixed") {
+	if _, err := stage.Execute(ctx, env, pool.Stage{}, 0); err == nil || !strings.Contains(err.Error(), "spade --lake "+env.Lake.URI()+" pool import --name fixed DIR") {
 		t.Fatalf("missing pool: %v", err)
 	}
 	laketest.Write(t, lk, lake.PoolKey("fixed"), poolRows(5))

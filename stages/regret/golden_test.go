@@ -264,8 +264,8 @@ func TestGoldenThroughTheLake(t *testing.T) {
 func TestEpisodesMissingNamesTheFix(t *testing.T) {
 	lk, run := newRun(t, nil)
 	_, err := stage.Execute(context.Background(), testEnv(t, lk, run, shard.All, false), Stage{}, 5)
-	if err == nil || !strings.Contains(err.Error(), "spade rollout --step 5") {
-		t.Fatalf("want an error naming `spade rollout --step 5`, got %v", err)
+	if want := "`spade --lake " + lk.URI() + " --run " + run + " rollout --step 5`"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("want an error naming %s, got %v", want, err)
 	}
 }
 

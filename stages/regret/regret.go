@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
@@ -130,7 +131,7 @@ type Output struct {
 func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, p Params, step int64) (*Output, error) {
 	episodes, err := lake.ReadRows[schemas.EpisodeRow](ctx, lk, key(run, schemas.EpisodesSpec.Name, step))
 	if errors.Is(err, lake.ErrNotCommitted) {
-		return nil, fmt.Errorf("regret: episodes of step %d are not committed (run `spade rollout --step %d` first): %w", step, step, err)
+		return nil, fmt.Errorf("regret: episodes of step %d are not committed (run `%s` first): %w", step, stage.Command(lk, run, "rollout", "--step", strconv.FormatInt(step, 10)), err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("regret: %w", err)
@@ -178,7 +179,7 @@ func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config,
 
 	envs, err := lake.ReadRows[schemas.EnvRow](ctx, lk, key(run, schemas.EnvsSpec.Name, poolStep))
 	if errors.Is(err, lake.ErrNotCommitted) {
-		return nil, fmt.Errorf("regret: envs of pool %d are not committed (run `spade gate --step %d` first): %w", poolStep, poolStep, err)
+		return nil, fmt.Errorf("regret: envs of pool %d are not committed (run `%s` first): %w", poolStep, stage.Command(lk, run, "gate", "--step", strconv.FormatInt(poolStep, 10)), err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("regret: %w", err)

@@ -260,7 +260,7 @@ func readPool(ctx context.Context, lk *lake.Lake, run string, step int64) (int64
 		sort.Slice(envs, func(a, b int) bool { return envs[a].EnvID < envs[b].EnvID })
 		return steps[i], envs, nil
 	}
-	return 0, nil, fmt.Errorf("%w at or before step %d of run %s (run `spade gate --step N` for the pool's refresh step first)", ErrNoPool, step, run)
+	return 0, nil, fmt.Errorf("%w at or before step %d of run %s (run `%s` for the pool's refresh step N first)", ErrNoPool, step, run, stage.Command(lk, run, "gate", "--step", "N"))
 }
 
 // runner plays the episodes of one step.

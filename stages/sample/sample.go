@@ -95,7 +95,7 @@ func readCorpus(ctx context.Context, env *stage.Env) ([]schemas.CorpusRow, error
 	}
 	docs, err := lake.ReadRows[schemas.CorpusRow](ctx, lk, lake.CorpusKey(cfg.Sample.Corpus))
 	if errors.Is(err, lake.ErrNotCommitted) {
-		return nil, fmt.Errorf("sample: corpus %q is not imported in %s (run `spade corpus import --name %s FILE`, or set sample.corpus)", cfg.Sample.Corpus, lk.URI(), cfg.Sample.Corpus)
+		return nil, fmt.Errorf("sample: corpus %q is not imported in %s (run `%s FILE`, or set sample.corpus)", cfg.Sample.Corpus, lk.URI(), lk.Command("corpus", "import", "--name", cfg.Sample.Corpus))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sample: read corpus %q: %w", cfg.Sample.Corpus, err)

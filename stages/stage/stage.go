@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spadekit/spade/internal/config"
@@ -194,8 +195,8 @@ func checkInputs(ctx context.Context, env *Env, s Stage, step int64) error {
 			return fmt.Errorf("%s: %w", s.Name(), err)
 		}
 		if len(parts) == 0 {
-			return fmt.Errorf("%s: %w: %s of step %d of run %s (run `spade %s --step %d` first)",
-				s.Name(), ErrMissingInput, in.Table, at, env.Run, in.From, at)
+			return fmt.Errorf("%s: %w: %s of step %d of run %s (run `%s` first)",
+				s.Name(), ErrMissingInput, in.Table, at, env.Run, Command(env.Lake, env.Run, string(in.From), "--step", strconv.FormatInt(at, 10)))
 		}
 	}
 	return nil

@@ -87,12 +87,12 @@ func TestExecuteChecksRunsAndSkips(t *testing.T) {
 		t.Errorf("not due: %v", err)
 	}
 	_, err := stage.Execute(ctx, env, s, 5)
-	if !errors.Is(err, stage.ErrMissingInput) || !strings.Contains(err.Error(), "run `spade gate --step 4` first") {
+	if !errors.Is(err, stage.ErrMissingInput) || !strings.Contains(err.Error(), "run `spade --lake "+env.Lake.URI()+" --run "+env.Run+" gate --step 4` first") {
 		t.Fatalf("missing envs: %v", err)
 	}
 	commitEmpty[schemas.EnvRow](t, env, schemas.EnvsSpec.Name, 4, "")
 	_, err = stage.Execute(ctx, env, s, 5)
-	if !errors.Is(err, stage.ErrMissingInput) || !strings.Contains(err.Error(), "episodes of step 5") || !strings.Contains(err.Error(), "spade rollout --step 5") {
+	if !errors.Is(err, stage.ErrMissingInput) || !strings.Contains(err.Error(), "episodes of step 5") || !strings.Contains(err.Error(), " --run "+env.Run+" rollout --step 5` first") {
 		t.Fatalf("missing episodes: %v", err)
 	}
 	commitEmpty[schemas.EpisodeRow](t, env, schemas.EpisodesSpec.Name, 5, "shard-a")
