@@ -396,7 +396,8 @@ func sandboxProcesses(t *testing.T, marker string) []string {
 }
 
 // TestSetsidDaemonDies: a daemon in its own session escapes a process-group kill; closing the
-// program recycles its tainted worker, whose PID namespace takes the daemon down with it.
+// program recycles its tainted worker, whose PID namespace takes the daemon down with it (if the
+// layer's sweep of detached processes has not already).
 func TestSetsidDaemonDies(t *testing.T) {
 	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces, IsolationLandlock} {
 		t.Run(string(iso), func(t *testing.T) {
@@ -415,10 +416,21 @@ func TestSetsidDaemonDies(t *testing.T) {
 			if _, err := env.Reset(ctx, 0); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := env.Step(ctx, "go"); !errors.Is(err, ErrTimeout) {
+			stepped := make(chan error, 1)
+			go func() {
+				_, err := env.Step(ctx, "go")
+				stepped <- err
+			}()
+			// seen while its instance still runs: once the instance is killed the daemon is an orphan of
+			// the layer's init, which kills it within half a second (kill_detached, killDetached)
+			seen := false
+			for deadline := time.Now().Add(400 * time.Millisecond); !seen && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				seen = len(sandboxProcesses(t, marker)) > 0
+			}
+			if err := <-stepped; !errors.Is(err, ErrTimeout) {
 				t.Fatalf("step: %v, want timeout", err)
 			}
-			if len(sandboxProcesses(t, marker)) == 0 {
+			if !seen {
 				t.Fatal("the daemon did not start (the test would prove nothing)")
 			}
 			if !prog.Tainted() {

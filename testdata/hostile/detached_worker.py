@@ -1,5 +1,5 @@
 # attack: work outside the episode's accounts: reset double-forks a process that calls setsid (it leaves the instance's tree, so neither the episode's CPU seconds nor the instance's kill find it) and keeps a heartbeat file fresh in the instance's scratch directory; a later step looks whether it still beats
-# expect: the detached process stopped
+# expect: the detached process stopped|timeout
 import os
 import time
 
