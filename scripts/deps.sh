@@ -9,10 +9,11 @@ set -euo pipefail
 # bubblewrap: the sandbox's first isolation layer; python3-numpy/scipy/sympy/torch: the trainer, the
 # programs' optional imports and the reference checks; libopenblas-dev/liblapacke-dev: Vendi and LSA;
 # chromium: the report test; jupyter-nbconvert/ipykernel/matplotlib/sklearn/pandas: the notebooks;
-# python3-jinja2/regex: chat templates and the Qwen3 tokenizer (internal/chattemplate); curl: fetching it.
+# python3-jinja2/regex: chat templates and the Qwen3 tokenizer (internal/chattemplate); curl: fetching it;
+# slurm-wlm/munge: the Slurm the executor's tests start on loopback (internal/slurmtest).
 packages=(bubblewrap python3 python3-numpy python3-scipy python3-sympy python3-torch libopenblas-dev
           liblapacke-dev chromium jupyter-nbconvert python3-ipykernel python3-matplotlib python3-sklearn
-          python3-pandas python3-jinja2 python3-regex curl ca-certificates)
+          python3-pandas python3-jinja2 python3-regex curl ca-certificates slurm-wlm munge)
 
 if [ "${1:-}" = "--print" ]; then
   printf '%s\n' "${packages[@]}"
