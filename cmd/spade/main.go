@@ -81,6 +81,7 @@ func newApp() *cli.App {
 		newGRPOCommand(),
 		newHelpCommand(),
 		newInitCommand(),
+		newK8sCommand(),
 		newLakeCommand(),
 		newMetricsCommand(),
 		newPoolCommand(),
@@ -90,6 +91,7 @@ func newApp() *cli.App {
 		newRolloutCommand(),
 		newRunCommand(),
 		newSampleCommand(),
+		newStatusCommand(),
 		newSynthCommand(),
 		newViewCommand(),
 	}
