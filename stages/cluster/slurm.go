@@ -160,7 +160,7 @@ func SubmitSlurm(ctx context.Context, lk *lake.Lake, run string, cfg *config.Con
 	if err != nil {
 		return rep, err
 	}
-	wait := make([][]string, len(plan))     // per task: the Slurm ids its dependents wait for
+	wait := make([][]string, len(plan))    // per task: the Slurm ids its dependents wait for
 	resubmitted := make([]bool, len(plan)) // per task: some process was submitted (again) now
 	for i, t := range plan {
 		name := t.Name()
