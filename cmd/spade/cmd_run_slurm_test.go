@@ -144,7 +144,7 @@ func TestRunOnSlurmResumesACancelledShard(t *testing.T) {
 	otherState := st[otherID]
 	during := spadeOK("--run", "r", "status")
 	states := map[int]string{victim: "RUNNING", other: otherState}
-	if !regexp.MustCompile(`(?m)^0 +rollout +\d of 2 shards +` + rollout0.Job + ` +0:` + states[0] + ` 1:` + states[1]).MatchString(during) ||
+	if !regexp.MustCompile(`(?m)^0 +rollout +\d of 2 shards +`+rollout0.Job+` +0:`+states[0]+` 1:`+states[1]).MatchString(during) ||
 		!regexp.MustCompile(`(?m)^0 +gate +committed`).MatchString(during) ||
 		!regexp.MustCompile(`(?m)^1 +grpo +not committed +\d+ +PENDING \(Dependency\)`).MatchString(during) {
 		t.Errorf("status while step 0's rollout plays:\n%s", during)
