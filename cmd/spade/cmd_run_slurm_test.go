@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -242,3 +243,27 @@ func waitFor(t *testing.T, c *slurmtest.Cluster, limit time.Duration, what strin
 }
 
 func sprint(v any) string { return fmt.Sprint(v) }
+
+// TestRunExecutorFlagsAreUsage: an unknown executor, --shards without the Slurm executor and a bad
+// --shards exit 2 with a line saying what to do, before the lake is touched.
+func TestRunExecutorFlagsAreUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--executor", "lsf"}, `--executor must be inprocess or slurm, got "lsf"`},
+		{[]string{"--shards", "2"}, "--shards splits stages between Slurm jobs: pass --executor slurm"},
+		{[]string{"--executor", "slurm", "--shards", "0"}, "--shards must be >= 1, got 0"},
+	} {
+		args := append([]string{"--lake", dir, "--run", "r", "run", "--steps", "0-1"}, tc.args...)
+		out, err := spadeCmd(t, args...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("%v: %v, want exit 2\n%s", tc.args, err, out)
+		}
+		if first, _, _ := strings.Cut(string(out), "\n"); !strings.Contains(first, tc.want) {
+			t.Errorf("%v: %q, want a first line with %q", tc.args, out, tc.want)
+		}
+	}
+}
