@@ -1,13 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/spadekit/spade/internal/lake/s3test"
 )
 
 // TestK8sRenderWritesIndexedJobs renders two steps of a run (a refresh step and the next) and parses the
@@ -96,4 +104,52 @@ func TestK8sRenderWritesIndexedJobs(t *testing.T) {
 			t.Errorf("%s: %d GPUs, want %d", w.name, gpus.Value(), want)
 		}
 	}
+}
+
+// TestManyMachinesShowsK8sRenderOutput: the Kubernetes example of docs/many-machines.md is what its
+// `spade k8s render` command writes, for a run on an S3 lake of that name.
+func TestManyMachinesShowsK8sRenderOutput(t *testing.T) {
+	endpoint, _ := s3test.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := s3test.Client(endpoint).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("spade-lake")}); err != nil {
+		t.Fatal(err)
+	}
+	uri := "s3://spade-lake/prod"
+	if out, err := spadeCmd(t, "--lake", uri, "--run", "r1", "init", "--preset", "qwen3-30b-a3b-games", "--set", "slurm.rollout.mem=16G").CombinedOutput(); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	doc, err := os.ReadFile(repoFile("docs/many-machines.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(doc)[strings.Index(string(doc), "## Kubernetes"):]
+	cmdBlock := between(t, section, "```sh\n", "```")
+	yamlBlock := between(t, section, "```yaml\n", "```")
+	args := strings.Fields(strings.ReplaceAll(cmdBlock, "\\\n", " "))
+	if args[0] != "spade" {
+		t.Fatalf("the example command is not spade: %q", cmdBlock)
+	}
+	out, err := spadeCmd(t, args[1:]...).Output()
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	if string(out) != yamlBlock {
+		t.Errorf("docs/many-machines.md shows:\n%s\nthe command writes:\n%s", yamlBlock, out)
+	}
+}
+
+// between returns the text of s after the first start up to the next end.
+func between(t *testing.T, s, start, end string) string {
+	t.Helper()
+	i := strings.Index(s, start)
+	if i < 0 {
+		t.Fatalf("no %q", start)
+	}
+	s = s[i+len(start):]
+	j := strings.Index(s, end)
+	if j < 0 {
+		t.Fatalf("no %q after %q", end, start)
+	}
+	return s[:j]
 }
