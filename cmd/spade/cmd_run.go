@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -113,6 +114,11 @@ func runRun(ctx context.Context, opts runOptions) error {
 
 // submitSlurm is `spade run --executor slurm`: the due stages of steps submitted as Slurm jobs.
 func submitSlurm(ctx context.Context, opts runOptions, lk *lake.Lake, run string, cfg *config.Config, stages []stage.Stage, steps []int64) error {
+	for _, prog := range []string{"sbatch", "squeue", "scancel"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			return usageError("--executor slurm: no %s on PATH: submit from a machine of the Slurm cluster (a login node)", prog)
+		}
+	}
 	uri, err := nodeLakeURI(opts.LakeURI)
 	if err != nil {
 		return err

@@ -57,14 +57,19 @@ type SlurmJob struct {
 // runs of white space; quoting is not interpreted.
 func SplitArgs(value string) []string { return strings.FieldsFunc(value, unicode.IsSpace) }
 
+// ownedSbatchFlags are the sbatch flags spade sets for every job (the array, the dependencies, the log,
+// the name, the parsable output, the script).
+var ownedSbatchFlags = []string{"--array", "-a", "--dependency", "-d", "--output", "-o", "--error", "-e", "--parsable", "--wrap", "--job-name", "-J"}
+
 // validate checks that no extra sbatch argument takes over what spade decides for every job.
 func (s Slurm) validate(*Config) error {
 	for name, job := range map[string]SlurmJob{"sample": s.Sample, "pool": s.Pool, "generate": s.Generate, "gate": s.Gate,
 		"rollout": s.Rollout, "regret": s.Regret, "grpo": s.GRPO, "eval": s.Eval} {
 		for _, arg := range SplitArgs(job.Args) {
-			for _, owned := range []string{"--array", "-a", "--dependency", "-d", "--output", "-o", "--error", "-e", "--parsable", "--wrap", "--job-name", "-J"} {
-				if arg == owned || strings.HasPrefix(arg, owned+"=") || (len(owned) == 2 && strings.HasPrefix(arg, owned) && arg != owned && !strings.HasPrefix(arg, "--")) {
-					return invalidf("config: key \"slurm.%s.args\" sets %s, which spade sets for every job; leave it out", name, owned)
+			for _, flag := range ownedSbatchFlags {
+				// A long flag alone or with =value; a short one alone or with its value attached (-o/tmp/x).
+				if arg == flag || strings.HasPrefix(arg, flag+"=") || (len(flag) == 2 && strings.HasPrefix(arg, flag)) {
+					return invalidf("config: key \"slurm.%s.args\" sets %s, which spade sets for every job; leave it out", name, flag)
 				}
 			}
 		}
