@@ -135,7 +135,8 @@ type SubmitReport struct {
 }
 
 // SubmitSlurm submits to Slurm, for the due stages of steps, every process whose work is not committed
-// and that no earlier submission of the run still has pending or running: a fan-out stage (FanOut) as
+// (nor done by a job Slurm reports COMPLETED) and that no earlier submission of the run still has
+// pending or running: a fan-out stage (FanOut) as
 // a job array of its missing shards (SLURM_ARRAY_TASK_ID is the shard), another stage as a single job,
 // each waiting (afterok) for the jobs of the tasks it waits for in steprun.Plan. Resources come from
 // the run's slurm.* settings. Each submission is recorded in the lake at once, so a second call submits
@@ -195,6 +196,10 @@ func SubmitSlurm(ctx context.Context, lk *lake.Lake, run string, cfg *config.Con
 			id := last.TaskID(shard)
 			st := stateOf(states, last, shard)
 			switch {
+			case st.State == "COMPLETED":
+				// The process exited 0, so its work is in the lake: the one sign of it for a stage that
+				// commits only fragments (eval), whose marker is never a plain partition.
+				continue
 			case st.Active() && !st.Stuck() && !(st.State == "PENDING" && producerAgain):
 				wait[i] = append(wait[i], id)
 				rep.Reused = append(rep.Reused, u)
