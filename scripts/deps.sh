@@ -10,10 +10,11 @@ set -euo pipefail
 # programs' optional imports and the reference checks; libopenblas-dev/liblapacke-dev: Vendi and LSA;
 # chromium: the report test; jupyter-nbconvert/ipykernel/matplotlib/sklearn/pandas: the notebooks;
 # python3-jinja2/regex: chat templates and the Qwen3 tokenizer (internal/chattemplate); curl: fetching it;
-# zsh/fish: the completion scripts' test.
+# zsh/fish: the completion scripts' test; slurm-wlm/munge: the Slurm the executor's tests start on
+# loopback (internal/slurmtest).
 packages=(bubblewrap python3 python3-numpy python3-scipy python3-sympy python3-torch libopenblas-dev
           liblapacke-dev chromium jupyter-nbconvert python3-ipykernel python3-matplotlib python3-sklearn
-          python3-pandas python3-jinja2 python3-regex curl ca-certificates zsh fish)
+          python3-pandas python3-jinja2 python3-regex curl ca-certificates zsh fish slurm-wlm munge)
 
 if [ "${1:-}" = "--print" ]; then
   printf '%s\n' "${packages[@]}"

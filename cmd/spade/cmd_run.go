@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/internal/tensorboard"
+	"github.com/spadekit/spade/stages/cluster"
 	steprun "github.com/spadekit/spade/stages/run"
 	"github.com/spadekit/spade/stages/stage"
 )
@@ -27,7 +32,17 @@ type runOptions struct {
 	// TensorBoard is --tensorboard: the log directory the figures are written to as steps commit ("":
 	// none).
 	TensorBoard string
+	// Executor is --executor: inprocess (run the stages here) or slurm (submit them as Slurm jobs).
+	Executor string
+	// Shards is --shards: the array tasks of each fan-out stage under --executor slurm.
+	Shards int
 }
+
+// The executors of `spade run`.
+const (
+	executorInProcess = "inprocess"
+	executorSlurm     = "slurm"
+)
 
 func newRunCommand() *cli.Command {
 	return &cli.Command{
@@ -42,17 +57,25 @@ func newRunCommand() *cli.Command {
 			"`spade export tensorboard` to DIR/<run> as the steps commit (a window's once it is complete).\n\n" +
 			"--steps is " + steprun.StepsGrammar + "; steps run in ascending order,\n" +
 			"each once. Anything else (1..3, 3x, 1,,2) is refused with exit 2.\n\n" +
+			"--executor slurm runs nothing here: it submits each due stage of each step as Slurm jobs (gate, rollout\n" +
+			"and eval as job arrays of --shards tasks, the others as single jobs) chained with afterok, with the\n" +
+			"run's slurm.* resources, records the job ids in the lake, and returns. The same command again after a\n" +
+			"failure submits only what is neither committed nor still pending or running; `spade status` watches.\n\n" +
 			"Example: spade --run r1 run --steps 0-7\n" +
-			"         spade --run r1 run --steps 0-399 --only regret,grpo   # re-score stored episodes",
+			"         spade --run r1 run --steps 0-399 --only regret,grpo   # re-score stored episodes\n" +
+			"         spade --lake s3://lake/p --run r1 run --steps 0-399 --executor slurm --shards 8",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "steps", Required: true, Usage: "steps to run: A, A-B (inclusive) or a comma-separated list, e.g. 0-3,8,10-11"},
 			&cli.StringFlag{Name: "only", Usage: "comma-separated stages to run (default: every stage)"},
 			&cli.StringFlag{Name: "trainer-dir", Usage: "keep the trainer's per-step files under DIR"},
 			&cli.StringFlag{Name: "tensorboard", Usage: "write TensorBoard event files to `DIR`/<run> as steps commit"},
+			&cli.StringFlag{Name: "executor", Value: executorInProcess, Usage: "inprocess (run the stages in this process) or slurm (submit them as Slurm jobs)"},
+			&cli.IntFlag{Name: "shards", Value: 1, Usage: "with --executor slurm: array tasks of each gate, rollout and eval job"},
 		},
 		Action: func(c *cli.Context) error {
 			return runRun(c.Context, runOptions{globalOptions: globalsFrom(c), Steps: c.String("steps"),
-				Only: c.String("only"), TrainerDir: c.String("trainer-dir"), TensorBoard: c.String("tensorboard")})
+				Only: c.String("only"), TrainerDir: c.String("trainer-dir"), TensorBoard: c.String("tensorboard"),
+				Executor: c.String("executor"), Shards: c.Int("shards")})
 		},
 	}
 }
@@ -62,6 +85,21 @@ func runRun(ctx context.Context, opts runOptions) error {
 	steps, err := steprun.ParseSteps(opts.Steps)
 	if err != nil {
 		return asUsage(err)
+	}
+	if err := checkChoice("--executor", opts.Executor, executorInProcess, executorSlurm); err != nil {
+		return err
+	}
+	if opts.Shards < 1 {
+		return usageError("--shards must be >= 1, got %d", opts.Shards)
+	}
+	if opts.Executor == executorInProcess && opts.Shards != 1 {
+		return usageError("--shards splits stages between Slurm jobs: pass --executor slurm (one process runs every shard itself)")
+	}
+	if opts.Executor == executorSlurm && opts.TensorBoard != "" {
+		return usageError("--tensorboard writes as this process commits steps; under --executor slurm the jobs commit elsewhere: run `spade export tensorboard DIR` once they have")
+	}
+	if opts.Executor == executorSlurm && opts.TrainerDir != "" {
+		return usageError("--trainer-dir keeps files of a trainer run here; under --executor slurm the grpo jobs run elsewhere")
 	}
 	lk, run, cfg, err := opts.openRun(ctx)
 	if err != nil {
@@ -74,6 +112,9 @@ func runRun(ctx context.Context, opts runOptions) error {
 	}
 	if stages, err = steprun.Select(stages, only); err != nil {
 		return asUsage(err)
+	}
+	if opts.Executor == executorSlurm {
+		return submitSlurm(ctx, opts, lk, run, cfg, stages, steps)
 	}
 	env := &stage.Env{Lake: lk, Run: run, Config: cfg, Shard: shard.All, Log: slog.Default(), Progress: opts.Progress,
 		TrainerLog: os.Stderr, TrainerDir: opts.TrainerDir}
@@ -97,4 +138,50 @@ func runRun(ctx context.Context, opts runOptions) error {
 	}
 	_, err = steprun.Run(ctx, env, steps, ro)
 	return err
+}
+
+// submitSlurm is `spade run --executor slurm`: the due stages of steps submitted as Slurm jobs.
+func submitSlurm(ctx context.Context, opts runOptions, lk *lake.Lake, run string, cfg *config.Config, stages []stage.Stage, steps []int64) error {
+	for _, prog := range []string{"sbatch", "squeue", "scancel"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			return usageError("--executor slurm: no %s on PATH: submit from a machine of the Slurm cluster (a login node)", prog)
+		}
+	}
+	uri, err := nodeLakeURI(opts.LakeURI)
+	if err != nil {
+		return err
+	}
+	command := config.SplitArgs(cfg.Slurm.Command)
+	if len(command) == 0 {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("run: the spade binary's path (set slurm.command instead): %w", err)
+		}
+		command = []string{self}
+	}
+	logDir := cfg.Slurm.LogDir
+	if logDir == "" {
+		logDir = filepath.Join("spade-logs", run)
+	}
+	if logDir, err = filepath.Abs(logDir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return fmt.Errorf("run: the job log directory: %w", err)
+	}
+	_, err = cluster.SubmitSlurm(ctx, lk, run, cfg, stages, steps, cluster.SlurmOptions{LakeURI: uri, Shards: opts.Shards,
+		Command: command, LogDir: logDir, Out: opts.Out})
+	if err == nil {
+		fmt.Fprintf(opts.Out, "watch it with: spade --lake %s --run %s status\n", uri, run)
+	}
+	return err
+}
+
+// nodeLakeURI is the lake as another machine names it: an S3 URI as it is, a local directory as its
+// absolute path (it must be on a file system the nodes share).
+func nodeLakeURI(uri string) (string, error) {
+	if strings.HasPrefix(uri, "s3://") {
+		return uri, nil
+	}
+	return filepath.Abs(uri)
 }

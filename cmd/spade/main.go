@@ -87,6 +87,7 @@ func newApp() *cli.App {
 		newGRPOCommand(),
 		newHelpCommand(),
 		newInitCommand(),
+		newK8sCommand(),
 		newLakeCommand(),
 		newMetricsCommand(),
 		newPoolCommand(),
@@ -96,6 +97,7 @@ func newApp() *cli.App {
 		newRolloutCommand(),
 		newRunCommand(),
 		newSampleCommand(),
+		newStatusCommand(),
 		newSynthCommand(),
 		newViewCommand(),
 	}

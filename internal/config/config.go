@@ -89,6 +89,8 @@ type Config struct {
 	Outcome Outcome `json:"outcome"`
 	// Eval is the downstream evaluation (eval.go).
 	Eval Eval `json:"eval"`
+	// Slurm is the resources of the jobs `spade run --executor slurm` submits (slurm.go).
+	Slurm Slurm `json:"slurm"`
 	// Parent is set on a child run (`spade init --from RUN@STEP`): the run and step whose lake state the
 	// child inherited. It is not a key: only --from sets it.
 	Parent *Parent `json:"parent,omitempty" key:"-"`
@@ -116,7 +118,7 @@ type family interface {
 // families returns every key family of c, in the order Validate checks them.
 func (c *Config) families() []family {
 	return []family{c.Sample, c.LLM, c.Sandbox, c.Gate, c.Rollout, c.Regret, c.Memory, c.Generate, c.Ablation,
-		c.GRPO, c.Metrics, c.Outcome, c.Eval}
+		c.GRPO, c.Metrics, c.Outcome, c.Eval, c.Slurm}
 }
 
 // Validate checks what a single Set cannot: every enum key holds one of its values, every number is in

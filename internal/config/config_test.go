@@ -337,3 +337,25 @@ func TestPresetsAreTheAuthorsScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSlurmArgsMayNotTakeOverWhatSpadeSets: extra sbatch arguments are accepted unless they set what
+// spade sets for every job (the array, the dependencies, the log, the name).
+func TestSlurmArgsMayNotTakeOverWhatSpadeSets(t *testing.T) {
+	for args, ok := range map[string]bool{
+		"--qos=high --constraint=a100": true, "--exclusive": true, "-N 1": true,
+		"--array=0-3": false, "-a 1": false, "--dependency=afterany:1": false, "-o /tmp/x": false, "-e/tmp/x": false,
+		"--output=x": false, "--job-name=x": false, "--wrap=x": false,
+	} {
+		c := Default()
+		if err := c.Set("slurm.rollout.args", args); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Validate()
+		if (err == nil) != ok {
+			t.Errorf("slurm.rollout.args %q: Validate() = %v, want ok %v", args, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "slurm.rollout.args") {
+			t.Errorf("%q: the error does not name the key: %v", args, err)
+		}
+	}
+}

@@ -85,6 +85,7 @@ func Preset(name string) (*Config, error) {
 		Metrics:  presetMetrics(p),
 		Outcome:  presetOutcome(p),
 		Eval:     presetEval(p),
+		Slurm:    presetSlurm(p),
 	}
 	presetFixed(c, p)
 	return c, nil

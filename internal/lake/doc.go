@@ -10,6 +10,7 @@
 //	<lake>/runs/<run>/<table>/step=<n>/_manifest.json
 //	<lake>/runs/<run>/<table>/step=<n>/fragment-<name>/...   (same layout, one fragment)
 //	<lake>/runs/<run>/_commits/step=<n>/<stage>/gGGGGGG.json  (the stage commit records, records.go)
+//	<lake>/runs/<run>/_jobs/<name>.json  (an executor's submission records, jobs.go)
 //	<lake>/corpora/<name>/corpus/step=0/...
 //	<lake>/pools/<name>/pools/step=0/...        (an imported env pool, lake.PoolKey)
 //

@@ -71,8 +71,9 @@ type livePartition struct {
 }
 
 // Verify checks a run: every file a committed record or manifest references exists with its sha256, and
-// every other object of the run (older than opts.Grace) is listed as an orphan or a temporary. One
-// listing of the run, one read per record and manifest, and one read of every referenced file.
+// every other object of the run (older than opts.Grace) but its scheduler records (PutJobRecord) is listed
+// as an orphan or a temporary. One listing of the run, one read per record and manifest, and one read of
+// every referenced file.
 func (l *Lake) Verify(ctx context.Context, run string, opts VerifyOptions) (*VerifyReport, error) {
 	prefix := runsPrefix + run + "/"
 	objs, err := l.store.List(ctx, prefix)
@@ -162,7 +163,7 @@ func (l *Lake) Verify(ctx context.Context, run string, opts VerifyOptions) (*Ver
 	cutoff := time.Now().Add(-opts.Grace)
 	old := func(o ObjectInfo) bool { return o.ModTime.IsZero() || o.ModTime.Before(cutoff) }
 	for _, o := range objs {
-		if keep[o.Key] || !old(o) {
+		if keep[o.Key] || isJobRecord(run, o.Key) || !old(o) {
 			continue
 		}
 		rep.Problems = append(rep.Problems, Problem{Kind: ProblemOrphan, Key: o.Key, Detail: orphanDetail(o.Key)})
