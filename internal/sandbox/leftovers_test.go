@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,19 +15,18 @@ import (
 	"time"
 )
 
-// lingerer leaves, from its reset, a setsid daemon and a CPU burner behind (both marked), and
-// returns once both run.
+// lingerer leaves, from its reset, a setsid daemon and a CPU burner behind (both marked, each in a
+// session of its own and still the instance's child: an orphan would be killed by the layer's sweep of
+// detached processes within half a second), and returns once both run.
 func lingerer(marker string) string {
 	return fmt.Sprintf(`import os, time
 
 class Lingerer:
     def reset(self, seed):
         for script in ("sleep 600 # %[1]s-sleeper", "while :; do :; done # %[1]s-burner"):
-            if os.fork() == 0:
+            if os.fork() == 0:  # in a session of its own, out of reach of a process-group kill
                 os.setsid()
-                if os.fork() == 0:
-                    os.execv("/bin/sh", ["sh", "-c", script])
-                os._exit(0)
+                os.execv("/bin/sh", ["sh", "-c", script])
         time.sleep(0.2)
         return "lingering"
 
@@ -181,11 +181,17 @@ func TestHelperHoldPool(t *testing.T) {
 	if _, err := env.Reset(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Load(ctx, counterEnv); err != nil { // a second worker, idle in its template
+	second, err := p.Load(ctx, counterEnv) // a second worker, idle in its template
+	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Println("READY")
 	time.Sleep(time.Minute)
+	// (held to the end: a Program or Env the collector finds unreachable has its sockets closed by
+	// their finalizers, and its processes end before the kill this helper is there for)
+	runtime.KeepAlive(prog)
+	runtime.KeepAlive(env)
+	runtime.KeepAlive(second)
 }
 
 // TestNoLeftoversAfterKill: kill -9 of a process that holds a pool (with a lingering program and

@@ -565,9 +565,10 @@ func (s StepResult) Success() bool {
 	return s.Reward >= 1
 }
 
-// do runs one call on the env. Any failure other than an exception in the env (KindEnv)
-// kills the instance and closes the Env.
-func (e *Env) do(op string, req map[string]any, timeout time.Duration) (reply, error) {
+// do runs one call on the env, bounded by timeout and by ctx: a cancelled ctx ends the call at once
+// with an error that wraps ctx.Err(). Any failure other than an exception in the env (KindEnv),
+// cancellation included, kills the instance and closes the Env.
+func (e *Env) do(ctx context.Context, op string, req map[string]any, timeout time.Duration) (reply, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -576,8 +577,15 @@ func (e *Env) do(op string, req map[string]any, timeout time.Duration) (reply, e
 		}
 		return reply{}, ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return reply{}, fmt.Errorf("sandbox: %s: %w", op, err)
+	}
 	req["op"] = op
+	// a cancelled ctx ends the wait at once: the socket's deadline moves to now, and the instance,
+	// left in the middle of a call, is killed below as after a timeout
+	stop := context.AfterFunc(ctx, func() { _ = e.ch.conn.SetDeadline(time.Now()) })
 	r, err := e.ch.roundTrip(req, timeout, e.prog.pool.opts)
+	cancelled := !stop() && err != nil && ctx.Err() != nil
 	if err == nil && len(r.Obs) > e.prog.pool.opts.ObservationCap {
 		// the cap holds on the bytes we received, whatever the harness in the instance was made to check
 		err = &Error{Kind: KindOutput, Msg: fmt.Sprintf("observation of %d bytes exceeds the cap of %d", len(r.Obs), e.prog.pool.opts.ObservationCap)}
@@ -590,6 +598,9 @@ func (e *Env) do(op string, req map[string]any, timeout time.Duration) (reply, e
 	}
 	if err != nil {
 		err = e.prog.w.explain(op, e.prog.key, e.pid, err)
+		if cancelled {
+			err = fmt.Errorf("sandbox: %s: %w", op, ctx.Err())
+		}
 		var se *Error
 		if !errors.As(err, &se) || se.Kind != KindEnv {
 			e.closed, e.err = true, err
@@ -602,7 +613,7 @@ func (e *Env) do(op string, req map[string]any, timeout time.Duration) (reply, e
 
 // Reset calls env.reset(seed) and returns the observation.
 func (e *Env) Reset(ctx context.Context, seed int64) (string, error) {
-	r, err := e.do("reset", map[string]any{"seed": seed}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
+	r, err := e.do(ctx, "reset", map[string]any{"seed": seed}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
 	return r.Obs, err
 }
 
@@ -611,7 +622,7 @@ func (e *Env) Step(ctx context.Context, action string) (StepResult, error) {
 	if len(action) > e.prog.pool.opts.ActionCap {
 		return StepResult{}, &Error{Kind: KindOutput, Op: "step", Msg: fmt.Sprintf("action of %d bytes exceeds the cap of %d", len(action), e.prog.pool.opts.ActionCap)}
 	}
-	r, err := e.do("step", map[string]any{"action": action}, e.timeout(ctx, e.prog.pool.opts.StepTimeout))
+	r, err := e.do(ctx, "step", map[string]any{"action": action}, e.timeout(ctx, e.prog.pool.opts.StepTimeout))
 	if err != nil {
 		return StepResult{}, err
 	}
@@ -628,7 +639,7 @@ func (e *Env) Step(ctx context.Context, action string) (StepResult, error) {
 // Solution calls env.solution(), the authors' reference action sequence (or goal description), and
 // returns its text; a program without one gives a KindEnv error.
 func (e *Env) Solution(ctx context.Context) (string, error) {
-	r, err := e.do("solution", map[string]any{}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
+	r, err := e.do(ctx, "solution", map[string]any{}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
 	var text string
 	if err == nil && json.Unmarshal(r.Value, &text) != nil {
 		return "", &Error{Kind: KindEnv, Op: "solution", Msg: "solution() did not give text"}
@@ -638,7 +649,7 @@ func (e *Env) Solution(ctx context.Context) (string, error) {
 
 // Tools calls env.tools() and returns its JSON.
 func (e *Env) Tools(ctx context.Context) (json.RawMessage, error) {
-	r, err := e.do("tools", map[string]any{}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
+	r, err := e.do(ctx, "tools", map[string]any{}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
 	return r.Tools, err
 }
 
@@ -648,7 +659,7 @@ func (e *Env) Eval(ctx context.Context, method string, args ...any) (json.RawMes
 	if args == nil {
 		args = []any{}
 	}
-	r, err := e.do("eval", map[string]any{"method": method, "args": args}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
+	r, err := e.do(ctx, "eval", map[string]any{"method": method, "args": args}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
 	return r.Value, err
 }
 

@@ -569,3 +569,36 @@ func TestForkBombLeavesNoSpinningChildren(t *testing.T) {
 		}
 	}
 }
+
+// TestCallsStopOnCancel: a call in flight ends as soon as its context is cancelled (a SIGTERM to
+// spade eval or rollout does not wait for a slow step), with an error that says so; the instance,
+// left in the middle of the call, is closed, and the pool goes on serving.
+func TestCallsStopOnCancel(t *testing.T) {
+	p := newTestPool(t, isoUnderTest(), func(o *Options) { o.StepTimeout = 20 * time.Second })
+	prog, err := p.Load(context.Background(), misbehaving("import time\ntime.sleep(15)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	env, err := prog.NewEnv(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Reset(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = env.Step(ctx, "go")
+	if took := time.Since(start); !errors.Is(err, context.Canceled) || took > 2*time.Second {
+		t.Fatalf("step after cancel: %v after %v, want context.Canceled at once", err, took)
+	}
+	if _, err := env.Step(context.Background(), "again"); err == nil {
+		t.Fatal("the cancelled env served another call")
+	}
+	if _, err := env.Reset(ctx, 0); !errors.Is(err, context.Canceled) && !errors.Is(err, ErrClosed) {
+		t.Fatalf("a call on a cancelled context: %v", err)
+	}
+	play(t, p)
+}
