@@ -77,13 +77,22 @@ func readOnlyQuery(ctx context.Context, db *sql.DB, query string) (string, error
 	}
 	switch {
 	case parsed.Error && parsed.ErrorType == "not implemented":
-		return "", fmt.Errorf("%w (%s)", ErrNotReadOnly, parsed.ErrorMessage)
+		// (DuckDB's message here says only that it serializes SELECT statements)
+		return "", fmt.Errorf("%w: %s is not a query that only reads", ErrNotReadOnly, statementKind(query))
 	case parsed.Error:
 		return "", fmt.Errorf("%w: %s", errBadSQL, parsed.ErrorMessage) // a syntax error: DuckDB's message says where
 	case len(parsed.Statements) != 1:
 		return "", fmt.Errorf("%w: got %d statements", ErrNotReadOnly, len(parsed.Statements))
 	}
 	return query, nil
+}
+
+// statementKind is the first word of a statement, upper-cased (COPY, ATTACH, ...), for a refusal.
+func statementKind(query string) string {
+	if fields := strings.Fields(query); len(fields) > 0 {
+		return strings.ToUpper(strings.TrimRight(fields[0], "(;"))
+	}
+	return "the statement"
 }
 
 // lit quotes a string as a SQL literal.
