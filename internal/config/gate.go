@@ -16,11 +16,11 @@ type Gate struct {
 	// the tool checks and the screen; under generate.contract legacy without the validation); strict adds
 	// determinism, smoke probes, the trivial and hint-leak probes.
 	Checks GateChecks `json:"checks"`
-	// Probes is where the strict gate's trivial check takes its first actions: drawn (per candidate, from
-	// a space of Agent-like actions too large to enumerate, seeded by the run, step and env, and listed in
-	// the check's row) or fixed (the empty string, a number, a long string, garbage and the hint only; runs
-	// recorded before drawn probes existed replay with it). Besides the drawn ones, drawn plays the fixed
-	// five too.
+	// Probes is where the strict gate's trivial check takes its first actions: drawn (eight per candidate,
+	// from a space of Agent-like actions too large to enumerate, seeded by the run, step and env, and named
+	// when they find the env trivial) or fixed (the empty string, a number, a long string, garbage and the
+	// hint, a public list a program can recognise; runs recorded before drawn probes existed replay with
+	// it). The smoke check plays the fixed ones under both.
 	Probes GateProbes `json:"probes"`
 	// MaxTurnDelaySeconds caps the waits of the strict gate's trivial and hint-leak probes. From the
 	// second step on, each wait between a probe's reset and its step is drawn from the Agent's turn
@@ -37,7 +37,7 @@ type GateProbes string
 
 // The probe sources.
 const (
-	// ProbesDrawn draws Agent-like actions per candidate (and plays the fixed ones too).
+	// ProbesDrawn draws Agent-like actions per candidate.
 	ProbesDrawn GateProbes = "drawn"
 	// ProbesFixed plays the fixed, public list alone.
 	ProbesFixed GateProbes = "fixed"

@@ -209,69 +209,45 @@ func (c *checker) checkSmoke() (string, error) {
 	return "", nil
 }
 
-// checkTrivial verifies that neither every probe nor every drawn probe solves the env as the first
-// action (an env that any Agent-like first action solves is trivial, whatever it does with the fixed
-// probes, which a program can recognise). The probes are
-// trivialProbes: under gate.probes drawn, Agent-like actions drawn for this candidate and the fixed
-// Probes; under fixed, Probes alone. Each is played as rollout plays an episode: on its own fresh
+// checkTrivial verifies that not every probe solves the env as the first action. The probes are
+// trivialProbes: under gate.probes drawn, Agent-like actions drawn for this candidate (an env that every
+// one of them solves at once is trivial, whatever it does with the fixed probes, which a program can
+// recognise); under fixed, Probes. Each is played as rollout plays an episode: on its own fresh
 // instance, with its own large seed (GateSeed), its step a turn after the reset
-// (CheckOptions.TurnDelay). Every probe is played (concurrently, at most maxParallelProbes at once),
-// whatever the first ones gave, so a program cannot learn from the first probe which the others
-// are; a failure says how many solved the env and which were drawn (a re-run draws the same: the
-// run seed, step and env id are in the lake). Never skipped.
+// (CheckOptions.TurnDelay). The probes play one after another until the first that does not solve the
+// env, which decides the verdict: playing the rest could not change it, and a program cannot tell
+// which probe came first, since each plays in a process of its own that shares nothing with the
+// others. A failure names the drawn probes (a re-run draws the same: the run seed, step and env id
+// are in the lake). Never skipped.
 func (c *checker) checkTrivial() (string, error) {
 	probes, drawn := c.trivialProbes()
 	waits := c.turnWaits(len(probes))
-	results := make([]probeResult, len(probes))
-	seeds := make([]int64, len(probes))
-	for i := range probes {
-		seeds[i] = c.seed(CheckTrivial, i)
-	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxParallelProbes)
 	for i, action := range probes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			env, err := c.freshEnv()
-			if err != nil {
-				results[i] = probeResult{stage: "new", err: err}
-				return
-			}
-			defer env.Close()
-			results[i] = c.firstAction(env, action, seeds[i], waits[i])
-		}()
-	}
-	wg.Wait()
-	solved, solvedDrawn := 0, 0
-	for i, r := range results {
+		seed := c.seed(CheckTrivial, i)
+		r := probeResult{stage: "new"}
+		env, err := c.freshEnv()
+		if err == nil {
+			r = c.firstAction(env, action, seed, waits[i])
+			env.Close()
+		} else {
+			r.err = err
+		}
 		if r.err != nil {
-			return "", r.failure(probes[i], seeds[i], "step(%q) after reset(seed=%d): %w")
+			return "", r.failure(action, seed, "step(%q) after reset(seed=%d): %w")
 		}
-		if r.res.Done && r.res.Success() {
-			solved++
-			if i < len(drawn) {
-				solvedDrawn++
-			}
+		if !(r.res.Done && r.res.Success()) {
+			return "", nil
 		}
 	}
-	note := fmt.Sprintf("%d of %d probes solved the env at once", solved, len(probes))
-	if len(drawn) > 0 {
-		quoted := make([]string, len(drawn))
-		for i, d := range drawn {
+	if drawn {
+		quoted := make([]string, len(probes))
+		for i, d := range probes {
 			quoted[i] = fmt.Sprintf("%q", clip(d))
 		}
-		note += "; drawn: " + strings.Join(quoted, ", ")
+		return "", fmt.Errorf("every one of %d Agent-like probe actions drawn for this env solves the env at once (%s): it is trivial",
+			len(probes), strings.Join(quoted, ", "))
 	}
-	if solved == len(probes) {
-		return "", fmt.Errorf("every probe action (%s) solves the env at once: it is trivial", note)
-	}
-	if len(drawn) > 0 && solvedDrawn == len(drawn) {
-		return "", fmt.Errorf("every drawn Agent-like probe action solves the env at once (%s): it is trivial", note)
-	}
-	return "", nil
+	return "", errors.New("every probe action (empty, a number, a long string, garbage, the hint) solves the env at once: it is trivial")
 }
 
 // checkHintLeak verifies that the hint is not empty and that neither the hint text nor any

@@ -21,16 +21,16 @@ var probeWords = []string{
 	"push", "pull", "swap", "flip", "add", "remove", "stop", "continue", "done", "hint", "skip",
 }
 
-// trivialProbes returns the trivial check's first actions and the drawn ones among them: under
-// gate.probes fixed, Probes alone; otherwise drawnProbes Agent-like actions drawn for this candidate
-// (from its GateSeed, so a re-run draws the same) followed by Probes.
-func (c *checker) trivialProbes() (probes, drawn []string) {
-	fixed := Probes(c.opts.Hint)
+// trivialProbes returns the trivial check's first actions and whether they were drawn: under
+// gate.probes fixed, Probes; otherwise drawnProbes Agent-like actions drawn for this candidate (from its
+// GateSeed, so a re-run draws the same). The fixed probes cannot decide a verdict under drawn: an env
+// that every drawn action solves is trivial whatever they give, and one that a drawn action does not
+// solve is not.
+func (c *checker) trivialProbes() (probes []string, drawn bool) {
 	if c.opts.Probes == config.ProbesFixed {
-		return fixed, nil
+		return Probes(c.opts.Hint), false
 	}
-	drawn = DrawProbes(GateSeed(c.opts.RunSeed, c.opts.Step, c.envKey, "probes", 0), drawnProbes)
-	return append(append([]string{}, drawn...), fixed...), drawn
+	return DrawProbes(GateSeed(c.opts.RunSeed, c.opts.Step, c.envKey, "probes", 0), drawnProbes), true
 }
 
 // DrawProbes draws n Agent-like first actions from seed: a number (an integer of any size, a
