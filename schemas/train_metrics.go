@@ -40,11 +40,15 @@ type TrainMetricsRow struct {
 	LeftOutBrokenPrefix  int64 `parquet:"left_out_broken_prefix"`
 	LeftOutMissingTokens int64 `parquet:"left_out_missing_tokens"`
 	LeftOutMissingCall   int64 `parquet:"left_out_missing_call"`
+	// PeakMemoryBytes is the trainer process's peak memory during the step's update, every role together
+	// (the same on each role's row): allocated CUDA bytes on a GPU, the peak resident set on CPU. 0 in
+	// rows of versions 1 and 2, which did not record it.
+	PeakMemoryBytes int64 `parquet:"peak_memory_bytes"`
 }
 
-// TrainMetricsSpec describes the train_metrics table. Version 2 added the left_out_* counts; version 1
-// rows read with them 0.
-var TrainMetricsSpec = register("train_metrics", 2, true, TrainMetricsRow{})
+// TrainMetricsSpec describes the train_metrics table. Version 2 added the left_out_* counts, version 3
+// peak_memory_bytes; older rows read with them 0.
+var TrainMetricsSpec = register("train_metrics", 3, true, TrainMetricsRow{})
 
 // Validate implements Row.
 func (r TrainMetricsRow) Validate() error {

@@ -311,13 +311,14 @@ var TrainPanels = []TrainPanel{
 	{"update-time", "Update time", "seconds", [][2]string{{"seconds", "update time"}}, 0, math.NaN(), false},
 	{"tokens", "Tokens trained", "tokens", [][2]string{{"tokens", "tokens"}}, 0, math.NaN(), false},
 	{"samples", "Samples trained", "samples", [][2]string{{"samples", "samples"}}, 0, math.NaN(), false},
+	{"peak-memory", "Trainer peak memory", "bytes", [][2]string{{"peak_memory_bytes", "peak memory"}}, 0, math.NaN(), false},
 	{"left-out", "Plays left out of training", "plays", [][2]string{{"left_out_broken_prefix", "broken prefix"},
 		{"left_out_missing_tokens", "missing token ids"}, {"left_out_missing_call", "missing call"}}, 0, math.NaN(), true},
 }
 
 // TrainingCharts draws every train_metrics column per step, one panel per unit and role (the Designer's
 // updates are far fewer and smaller than the Agent's: a shared axis would flatten them); a role without
-// rows has no panels. The trainer reports no peak memory, so none is drawn.
+// rows has no panels.
 func TrainingCharts(ctx context.Context, s *analytics.Session) ([]Chart, error) {
 	var out []Chart
 	for _, role := range schemas.TrainedRoles() {

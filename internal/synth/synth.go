@@ -518,6 +518,7 @@ func (g *generator) trainStep(step, pool int, episodes []schemas.EpisodeRow) []s
 	for _, e := range episodes {
 		tokens += e.Tokens
 	}
+	peak := int64((28 + 6*p + g.rng(uint64(step), 0x9eae).Float64()) * (1 << 30)) // one update, both roles
 	row := func(role schemas.Role, scale float64, tokens, samples int64) schemas.TrainMetricsRow {
 		clip := 0.02 + 0.08*p*r.Float64()
 		seconds := 20*scale + 5*r.Float64()
@@ -525,7 +526,7 @@ func (g *generator) trainStep(step, pool int, episodes []schemas.EpisodeRow) []s
 			Loss: scale * (0.08*math.Exp(-2*p) + 0.02*(r.Float64()-0.5)), KL: scale * 0.004 * p * (1 + 0.3*r.Float64()),
 			ClipFrac: clip, ClipFracLow: clip * 0.4, ClipFracHigh: clip * 0.6, RatioMean: 1 + 0.01*(r.Float64()-0.5), RatioMax: 1.2 + r.Float64(),
 			ISWeightMean: 1, GradNorm: scale * (0.5 + 0.3*r.Float64()), LR: 1e-6, Tokens: tokens, Samples: samples,
-			WeightsVersion: fmt.Sprintf("%s-step%d", role, step), Seconds: seconds}
+			WeightsVersion: fmt.Sprintf("%s-step%d", role, step), Seconds: seconds, PeakMemoryBytes: peak}
 	}
 	out := []schemas.TrainMetricsRow{row(schemas.RoleAgent, 1, tokens, int64(len(episodes)))}
 	if step == min(pool+g.o.RefreshEvery, g.o.Steps)-1 {

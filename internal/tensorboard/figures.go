@@ -13,7 +13,7 @@ import (
 // tokens_per_second (tokens / seconds of the update).
 var TrainColumns = []string{"loss", "kl", "clip_frac", "clip_frac_low", "clip_frac_high", "ratio_mean", "ratio_max",
 	"is_weight_mean", "grad_norm", "lr", "tokens", "samples", "seconds",
-	"left_out_broken_prefix", "left_out_missing_tokens", "left_out_missing_call"}
+	"left_out_broken_prefix", "left_out_missing_tokens", "left_out_missing_call", "peak_memory_bytes"}
 
 // figureSQL are the queries of the figures, each giving (tag, step, value, settled) rows over the
 // session's models and tables: every per-step figure of the report and every train_metrics column. The

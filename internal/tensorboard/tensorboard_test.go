@@ -167,7 +167,8 @@ union all select 'train/' || role || '/' || c.key, step, c.value from (
 		'clip_frac_high': clip_frac_high, 'ratio_mean': ratio_mean, 'ratio_max': ratio_max, 'is_weight_mean': is_weight_mean,
 		'grad_norm': grad_norm, 'lr': lr, 'tokens': tokens::double, 'samples': samples::double, 'seconds': seconds,
 		'left_out_broken_prefix': left_out_broken_prefix::double, 'left_out_missing_tokens': left_out_missing_tokens::double,
-		'left_out_missing_call': left_out_missing_call::double, 'tokens_per_second': tokens / seconds})) as c
+		'left_out_missing_call': left_out_missing_call::double, 'peak_memory_bytes': peak_memory_bytes::double,
+		'tokens_per_second': tokens / seconds})) as c
 	from train_metrics)
 `
 

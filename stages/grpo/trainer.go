@@ -193,7 +193,7 @@ type metricsLine struct {
 	// UpdateSeconds, TokensPerSecond and PeakMemoryBytes describe the whole update, every role together
 	// (the same on each line): its wall time, trained tokens per second of it, and the trainer process's
 	// peak memory (allocated CUDA bytes on a GPU, peak resident set on CPU). The trainer logs them;
-	// train_metrics does not store them.
+	// train_metrics stores the peak memory (its seconds are each role's own).
 	UpdateSeconds   float64 `json:"update_seconds"`
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	PeakMemoryBytes int64   `json:"peak_memory_bytes"`
@@ -380,7 +380,7 @@ func readMetrics(path string, step int64) ([]schemas.TrainMetricsRow, error) {
 			Step: step, Role: schemas.Role(m.Role), Loss: m.Loss, KL: m.KL, ClipFrac: m.ClipFrac, ClipFracLow: m.ClipFracLow,
 			ClipFracHigh: m.ClipFracHigh, RatioMean: m.RatioMean, RatioMax: m.RatioMax, ISWeightMean: m.ISWeightMean,
 			GradNorm: m.GradNorm, LR: m.LR, Tokens: m.Tokens, Samples: m.Samples, WeightsVersion: m.WeightsVersion,
-			Seconds: m.Seconds,
+			Seconds: m.Seconds, PeakMemoryBytes: m.PeakMemoryBytes,
 		}
 		if err := row.Validate(); err != nil {
 			return nil, fmt.Errorf("grpo: trainer: step %d: %w", step, err)
