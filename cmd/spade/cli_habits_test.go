@@ -183,6 +183,9 @@ func TestCompletion(t *testing.T) {
 		{[]string{"lake", "ls", "--run", "d"}, []string{"demo"}, []string{"baseline"}},
 		{[]string{"--lake", lakeDir, "init", "--from", ""}, []string{"baseline", "demo"}, nil},
 		{[]string{"--log-format", ""}, []string{"auto", "text", "json"}, nil},
+		{[]string{"init", "--preset=qwen3-8b-"}, []string{"--preset=qwen3-8b-games", "--preset=qwen3-8b-tools"}, []string{"--preset=qwen3-4b-games"}},
+		{[]string{"lake", "ls", "--run=d"}, []string{"--run=demo"}, []string{"--run=baseline"}},
+		{[]string{"--log-format=j"}, []string{"--log-format=json"}, []string{"--log-format=text"}},
 		{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}, nil},
 		{[]string{"help", "lak"}, []string{"lake"}, nil},
 	} {
@@ -209,12 +212,13 @@ func TestCompletion(t *testing.T) {
 	// Through each shell: the script's function, given the words typed, offers spade's candidates.
 	shellEnv := append(os.Environ(), append(env, "PATH="+filepath.Dir(spadeBin)+":"+os.Getenv("PATH"))...)
 	bashLike := `COMP_WORDS=(spade init --preset qwen3-8b-g); COMP_CWORD=3; _spade_complete; printf '%s\n' "${COMPREPLY[@]}"
-COMP_WORDS=(spade --run ''); COMP_CWORD=2; _spade_complete; printf '%s\n' "${COMPREPLY[@]}"`
+COMP_WORDS=(spade --run ''); COMP_CWORD=2; _spade_complete; printf '%s\n' "${COMPREPLY[@]}"
+COMP_WORDS=(spade init --preset = qwen3-8b-g); COMP_CWORD=4; _spade_complete; printf '%s\n' "${COMPREPLY[@]}"`
 	for _, sh := range []struct{ shell, run string }{
 		{"bash", bashLike},
 		// zsh runs a bash completion function under sh emulation (bashcompinit).
 		{"zsh", "f() { emulate -L sh; " + strings.ReplaceAll(bashLike, "\n", "\n") + "; }; f"},
-		{"fish", "complete -C'spade init --preset qwen3-8b-g'; complete -C'spade --run '"},
+		{"fish", "complete -C'spade init --preset qwen3-8b-g'; complete -C'spade --run '; complete -C'spade init --preset=qwen3-8b-g' | string replace -- --preset= ''"},
 	} {
 		t.Run(sh.shell, func(t *testing.T) {
 			path, err := exec.LookPath(sh.shell)
@@ -232,8 +236,8 @@ COMP_WORDS=(spade --run ''); COMP_CWORD=2; _spade_complete; printf '%s\n' "${COM
 			cmd := exec.Command(path, "-c", "source "+f+"\n"+sh.run)
 			cmd.Env = shellEnv
 			out, err := cmd.CombinedOutput()
-			if got := strings.Fields(string(out)); err != nil || !slices.Equal(got, []string{"qwen3-8b-games", "baseline", "demo"}) {
-				t.Errorf("%s completion: %v, got %q; want qwen3-8b-games, then the runs baseline and demo", sh.shell, err, out)
+			if got := strings.Fields(string(out)); err != nil || !slices.Equal(got, []string{"qwen3-8b-games", "baseline", "demo", "qwen3-8b-games"}) {
+				t.Errorf("%s completion: %v, got %q; want qwen3-8b-games, then the runs baseline and demo, then qwen3-8b-games after --preset=", sh.shell, err, out)
 			}
 		})
 	}

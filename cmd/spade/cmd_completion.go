@@ -92,6 +92,13 @@ func complete(ctx context.Context, app *cli.App, words []string, out io.Writer) 
 	if len(words) > 0 {
 		cur, words = words[len(words)-1], words[:len(words)-1]
 	}
+	// bash splits --flag=value at the "=" (COMP_WORDBREAKS): "--preset" "=" "qwen3" completes the value
+	// alone, and "--preset" "=" (nothing typed after it yet) all of them
+	if cur == "=" && len(words) > 0 && isFlagArg(words[len(words)-1]) {
+		cur = ""
+	} else if n := len(words); n >= 2 && words[n-1] == "=" && isFlagArg(words[n-2]) {
+		words = words[:n-1]
+	}
 	var leaf *cli.Command
 	cmds := app.Commands
 	lakeURI := os.Getenv("SPADE_LAKE")
@@ -125,15 +132,13 @@ func complete(ctx context.Context, app *cli.App, words []string, out io.Writer) 
 	if len(words) > 0 {
 		prev = words[len(words)-1]
 	}
+	name, _, hasValue := strings.Cut(cur, "=")
 	switch {
 	case isFlagArg(prev) && !strings.Contains(prev, "=") && takesValue(app, leaf, prev):
-		switch flagName(prev) {
-		case "preset":
-			candidates = config.PresetNames()
-		case "run", "from":
-			candidates = lakeRuns(ctx, lakeURI)
-		case "log-format":
-			candidates = []string{"auto", "text", "json"}
+		candidates = flagValues(ctx, flagName(prev), lakeURI)
+	case strings.HasPrefix(cur, "-") && hasValue && takesValue(app, leaf, name):
+		for _, v := range flagValues(ctx, flagName(name), lakeURI) {
+			candidates = append(candidates, name+"="+v) // --preset=qwen3-8b-games: the shell replaces the word
 		}
 	case strings.HasPrefix(cur, "-"):
 		var flags []cli.Flag
@@ -172,6 +177,20 @@ func complete(ctx context.Context, app *cli.App, words []string, out io.Writer) 
 			fmt.Fprintln(out, c)
 		}
 	}
+}
+
+// flagValues are the values completion offers for the flag name (without dashes): preset names, the
+// lake's runs, the log formats; none for the others (the shell offers files).
+func flagValues(ctx context.Context, name, lakeURI string) []string {
+	switch name {
+	case "preset":
+		return config.PresetNames()
+	case "run", "from":
+		return lakeRuns(ctx, lakeURI)
+	case "log-format":
+		return []string{"auto", "text", "json"}
+	}
+	return nil
 }
 
 // takesValue reports whether a flag word names a flag (the command's or a global one) that takes a value.
