@@ -178,18 +178,23 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 	start := time.Now()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, concurrency)
+	prog := newGateProgress(env.Progress, len(order), env.LLMLoad)
 	for i, slot := range order {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outcomes[i] = judgeSlot(ctx, pool, sem, slots[slot], cfg.Gate.MaxAttempts, check, opts.Regenerator, log)
+			outcomes[i] = judgeSlot(ctx, pool, sem, slots[slot], cfg.Gate.MaxAttempts, check, opts.Regenerator, log, prog)
 			if separateHints && outcomes[i].err == nil && outcomes[i].env != nil {
 				// the accepted env's hint at once, while other slots are still judged or regenerated
+				prog.hinting.Add(1)
 				outcomes[i].hintCalls, outcomes[i].err = hintEnv(ctx, opts.Hinter, outcomes[i].env, log)
+				prog.hinting.Add(-1)
 			}
+			prog.slotDone(outcomes[i].env != nil)
 		}()
 	}
 	wg.Wait()
+	prog.finish()
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
@@ -258,7 +263,7 @@ type slotOutcome struct {
 // judgeSlot checks the slot's candidates in attempt order until one is accepted, then asks the
 // Regenerator for more attempts up to maxAttempts. Each check holds a place of sem (one program per
 // sandbox worker); a regeneration, which runs no program, holds none.
-func judgeSlot(ctx context.Context, pool *sandbox.Pool, sem chan struct{}, list []schemas.CandidateRow, maxAttempts int, check CheckOptions, regen Regenerator, log *slog.Logger) slotOutcome {
+func judgeSlot(ctx context.Context, pool *sandbox.Pool, sem chan struct{}, list []schemas.CandidateRow, maxAttempts int, check CheckOptions, regen Regenerator, log *slog.Logger, prog *gateProgress) slotOutcome {
 	var out slotOutcome
 	queue := append([]schemas.CandidateRow{}, list...)
 	var last schemas.CandidateRow
@@ -271,7 +276,9 @@ func judgeSlot(ctx context.Context, pool *sandbox.Pool, sem chan struct{}, list 
 		if len(queue) > 0 {
 			cand, queue = queue[0], queue[1:]
 		} else {
+			prog.regenerating.Add(1)
 			next, err := regen.Regenerate(ctx, last, lastError)
+			prog.regenerating.Add(-1)
 			if err != nil {
 				log.Warn("gate: regeneration failed", "slot", last.Slot, "attempt", last.Attempt+1, "err", err)
 				return out
@@ -285,7 +292,9 @@ func judgeSlot(ctx context.Context, pool *sandbox.Pool, sem chan struct{}, list 
 		case <-ctx.Done():
 			return out
 		}
+		prog.checking.Add(1)
 		verdict := judge(ctx, pool, cand, check)
+		prog.checking.Add(-1)
 		<-sem
 		if verdict.Err != nil {
 			out.err = fmt.Errorf("slot %d, env %s: %w", cand.Slot, cand.EnvID, verdict.Err)

@@ -1,8 +1,12 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +15,7 @@ import (
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/progress"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
@@ -75,9 +80,16 @@ func TestAcceptedEnvIsHintedWhileAnotherSlotRegenerates(t *testing.T) {
 	hinter := &recordingHinter{first: make(chan struct{})}
 	regen := &gatedRegenerator{fixedRegenerator: fixedRegenerator{code: envs[3].Code}, hinted: hinter.first}
 	pool := newPool(t, sandbox.IsolationBwrap)
-	res, err := Run(context.Background(), poolEnv(t, lk, "r1", pool, shard.All), 0, Options{Regenerator: regen, Hinter: hinter})
+	env := poolEnv(t, lk, "r1", pool, shard.All)
+	var logs bytes.Buffer
+	env.Progress = progress.New(nil, slog.New(slog.NewTextHandler(&logs, nil)), time.Nanosecond)
+	res, err := Run(context.Background(), env, 0, Options{Regenerator: regen, Hinter: hinter})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// the progress line says what is in flight: checks, regenerations, hint calls and model calls
+	if line := regexp.MustCompile(`\d+ accepted  \d+ checking, \d+ regenerating, \d+ hinting, \d+ calls in flight  median \S+`); !line.MatchString(logs.String()) {
+		t.Fatalf("the gate's progress log names nothing in flight:\n%s", strings.TrimSpace(logs.String()))
 	}
 	if regen.late {
 		t.Fatal("slot 1's regeneration waited 20 s for slot 0's hint: the hint is asked for only after every slot is judged")

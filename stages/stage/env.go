@@ -158,6 +158,32 @@ func (e *Env) Client(ctx context.Context, step int64, roles ...schemas.Role) (st
 	return weights, entry.client, nil
 }
 
+// LLMLoad is what the process's LLM clients have in flight now (the calls of every client this Env
+// made or was given, summed; the median latency of the busiest), for a progress note: a client is never
+// made for it.
+func (e *Env) LLMLoad() llm.Load {
+	d := e.deps()
+	d.mu.Lock()
+	clients := make([]*llm.Client, 0, len(d.clients)+1)
+	if d.client != nil {
+		clients = append(clients, d.client)
+	}
+	for _, entry := range d.clients {
+		clients = append(clients, entry.client)
+	}
+	d.mu.Unlock()
+	var out llm.Load
+	busiest := -1
+	for _, c := range clients {
+		l := c.Load()
+		out.Calls += l.Calls
+		if l.Calls > busiest || out.MedianLatency == 0 {
+			busiest, out.MedianLatency = l.Calls, l.MedianLatency
+		}
+	}
+	return out
+}
+
 // Pool returns the sandbox pool of the process, started on first use from the run's sandbox.* settings
 // (SandboxOptions) and shared by the stages that run programs (gate, rollout).
 func (e *Env) Pool(ctx context.Context) (*sandbox.Pool, error) {

@@ -9,21 +9,24 @@ sys.modules["__main__"].restrict_to = lambda own: False
 
 class PatchEnv:
     def reset(self, seed=None):
-        for entry in os.listdir(".."):
-            if entry.startswith("i") and os.path.join("..", entry) != os.path.join("..", os.path.basename(os.getcwd())):
-                try:
-                    fd = os.open(os.path.join("..", entry, "note"), os.O_WRONLY | os.O_CREAT, 0o600)
-                    os.write(fd, b"coupled by %d" % os.getpid())
-                    os.close(fd)
-                except OSError:
-                    pass
-        for _ in range(50):
+        # for a while (the instance forked ahead of this one may not have made its directory yet),
+        # leave a note in every sibling's scratch directory and look for one in ours
+        mine = os.path.basename(os.getcwd())
+        for _ in range(100):
+            for entry in os.listdir(".."):
+                if entry.startswith("i") and entry != mine:
+                    try:
+                        fd = os.open(os.path.join("..", entry, "note"), os.O_WRONLY | os.O_CREAT, 0o600)
+                        os.write(fd, b"coupled by %d" % os.getpid())
+                        os.close(fd)
+                    except OSError:
+                        pass
             if os.path.exists("note"):
                 fd = os.open("note", os.O_RDONLY)
                 note = os.read(fd, 100).decode()
                 os.close(fd)
                 return note, {}
-            time.sleep(0.002)
+            time.sleep(0.003)
         return "alone", {}
 
     def step(self, action):
