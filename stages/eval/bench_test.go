@@ -20,7 +20,7 @@ import (
 )
 
 // benchEnv makes a lake with one benchmark of items and a run whose Agent is an instant scripted server.
-func benchEnv(b *testing.B, items []schemas.BenchItemRow, script llmtest.Script) *stage.Env {
+func benchEnv(b testing.TB, items []schemas.BenchItemRow, script llmtest.Script) *stage.Env {
 	ctx := context.Background()
 	lk := laketest.New(b)
 	laketest.Write(b, lk, lake.BenchKey(items[0].Bench), items)

@@ -168,6 +168,13 @@ func runBench(ctx context.Context, env *stage.Env, step int64, name string, samp
 	redo := env.Force && !env.Resume // Resume forces only the stage; committed chunks stay
 	e := &evaluator{env: env, step: step, bench: name, kind: kind, sampling: sampling, weights: weights,
 		model: agent.Model, client: client, scorers: sc, agentMaxTokens: agent.MaxTokens}
+	chunks := (len(items) + chunkItems - 1) / chunkItems
+	mine := 0 // this shard's items
+	for c := env.Shard.Index; c < chunks; c += env.Shard.Shards() {
+		mine += min((c+1)*chunkItems, len(items)) - c*chunkItems
+	}
+	e.progress = newEvalProgress(env.Progress, "eval "+name, mine*sampling.Samples, client)
+	defer e.progress.finish()
 	var sum benchSummary
 	for c := 0; c*chunkItems < len(items); c++ {
 		if c%env.Shard.Shards() != env.Shard.Index {
@@ -235,6 +242,8 @@ type evaluator struct {
 	scorers  *scorers
 	// agentMaxTokens is the Agent's max_tokens as sent (env_pool episodes budget their context with it).
 	agentMaxTokens int
+	// progress counts the samples scored.
+	progress *evalProgress
 }
 
 // chunk asks every sample of items concurrently (the client bounds calls in flight) and returns the
@@ -270,6 +279,7 @@ func (e *evaluator) chunk(ctx context.Context, items []schemas.BenchItemRow) ([]
 					continue
 				}
 				rows[j] = row
+				e.progress.sampleDone()
 			}
 		}()
 	}
