@@ -61,6 +61,8 @@ type Task struct {
 	note    string
 	lastLog time.Time
 	done    bool
+	// refreshing closes when the task is done, ending every Refresh.
+	refreshing chan struct{}
 }
 
 // Start begins a task of total units (total <= 0: unknown, a spinner on a terminal), named name (e.g.
@@ -135,6 +137,36 @@ func (t *Task) Note(format string, args ...any) {
 	}
 }
 
+// Refresh calls note every interval until the task is Done, so a note that says what is in flight stays
+// current while no unit finishes (a slow server). Nothing on a nil Task.
+func (t *Task) Refresh(every time.Duration, note func()) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	if t.done {
+		t.mu.Unlock()
+		return
+	}
+	if t.refreshing == nil {
+		t.refreshing = make(chan struct{})
+	}
+	stop := t.refreshing
+	t.mu.Unlock()
+	go func() {
+		ticker := time.NewTicker(every)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ticker.C:
+				note()
+			}
+		}
+	}()
+}
+
 // logLine logs the task's count, rate and estimated time left.
 func (t *Task) logLine(count int64, note string, now time.Time) {
 	elapsed := now.Sub(t.start)
@@ -170,6 +202,9 @@ func (t *Task) Done() {
 		return
 	}
 	t.done = true
+	if t.refreshing != nil {
+		close(t.refreshing)
+	}
 	t.mu.Unlock()
 	if t.bar != nil {
 		_ = t.bar.Finish()

@@ -3,10 +3,12 @@ package progress
 import (
 	"bytes"
 	"errors"
+	"io"
 	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -99,4 +101,26 @@ func TestTermHandler(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
+}
+
+// TestRefreshUntilDone: Refresh calls its note on every tick while the task runs and never after Done;
+// on a nil Task (no reporter) it does nothing.
+func TestRefreshUntilDone(t *testing.T) {
+	r := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Hour)
+	task := r.Start("x", 10, "units")
+	var calls atomic.Int64
+	task.Refresh(5*time.Millisecond, func() { calls.Add(1) })
+	time.Sleep(60 * time.Millisecond)
+	task.Done()
+	seen := calls.Load()
+	if seen < 3 {
+		t.Fatalf("%d notes in 60 ms at a 5 ms interval", seen)
+	}
+	time.Sleep(30 * time.Millisecond)
+	if after := calls.Load(); after > seen+1 { // (one tick may be in flight at Done)
+		t.Fatalf("notes went on after Done: %d, then %d", seen, after)
+	}
+	var none *Task
+	none.Refresh(time.Millisecond, func() { t.Error("a nil Task refreshed") })
+	time.Sleep(10 * time.Millisecond)
 }

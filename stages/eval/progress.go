@@ -13,27 +13,12 @@ import (
 type evalProgress struct {
 	task   *progress.Task
 	client *llm.Client
-	stop   chan struct{}
 }
 
 // newEvalProgress starts the count of total samples of the benchmark (name is the line's label).
 func newEvalProgress(r *progress.Reporter, name string, total int, client *llm.Client) *evalProgress {
-	p := &evalProgress{task: r.Start(name, int64(total), "samples"), client: client, stop: make(chan struct{})}
-	if p.task == nil {
-		return p
-	}
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-				p.note()
-			}
-		}
-	}()
+	p := &evalProgress{task: r.Start(name, int64(total), "samples"), client: client}
+	p.task.Refresh(time.Second, p.note)
 	return p
 }
 
@@ -52,8 +37,5 @@ func (p *evalProgress) note() {
 	p.task.Note("%d calls in flight  median %s", l.Calls, l.MedianLatency.Round(time.Millisecond))
 }
 
-// finish stops the ticker and removes the bar.
-func (p *evalProgress) finish() {
-	close(p.stop)
-	p.task.Done()
-}
+// finish removes the bar.
+func (p *evalProgress) finish() { p.task.Done() }

@@ -19,27 +19,12 @@ type gateProgress struct {
 	// checking, regenerating and hinting count the slots in each state now; accepted the slots done
 	// with an env.
 	checking, regenerating, hinting, accepted atomic.Int64
-	stop                                      chan struct{}
 }
 
 // newGateProgress starts the count of slots; load reads the calls in flight (stage.Env.LLMLoad).
 func newGateProgress(r *progress.Reporter, slots int, load func() llm.Load) *gateProgress {
-	p := &gateProgress{task: r.Start("gate", int64(slots), "slots"), load: load, stop: make(chan struct{})}
-	if p.task == nil {
-		return p
-	}
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-				p.note()
-			}
-		}
-	}()
+	p := &gateProgress{task: r.Start("gate", int64(slots), "slots"), load: load}
+	p.task.Refresh(time.Second, p.note)
 	return p
 }
 
@@ -62,8 +47,5 @@ func (p *gateProgress) note() {
 		p.checking.Load(), p.regenerating.Load(), p.hinting.Load(), l.Calls, l.MedianLatency.Round(time.Millisecond))
 }
 
-// finish stops the ticker and removes the bar.
-func (p *gateProgress) finish() {
-	close(p.stop)
-	p.task.Done()
-}
+// finish removes the bar.
+func (p *gateProgress) finish() { p.task.Done() }

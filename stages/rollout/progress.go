@@ -20,8 +20,6 @@ type rolloutProgress struct {
 	client *llm.Client
 	// playing counts the plays in flight, peak the most at once.
 	playing, peak atomic.Int64
-	// stop ends the ticker that refreshes the note while no episode ends.
-	stop chan struct{}
 
 	mu     sync.Mutex
 	turns  int
@@ -29,19 +27,8 @@ type rolloutProgress struct {
 }
 
 func newProgress(r *progress.Reporter, total int, client *llm.Client) *rolloutProgress {
-	p := &rolloutProgress{task: r.Start("rollout", int64(total), "episodes"), start: time.Now(), client: client, stop: make(chan struct{})}
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-				p.note()
-			}
-		}
-	}()
+	p := &rolloutProgress{task: r.Start("rollout", int64(total), "episodes"), start: time.Now(), client: client}
+	p.task.Refresh(time.Second, p.note) // (while no episode ends)
 	return p
 }
 
@@ -79,8 +66,5 @@ func (p *rolloutProgress) note() {
 		p.playing.Load(), load.Calls, load.MedianLatency.Round(time.Millisecond))
 }
 
-// finish stops the ticker and removes the bar.
-func (p *rolloutProgress) finish() {
-	close(p.stop)
-	p.task.Done()
-}
+// finish removes the bar.
+func (p *rolloutProgress) finish() { p.task.Done() }
