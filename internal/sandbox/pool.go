@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -371,12 +372,13 @@ func (p *Pool) LoadTrusted(ctx context.Context, code string) (*Program, error) {
 // Program is nil and the worker is released). One process instead of two, which is most of what a
 // check costs (the gate's first two checks). Program.StaticTime is the check's share of the call.
 func (p *Pool) LoadChecked(ctx context.Context, code, setting string, rules StaticRules) (*Program, []string, error) {
-	return p.load(ctx, code, map[string]any{"setting": setting, "allow": rules.AllowedImports, "flagged": rules.FlaggedNames, "flagged_attrs": rules.FlaggedAttributes})
+	return p.load(ctx, code, map[string]any{"static": map[string]any{"setting": setting, "allow": rules.AllowedImports,
+		"flagged": rules.FlaggedNames, "flagged_attrs": rules.FlaggedAttributes}})
 }
 
-// load is Load, preceded in the template by the static check when static (its request fields) is set;
-// static {"trusted": true} is LoadTrusted's request instead.
-func (p *Pool) load(ctx context.Context, code string, static map[string]any) (*Program, []string, error) {
+// load is Load with extra fields of the template's spawn request: "static" (LoadChecked: the static
+// check's lists, run before the program) or "trusted" (LoadTrusted).
+func (p *Pool) load(ctx context.Context, code string, extra map[string]any) (*Program, []string, error) {
 	w, err := p.acquire(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -384,11 +386,7 @@ func (p *Pool) load(ctx context.Context, code string, static map[string]any) (*P
 	w.spent.Store(!p.opts.unhardened) // from here on the worker is this program's until proved clean
 	key := fmt.Sprintf("p%d", p.nextPg.Add(1))
 	req := map[string]any{"mode": "template"}
-	if static["trusted"] == true {
-		req["trusted"] = true
-	} else if static != nil {
-		req["static"] = static
-	}
+	maps.Copy(req, extra)
 	ch, err := w.spawn(ctx, key, req, unix.SOCK_SEQPACKET)
 	if err != nil {
 		p.release(w)

@@ -468,11 +468,7 @@ func processesOf(uid int) int {
 		if err != nil || !bytes.Contains(data, []byte(want)) {
 			continue
 		}
-		threads := 1
-		if i := bytes.Index(data, []byte("Threads:\t")); i >= 0 {
-			fmt.Sscanf(string(data[i+len("Threads:\t"):]), "%d", &threads)
-		}
-		n += threads
+		n += int(max(statusField(data, "Threads"), 1))
 	}
 	return n
 }
@@ -560,19 +556,27 @@ func processCPUSeconds(pid int) float64 {
 // budget too. A process that left the tree (a daemon reparented to the namespace's init) is not seen; the
 // worker's clean kills it. At most maxTreeProcesses processes are read.
 func treeCPUSeconds(pid int) float64 {
-	total, queue, seen := 0.0, []int{pid}, map[int]bool{pid: true}
-	for len(queue) > 0 && len(seen) <= maxTreeProcesses {
-		p := queue[0]
+	total := 0.0
+	walkTree(pid, maxTreeProcesses, func(p, _ int) { total += processCPUSeconds(p) })
+	return total
+}
+
+// walkTree calls visit for pid and then every process below it, breadth first (a parent before its
+// children), with the parent's pid (0 for pid itself), until limit processes were seen.
+func walkTree(pid, limit int, visit func(pid, parent int)) {
+	type node struct{ pid, parent int }
+	queue, seen := []node{{pid, 0}}, map[int]bool{pid: true}
+	for len(queue) > 0 && len(seen) <= limit {
+		n := queue[0]
 		queue = queue[1:]
-		total += processCPUSeconds(p)
-		for _, child := range childPIDs(p) {
+		visit(n.pid, n.parent)
+		for _, child := range childPIDs(n.pid) {
 			if !seen[child] {
 				seen[child] = true
-				queue = append(queue, child)
+				queue = append(queue, node{child, n.pid})
 			}
 		}
 	}
-	return total
 }
 
 // maxTreeProcesses bounds the processes treeCPUSeconds reads (an instance has RLIMIT_NPROC's worth).
@@ -655,24 +659,12 @@ const maxMemoryTreeProcesses = 4096
 // A child that wrote over pages it shares is counted low by what it rewrote; one that allocates is
 // counted by what it allocated.
 func treeMemoryBytes(pid int) int64 {
-	type node struct {
-		pid    int
-		parent int64
-	}
 	var total int64
-	queue, seen := []node{{pid, 0}}, map[int]bool{pid: true}
-	for len(queue) > 0 && len(seen) <= maxMemoryTreeProcesses {
-		n := queue[0]
-		queue = queue[1:]
-		own := processMemoryBytes(n.pid)
-		total += max(own-n.parent, 0)
-		for _, child := range childPIDs(n.pid) {
-			if !seen[child] {
-				seen[child] = true
-				queue = append(queue, node{child, own})
-			}
-		}
-	}
+	held := map[int]int64{} // what each process visited holds (its parent is visited first)
+	walkTree(pid, maxMemoryTreeProcesses, func(p, parent int) {
+		held[p] = processMemoryBytes(p)
+		total += max(held[p]-held[parent], 0)
+	})
 	return total
 }
 
@@ -683,17 +675,14 @@ func processMemoryBytes(pid int) int64 {
 	if err != nil {
 		return 0
 	}
-	var total int64
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		if bytes.HasPrefix(line, []byte("RssAnon:")) || bytes.HasPrefix(line, []byte("RssShmem:")) {
-			fields := bytes.Fields(line)
-			if len(fields) >= 2 {
-				var kb int64
-				if _, err := fmt.Sscan(string(fields[1]), &kb); err == nil {
-					total += kb << 10
-				}
-			}
-		}
+	return (statusField(data, "RssAnon") + statusField(data, "RssShmem")) << 10 // (kB)
+}
+
+// statusField is the number after "name:" in the text of a /proc/PID/status file (0 where it has none).
+func statusField(status []byte, name string) int64 {
+	var v int64
+	if i := bytes.Index(status, []byte("\n"+name+":")); i >= 0 {
+		fmt.Sscan(string(status[i+len(name)+2:]), &v)
 	}
-	return total
+	return v
 }
