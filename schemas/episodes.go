@@ -31,7 +31,8 @@ type EpisodeRow struct {
 	// EndedBy is done (the env terminated the episode), env_truncated (the env truncated it), max_turns,
 	// truncated (the Agent's answer was cut at max_tokens), env_error, timeout or agent_error.
 	EndedBy EndedBy `parquet:"ended_by"`
-	// Error describes an env_error, timeout or agent_error; empty otherwise.
+	// Error describes an env_error, timeout or agent_error, or the exception (or malformed return) of
+	// the step that ended a done episode with reward −1 under rollout.env_error score; empty otherwise.
 	Error string `parquet:"error"`
 	// Tokens is the total prompt+completion tokens of the episode's Agent calls.
 	Tokens int64 `parquet:"tokens"`

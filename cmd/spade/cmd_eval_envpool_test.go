@@ -19,7 +19,7 @@ import (
 func envPoolPrograms(t *testing.T) []schemas.PoolRow {
 	programs := map[string]string{
 		"trivial": "class Trivial:\n    def reset(self, seed):\n        return 'Say anything.'\n" +
-			"    def step(self, action):\n        return 'Done.', 1.0, True, {'success': True}\n",
+			"    def step(self, action):\n        return 'Done.', 1.0, True, False, {'success': True}\n",
 		"hostile_spin": "class Spin:\n    def reset(self, seed):\n        return 'Go.'\n" +
 			"    def step(self, action):\n        while True:\n            pass\n",
 		"hostile_exit": "import os\nclass Exit:\n    def reset(self, seed):\n        return 'Go.'\n" +

@@ -27,6 +27,34 @@ type Rollout struct {
 	// MaxTurns is the most actions an episode takes. An episode still running then ends with ended_by
 	// max_turns (the authors' --spade-max-turns, 25).
 	MaxTurns int `json:"max_turns" range:">=1"`
+	// TurnBudget is how an env instance learns its turn budget: own or fixed. own makes the instance
+	// as Cls() (Cls(max_turns=rollout.max_turns) when Cls() raises TypeError), then sets its max_turns
+	// attribute to min(its own value, rollout.max_turns) when that is a positive int, or to
+	// rollout.max_turns when the attribute exists otherwise: a program that ends its episodes at its own
+	// max_turns keeps its pace, capped (the authors' loader). fixed makes it as
+	// Cls(max_turns=rollout.max_turns), every env paced at rollout.max_turns (the paper's text).
+	TurnBudget TurnBudget `json:"turn_budget"`
+	// ActionPassing is what a games env's step receives from an answer: boxed or content. boxed passes
+	// "\boxed{CONTENT}" for the answer's first plain \boxed{…} (else its last complete one, nested
+	// braces kept) and the stripped answer itself when it has no box, so the env always steps and
+	// reads the command itself (the authors' wrapper and their Designer's contract); content passes the
+	// bare content of the last \boxed{…} and, without one, steps nothing and answers with format
+	// feedback. Read under rollout.action_format boxed only.
+	ActionPassing ActionPassing `json:"action_passing"`
+	// InstanceWarmup is what an env instance has played before a play's own reset: validation or none.
+	// validation runs the authors' load-time validation on it first (reset(seed=42), the steps
+	// "\boxed{1}", "\boxed{test}" and "\boxed{42}" until one ends the episode, reset(seed=123)), as
+	// their loader validates the very instance a play then resets, so a program that keeps state across
+	// resets starts the play where the validation left it; a failure there ends the play with ended_by
+	// env_error. none starts the play on a fresh instance. Read in the games setting (a tools env's
+	// actions are tool calls).
+	InstanceWarmup InstanceWarmup `json:"instance_warmup"`
+	// EnvError is what an exception in an env's step (or a step return of the wrong shape or types)
+	// does to the play: score or drop. score ends the play at that turn with the observation
+	// "Error: MESSAGE", reward −1 and terminated, so the play counts with outcome −1 in its Agent group
+	// and the Designer's win rate (the authors' wrapper); drop ends it with ended_by env_error, left
+	// out of training as grpo.failed_play says.
+	EnvError EnvErrorPolicy `json:"env_error"`
 	// ContextTokens is the Agent's context budget in tokens, prompt and answer together. Under
 	// rollout.context truncate the prompt is counted in real tokens (the exact sequence under token_io
 	// tokens, else the server's usage plus an estimate of the newest observation), each answer's
@@ -140,6 +168,10 @@ func (c *Config) ChatTemplatePath() string {
 
 func init() {
 	registerEnum(TokenIODeltaValues())
+	registerEnum(TurnBudgetValues())
+	registerEnum(ActionPassingValues())
+	registerEnum(EnvErrorPolicyValues())
+	registerEnum(InstanceWarmupValues())
 	registerEnum(HintedAtValues())
 	registerEnum(ContextPolicyValues())
 	registerEnum(ReturnKindValues())
@@ -162,6 +194,64 @@ const (
 
 // AgentPromptValues lists every Agent prompt.
 func AgentPromptValues() []AgentPrompt { return []AgentPrompt{AgentPromptSetting, AgentPromptProblem} }
+
+// TurnBudget is rollout.turn_budget: whose max_turns paces an env instance.
+type TurnBudget string
+
+// The turn budgets.
+const (
+	// TurnBudgetOwn keeps the class's own max_turns, capped at rollout.max_turns.
+	TurnBudgetOwn TurnBudget = "own"
+	// TurnBudgetFixed gives every instance max_turns = rollout.max_turns.
+	TurnBudgetFixed TurnBudget = "fixed"
+)
+
+// TurnBudgetValues lists every turn budget.
+func TurnBudgetValues() []TurnBudget { return []TurnBudget{TurnBudgetOwn, TurnBudgetFixed} }
+
+// ActionPassing is rollout.action_passing: what a games env's step receives.
+type ActionPassing string
+
+// The action passings.
+const (
+	// ActionPassBoxed passes "\boxed{CONTENT}", or the stripped answer when it has no box.
+	ActionPassBoxed ActionPassing = "boxed"
+	// ActionPassContent passes the last box's bare content; an answer without one steps nothing.
+	ActionPassContent ActionPassing = "content"
+)
+
+// ActionPassingValues lists every action passing.
+func ActionPassingValues() []ActionPassing {
+	return []ActionPassing{ActionPassBoxed, ActionPassContent}
+}
+
+// InstanceWarmup is rollout.instance_warmup: what an env instance plays before a play's reset.
+type InstanceWarmup string
+
+// The instance warm-ups.
+const (
+	// WarmupValidation runs the authors' load-time validation on the instance first.
+	WarmupValidation InstanceWarmup = "validation"
+	// WarmupNone plays on a fresh instance.
+	WarmupNone InstanceWarmup = "none"
+)
+
+// InstanceWarmupValues lists every instance warm-up.
+func InstanceWarmupValues() []InstanceWarmup { return []InstanceWarmup{WarmupValidation, WarmupNone} }
+
+// EnvErrorPolicy is rollout.env_error: what a step that raised does to its play.
+type EnvErrorPolicy string
+
+// The env error policies.
+const (
+	// EnvErrorScore ends the play with reward −1, terminated; the play counts.
+	EnvErrorScore EnvErrorPolicy = "score"
+	// EnvErrorDrop ends the play with ended_by env_error.
+	EnvErrorDrop EnvErrorPolicy = "drop"
+)
+
+// EnvErrorPolicyValues lists every env error policy.
+func EnvErrorPolicyValues() []EnvErrorPolicy { return []EnvErrorPolicy{EnvErrorScore, EnvErrorDrop} }
 
 // HintedAt is rollout.hinted_at: at which steps of a pool the hinted plays run.
 type HintedAt string
@@ -310,7 +400,9 @@ func (r Rollout) validate(c *Config) error {
 func presetRollout(p presetSpec) Rollout {
 	r := Rollout{GroupSize: 8, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
 		Context: ContextTruncate, PairedSeeds: false, Return: ReturnTerminal, HintPlacement: HintInObservation,
-		ActionFormat: ActionBoxed, TokenIO: TokenIOChat, TokenIODelta: DeltaAuto, TokenIOTemplate: qwen3TokenIOTemplate,
+		ActionFormat: ActionBoxed, TurnBudget: TurnBudgetOwn, ActionPassing: ActionPassBoxed, EnvError: EnvErrorScore,
+		InstanceWarmup: WarmupValidation,
+		TokenIO:        TokenIOChat, TokenIODelta: DeltaAuto, TokenIOTemplate: qwen3TokenIOTemplate,
 		TokenIOToolResult: qwen3ToolResult, AgentPrompt: AgentPromptSetting}
 	if p.ownToolsScript() {
 		r.GroupSize, r.HintedGroupSize = 16, 4

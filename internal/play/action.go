@@ -2,6 +2,7 @@ package play
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/llm"
+	"github.com/spadekit/spade/internal/sandbox"
 )
 
 var (
@@ -90,6 +92,112 @@ func ParseBoxedAction(text string) (string, error) {
 		return "", errors.New(`the \boxed{} is empty`)
 	}
 	return answer, nil
+}
+
+// EnvErrorReward is the reward of the step whose env raised or returned the wrong shape, under
+// rollout.env_error score: the play ends there, terminated, as a lost game.
+const EnvErrorReward = -1.0
+
+// ScoresEnvErrors reports whether a step that raised, or returned the wrong shape, ends its play as a
+// lost game with EnvErrorReward (rollout.env_error score) rather than as env_error.
+func ScoresEnvErrors(cfg *config.Config) bool { return cfg.Rollout.EnvError == config.EnvErrorScore }
+
+// The authors' load-time validation of an env instance: its seeds and its actions, fixed and public.
+const (
+	ValidationSeed       = 42
+	ValidationReplaySeed = 123
+)
+
+// ValidationActions are the steps of the authors' load-time validation, in order.
+var ValidationActions = []string{`\boxed{1}`, `\boxed{test}`, `\boxed{42}`}
+
+// Validate plays the authors' load-time validation on an instance, as their loader does on the
+// instance a play then resets (rollout.instance_warmup validation): reset(seed=ValidationSeed), each of
+// ValidationActions until a step ends the episode, reset(seed=ValidationReplaySeed). It checks nothing
+// of what comes back (the gate's official check does); the first failing call is the error.
+func Validate(ctx context.Context, instance *sandbox.Env) error {
+	if _, err := instance.Reset(ctx, ValidationSeed); err != nil {
+		return fmt.Errorf("reset(seed=%d): %w", ValidationSeed, err)
+	}
+	for _, action := range ValidationActions {
+		res, err := instance.Step(ctx, action)
+		if err != nil {
+			return fmt.Errorf("step(%q): %w", action, err)
+		}
+		if res.Done {
+			break
+		}
+	}
+	if _, err := instance.Reset(ctx, ValidationReplaySeed); err != nil {
+		return fmt.Errorf("reset(seed=%d): %w", ValidationReplaySeed, err)
+	}
+	return nil
+}
+
+// PassesBoxed reports whether a games answer reaches the env as BoxedStepAction makes it: the games
+// setting with rollout.action_format boxed and rollout.action_passing boxed.
+func PassesBoxed(cfg *config.Config) bool {
+	return cfg.Setting != "tools" && cfg.Rollout.ActionFormat == config.ActionBoxed && cfg.Rollout.ActionPassing == config.ActionPassBoxed
+}
+
+// VisibleAnswer is the part of an answer that a move is read from: what follows its last </think>, or
+// the whole answer when it has none (an unclosed <think> included).
+func VisibleAnswer(text string) string {
+	if at := strings.LastIndex(text, "</think>"); at >= 0 {
+		return text[at+len("</think>"):]
+	}
+	return text
+}
+
+// plainBoxed are the boxed forms looked for first, in order, each at its leftmost match: a box whose
+// content holds no brace, then the same wrapped in one and in two more pairs of braces.
+var plainBoxed = []*regexp.Regexp{
+	regexp.MustCompile(`\\boxed\{([^{}]+)\}`),
+	regexp.MustCompile(`\\boxed\{\{([^{}]+)\}\}`),
+	regexp.MustCompile(`\\boxed\{\{\{([^{}]+)\}\}\}`),
+}
+
+// BoxedContent returns the move of an answer as the env's contract reads it, and whether there is one:
+// the trimmed content of the first match of plainBoxed (tried in order); else, from the last \boxed,
+// the first brace after it to the brace that closes it, the content trimmed and, while it starts with
+// { and ends with } (at most twice), stripped of those two characters and trimmed again. An answer
+// with no \boxed, or whose last \boxed is never closed, has none. The content may be empty.
+func BoxedContent(text string) (string, bool) {
+	for _, re := range plainBoxed {
+		if m := re.FindStringSubmatch(text); m != nil {
+			return strings.TrimSpace(m[1]), true
+		}
+	}
+	at := strings.LastIndex(text, `\boxed`)
+	if at < 0 {
+		return "", false
+	}
+	open := strings.IndexByte(text[at:], '{')
+	if open < 0 {
+		return "", false
+	}
+	rest := text[at+open:]
+	end := closingBrace(rest)
+	if end < 0 {
+		return "", false
+	}
+	content := strings.TrimSpace(rest[1:end])
+	for range 2 {
+		if strings.HasPrefix(content, "{") && strings.HasSuffix(content, "}") {
+			content = strings.TrimSpace(content[1 : len(content)-1])
+		}
+	}
+	return content, true
+}
+
+// BoxedStepAction is the action a games env's step receives under rollout.action_passing boxed:
+// "\boxed{CONTENT}" for the answer's move (BoxedContent) when it is not empty, else the answer
+// trimmed, so the env always steps and reads the command itself.
+func BoxedStepAction(text string) string {
+	if content, ok := BoxedContent(text); ok && content != "" {
+		return `\boxed{` + content + "}"
+	}
+	return strings.TrimSpace(text)
 }
 
 // closingBrace returns the index of the brace that closes s[0] (an opening brace), or −1.

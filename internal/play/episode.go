@@ -184,6 +184,12 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 		return fail(err)
 	}
 	defer instance.Close()
+	if cfg.Rollout.InstanceWarmup == config.WarmupValidation && cfg.Setting != schemas.SettingTools {
+		if err := Validate(ctx, instance); err != nil {
+			add(e.SandboxNanos, t0)
+			return fail(fmt.Errorf("the validation before the play: %w", err))
+		}
+	}
 	obs, err := instance.Reset(ctx, ep.Seed)
 	if err != nil {
 		add(e.SandboxNanos, t0)
@@ -305,6 +311,8 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 		if cfg.Setting == schemas.SettingTools {
 			turnCalls, err = ParseToolTurn(comp, known, ToolsFinalAnswer(cfg.Setting, cfg.Generate.HintMode))
 			actions = turnCalls.Actions
+		} else if PassesBoxed(cfg) {
+			actions = []string{BoxedStepAction(VisibleAnswer(comp.Text))}
 		} else {
 			var action string
 			action, err = ParseAction(cfg.Rollout.ActionFormat, comp.Text)
@@ -345,6 +353,10 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 				}
 				break
 			}
+			if res.Shape.Legacy() && ScoresEnvErrors(cfg) && cfg.Generate.Contract == schemas.ContractGymnasium {
+				stepErr = &sandbox.Error{Kind: sandbox.KindEnv, Op: "step", Msg: "step returned the old 4-tuple (observation, reward, done, info), not (observation, reward, terminated, truncated, info)"}
+				break
+			}
 			row.Reward += res.Reward
 			if len(res.Info) > 0 {
 				row.Info = string(res.Info)
@@ -354,6 +366,16 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 				done, terminated, success = true, res.Terminated, res.Success()
 				break
 			}
+		}
+		if stepErr != nil && ScoresEnvErrors(cfg) && errors.Is(stepErr, sandbox.ErrEnv) {
+			// The program raised (or returned the wrong shape): the play ends there as a lost game, reward
+			// −1 and terminated, and counts like any other (rollout.env_error score).
+			row.Reward += EnvErrorReward
+			row.Done = true
+			out.Turns = append(out.Turns, row)
+			rewards = append(rewards, row.Reward)
+			ep.EndedBy, ep.Success, ep.Error = schemas.EndedDone, false, stepErr.Error()
+			break
 		}
 		if stepErr != nil {
 			if ctx.Err() != nil {

@@ -1184,6 +1184,7 @@ def main() -> None:
 # close(). Programs in the old shape (one class, reset(seed) -> str, step -> (obs, reward, done, info))
 # keep running: step_fields reports which shape a step returned.
 MAX_TURNS: int = CONFIG.get("max_turns", 0)  # passed to the constructor; 0: Cls() alone
+OWN_MAX_TURNS: bool = CONFIG.get("own_max_turns", False)  # keep the class's own max_turns, capped at MAX_TURNS
 INJECT: dict = CONFIG.get("inject", {})  # name -> "module" or "module:attribute" (sandbox.Options.Inject)
 ENV_BASE_NAMES = {"Env", "ToolUseBaseEnv"}  # base classes' names that are never the env class
 
@@ -1274,10 +1275,23 @@ def injected_modules() -> dict:
 
 
 def construct(cls):
-    """Make the env the authors' way: Cls(max_turns=MAX_TURNS); on a TypeError, Cls() and then its
-    max_turns set where it has one. With MAX_TURNS 0, Cls()."""
+    """Make the env the authors' way. With OWN_MAX_TURNS: Cls() (Cls(max_turns=MAX_TURNS) when that
+    raises TypeError), then its max_turns set to min(its own, MAX_TURNS) when its own is a positive
+    int, else to MAX_TURNS where it has the attribute. Without: Cls(max_turns=MAX_TURNS); on a
+    TypeError, Cls() and then its max_turns set where it has one. With MAX_TURNS 0, Cls()."""
     if MAX_TURNS <= 0:
         return cls()
+    if OWN_MAX_TURNS:
+        try:
+            env = cls()
+        except TypeError:
+            env = cls(max_turns=MAX_TURNS)
+        own = getattr(env, "max_turns", None)
+        if isinstance(own, int) and own > 0:
+            env.max_turns = min(own, MAX_TURNS)
+        elif hasattr(env, "max_turns"):
+            env.max_turns = MAX_TURNS
+        return env
     try:
         return cls(max_turns=MAX_TURNS)
     except TypeError:

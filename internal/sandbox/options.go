@@ -91,6 +91,9 @@ type Options struct {
 	// class that refuses it is made as Cls() and its max_turns attribute, where it has one, set);
 	// 0 makes every env as Cls().
 	MaxTurns int
+	// OwnMaxTurns makes an env as Cls() and keeps its own max_turns, capped at MaxTurns (Cls(max_turns=
+	// MaxTurns) only when Cls() raises TypeError; rollout.turn_budget own).
+	OwnMaxTurns bool
 	// Inject maps the names bound in a program's module before it runs to "module" or
 	// "module:attribute" (default DefaultInjections; an empty, non-nil map binds none). Only names the
 	// program's text mentions are bound, and a module that is not installed is left out.

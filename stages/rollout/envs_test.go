@@ -26,15 +26,15 @@ class GuessNumber:
         try:
             guess = int(action.strip())
         except ValueError:
-            return "Not a number. Guess an integer from 1 to 100.", 0.0, False, {}
+            return "Not a number. Guess an integer from 1 to 100.", 0.0, False, False, {}
         if guess == self.target:
-            return "Correct!", 1.0, True, {"success": True}
+            return "Correct!", 1.0, True, False, {"success": True}
         dist = abs(guess - self.target)
         reward = 0.0
         if dist < self.best:
             reward, self.best = 0.01, dist
         side = "higher" if guess < self.target else "lower"
-        return "%d is wrong: the number is %s." % (guess, side), reward, False, {"distance": dist}
+        return "%d is wrong: the number is %s." % (guess, side), reward, False, False, {"distance": dist}
 `
 	crashEnv = `class Crashes:
     def reset(self, seed):
@@ -45,7 +45,7 @@ class GuessNumber:
         self.n += 1
         if self.n == 2:
             return 1 / 0
-        return "again", 0.0, False, {}
+        return "again", 0.0, False, False, {}
 `
 	slowEnv = `class Spins:
     def reset(self, seed):
@@ -61,7 +61,7 @@ class GuessNumber:
         return "AGENT-FAIL: answer with <action>N</action>."
 
     def step(self, action):
-        return "ok", 0.0, False, {}
+        return "ok", 0.0, False, False, {}
 `
 	ledgerEnv = `import json, random
 
@@ -87,17 +87,17 @@ class Ledger:
         name, args = call["name"], call["arguments"]
         account = args.get("account")
         if account not in self.balances:
-            return "error: no such account", 0.0, False, {}
+            return "error: no such account", 0.0, False, False, {}
         if name == "get_balance":
-            return json.dumps({"account": account, "balance": self.balances[account]}), 0.0, False, {}
+            return json.dumps({"account": account, "balance": self.balances[account]}), 0.0, False, False, {}
         if name == "deposit":
             self.balances[account] += int(args.get("amount", 0))
             if self.balances["alice"] == self.target:
-                return "Instruction complete.", 1.0, True, {"success": True}
+                return "Instruction complete.", 1.0, True, False, {"success": True}
             if self.balances["alice"] > self.target:
-                return "alice is above the target: failed.", 0.0, True, {"success": False}
-            return json.dumps({"account": account, "balance": self.balances[account]}), 0.0, False, {}
-        return "error: unknown tool", 0.0, False, {}
+                return "alice is above the target: failed.", 0.0, True, False, {"success": False}
+            return json.dumps({"account": account, "balance": self.balances[account]}), 0.0, False, False, {}
+        return "error: unknown tool", 0.0, False, False, {}
 `
 )
 

@@ -19,8 +19,8 @@ const counterEnv = `class Counter:
     def step(self, action):
         self.n += 1
         if self.n == 3:
-            return "Done.", 1.0, True, {"success": True}
-        return "steps=%d" % self.n, 0.0, False, {}
+            return "Done.", 1.0, True, False, {"success": True}
+        return "steps=%d" % self.n, 0.0, False, False, {}
 `
 
 // An answer the server cut at max_tokens (finish_reason length) ends its play there, ended_by
