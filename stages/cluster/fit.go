@@ -57,7 +57,8 @@ func CheckFit(cfg *config.Config, names []stage.Name, nodes []slurm.Node) error 
 }
 
 func checkStageFit(cfg *config.Config, name stage.Name, nodes []slurm.Node) error {
-	job := Resources(cfg, name)
+	setting := Resources(cfg, name)
+	job := requested(setting)
 	cpus := max(job.CPUs, 1)
 	sf, err := slurm.Fit(nodes, slurm.Request{CPUs: cpus, Mem: job.Mem, Gres: job.Gres, Partition: job.Partition})
 	if err != nil {
@@ -95,6 +96,12 @@ func checkStageFit(cfg *config.Config, name stage.Name, nodes []slurm.Node) erro
 			e.Want += ", gres " + job.Gres
 		}
 	}
+	overridden := map[string]bool{"cpus": job.CPUs != setting.CPUs, "mem": job.Mem != setting.Mem,
+		"gres": job.Gres != setting.Gres, "partition": job.Partition != setting.Partition}
+	if overridden[sf.Field] {
+		// The value comes from the stage's extra sbatch arguments.
+		e.Key, e.Want, e.Shortfall.Suggest = prefix+".args", job.Args, ""
+	}
 	return e
 }
 
@@ -116,7 +123,7 @@ func pendingAdvice(cfg *config.Config, name stage.Name, job, reason string, node
 				return err.Error()
 			}
 		}
-		return "its request does not fit the partition's configuration: init a run with other " + key + ".* settings"
+		return "its request exceeds a limit of its partition (MaxCPUsPerNode, MaxMemPerNode, ...: `scontrol show partition`) or is one the partition refuses: init a run with smaller " + key + ".* settings or another " + key + ".partition"
 	case reason == "PartitionTimeLimit":
 		return key + ".time exceeds the partition's time limit: init a run with a shorter one"
 	case reason == "BadConstraints":
@@ -133,4 +140,33 @@ func pendingAdvice(cfg *config.Config, name stage.Name, job, reason string, node
 		}
 	}
 	return ""
+}
+
+// requested is job as sbatch reads it: a CPU count, memory, gres or partition given again in its args
+// (which come last, so sbatch takes them) replaces the setting's.
+func requested(job config.SlurmJob) config.SlurmJob {
+	words := config.SplitArgs(job.Args)
+	for i, w := range words {
+		flag, value, hasValue := strings.Cut(w, "=")
+		if !hasValue && i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") {
+			value = words[i+1]
+		}
+		switch {
+		case flag == "--cpus-per-task" || flag == "-c":
+			if n, err := strconv.Atoi(value); err == nil {
+				job.CPUs = n
+			}
+		case len(flag) > 2 && strings.HasPrefix(flag, "-c") && !strings.HasPrefix(flag, "--"):
+			if n, err := strconv.Atoi(flag[2:]); err == nil {
+				job.CPUs = n
+			}
+		case flag == "--mem":
+			job.Mem = value
+		case flag == "--gres":
+			job.Gres = value
+		case flag == "--partition" || flag == "-p":
+			job.Partition = value
+		}
+	}
+	return job
 }

@@ -44,6 +44,8 @@ func TestCheckFitNamesTheKey(t *testing.T) {
 		{set("slurm.regret.gres", "gpu:1"), stage.Regret, "slurm.regret.gres gpu:1 exceeds the largest node of partition debug (no gpu); init a run with a smaller slurm.regret.gres or"},
 		{set("slurm.grpo.partition", "gpu", "grpo.trainer", "torch", "grpo.trainer_gpus", "8"), stage.GRPO, "grpo.trainer_gpus 8 (slurm.grpo.gres gpu:8) exceeds the largest node of partition gpu (gpu:4); init a run with --set grpo.trainer_gpus=4 or"},
 		{set("slurm.eval.partition", "gpus"), "eval", "slurm.eval.partition gpus: no such partition (sinfo lists big, debug, gpu); init a run with --set slurm.eval.partition=<one of them>"},
+		{set("slurm.sample.args", "--cpus-per-task=3 --qos=high"), stage.Sample, "slurm.sample.args --cpus-per-task=3 --qos=high exceeds the largest node of partition debug (2 CPUs); init a run with a smaller slurm.sample.args or"},
+		{set("slurm.rollout.args", "-p big"), stage.Rollout, ""},
 		{set("slurm.rollout.partition", "gpu,big", "slurm.rollout.cpus", "32", "slurm.rollout.gres", "gpu:1"), stage.Rollout, "slurm.rollout asks 32 CPUs, gres gpu:1, which no single node of partitions gpu,big offers at once; init a run with smaller slurm.rollout.cpus, .mem or .gres or"},
 	} {
 		err := CheckFit(tc.cfg, []stage.Name{tc.stage}, nodes)
@@ -91,6 +93,28 @@ func TestPendingAdvice(t *testing.T) {
 		got := pendingAdvice(cfg, tc.stage, "41_3", tc.reason, tc.nodes)
 		if (tc.contain == "") != (got == "") || !strings.Contains(got, tc.contain) {
 			t.Errorf("%s %s: %q, want %q", tc.stage, tc.reason, got, tc.contain)
+		}
+	}
+}
+
+// TestRequested: a CPU count, memory, gres or partition in a stage's extra sbatch arguments, in any of
+// sbatch's spellings, replaces the setting's; other arguments change nothing.
+func TestRequested(t *testing.T) {
+	base := config.SlurmJob{CPUs: 8, Mem: "1G", Gres: "gpu:1", Partition: "a"}
+	for args, want := range map[string]config.SlurmJob{
+		"--cpus-per-task=3":          {CPUs: 3, Mem: "1G", Gres: "gpu:1", Partition: "a"},
+		"--cpus-per-task 3":          {CPUs: 3, Mem: "1G", Gres: "gpu:1", Partition: "a"},
+		"-c 3":                       {CPUs: 3, Mem: "1G", Gres: "gpu:1", Partition: "a"},
+		"-c3":                        {CPUs: 3, Mem: "1G", Gres: "gpu:1", Partition: "a"},
+		"--mem=4G --gres=gpu:2 -p b": {CPUs: 8, Mem: "4G", Gres: "gpu:2", Partition: "b"},
+		"--partition=b,c --qos=high": {CPUs: 8, Mem: "1G", Gres: "gpu:1", Partition: "b,c"},
+		"--constraint=a100":          base,
+	} {
+		job := base
+		job.Args = args
+		want.Args = args
+		if got := requested(job); got != want {
+			t.Errorf("%q: %+v, want %+v", args, got, want)
 		}
 	}
 }
