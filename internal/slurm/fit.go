@@ -170,6 +170,7 @@ func gresItems(s string) ([]gresItem, error) {
 	return out, nil
 }
 
+// parseCount returns a gres count, with K, M and G multiplying by powers of 1024.
 func parseCount(s string) (int64, error) {
 	mult := int64(1)
 	switch strings.ToUpper(s[len(s)-1:]) {

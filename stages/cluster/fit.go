@@ -23,6 +23,7 @@ type FitError struct {
 	Shortfall slurm.Shortfall
 }
 
+// Error is the one-line refusal: the key, its value, what the largest node offers, and what to do.
 func (e *FitError) Error() string {
 	sf := e.Shortfall
 	where := "partition " + strings.Join(sf.Partitions, ",")
