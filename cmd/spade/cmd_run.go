@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -60,7 +61,9 @@ func newRunCommand() *cli.Command {
 			"--executor slurm runs nothing here: it submits each due stage of each step as Slurm jobs (gate, rollout\n" +
 			"and eval as job arrays of --shards tasks, the others as single jobs) chained with afterok, with the\n" +
 			"run's slurm.* resources, records the job ids in the lake, and returns. The same command again after a\n" +
-			"failure submits only what is neither committed nor still pending or running; `spade status` watches.\n\n" +
+			"failure submits only what is neither committed nor still pending or running; `spade status` watches.\n" +
+			"Before submitting, each stage's request (slurm.<stage>.cpus, mem, gres, partition) is compared with\n" +
+			"the partition's nodes as sinfo reports them: one no node could ever hold is refused with exit 2.\n\n" +
 			"Example: spade --run r1 run --steps 0-7\n" +
 			"         spade --run r1 run --steps 0-399 --only regret,grpo   # re-score stored episodes\n" +
 			"         spade --lake s3://lake/p --run r1 run --steps 0-399 --executor slurm --shards 8",
@@ -142,7 +145,7 @@ func runRun(ctx context.Context, opts runOptions) error {
 
 // submitSlurm is `spade run --executor slurm`: the due stages of steps submitted as Slurm jobs.
 func submitSlurm(ctx context.Context, opts runOptions, lk *lake.Lake, run string, cfg *config.Config, stages []stage.Stage, steps []int64) error {
-	for _, prog := range []string{"sbatch", "squeue", "scancel"} {
+	for _, prog := range []string{"sbatch", "squeue", "scancel", "sinfo"} {
 		if _, err := exec.LookPath(prog); err != nil {
 			return usageError("--executor slurm: no %s on PATH: submit from a machine of the Slurm cluster (a login node)", prog)
 		}
@@ -171,6 +174,10 @@ func submitSlurm(ctx context.Context, opts runOptions, lk *lake.Lake, run string
 	}
 	_, err = cluster.SubmitSlurm(ctx, lk, run, cfg, stages, steps, cluster.SlurmOptions{LakeURI: uri, Shards: opts.Shards,
 		Command: command, LogDir: logDir, Out: opts.Out})
+	var misfit *cluster.FitError
+	if errors.As(err, &misfit) {
+		return usageError("--executor slurm: nothing submitted: %v", misfit)
+	}
 	if err == nil {
 		fmt.Fprintf(opts.Out, "watch it with: spade --lake %s --run %s status\n", uri, run)
 	}

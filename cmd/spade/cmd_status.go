@@ -23,7 +23,10 @@ func newStatusCommand() *cli.Command {
 		Description: "One line per step and due stage: the lake's commit state (for a sharded stage, how many shards\n" +
 			"are in), the Slurm job of its newest submission (`spade run --executor slurm`) and each task's\n" +
 			"state (squeue while the controller holds the job, sacct where the cluster keeps accounting,\n" +
-			"\"gone from Slurm\" otherwise), and the log file of every task that ended without its work in the lake.\n\n" +
+			"\"gone from Slurm\" otherwise), and the log file of every task that ended without its work in the lake.\n" +
+			"A pending task shows Slurm's reason in parentheses, marked ! when it will not clear by itself (a hold,\n" +
+			"a failed dependency, a partition or per-job limit, or a wait for nodes when no node could ever hold the\n" +
+			"request), and a \"will not start:\" line below the table says what to change.\n\n" +
 			"Example: spade --lake s3://lake/p --run r1 status --steps 0-7",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "steps", Usage: "steps to show (" + steprun.StepsGrammar + "); default: every step with work"},

@@ -1,7 +1,7 @@
-// Package slurm drives a Slurm cluster through its commands (sbatch, squeue, sacct, scancel): it submits
-// batch jobs and job arrays with afterok dependencies, reads the state of jobs and array tasks, and
-// cancels them. It knows nothing of spade's stages; SLURM_CONF and the rest of the environment reach
-// the commands unchanged.
+// Package slurm drives a Slurm cluster through its commands (sbatch, squeue, sacct, scancel, sinfo): it
+// submits batch jobs and job arrays with afterok dependencies, reads the state of jobs and array tasks,
+// cancels them, and compares a request with the nodes of its partitions. It knows nothing of spade's
+// stages; SLURM_CONF and the rest of the environment reach the commands unchanged.
 package slurm
 
 import (

@@ -141,7 +141,9 @@ type SubmitReport struct {
 // each waiting (afterok) for the jobs of the tasks it waits for in steprun.Plan. Resources come from
 // the run's slurm.* settings. Each submission is recorded in the lake at once, so a second call submits
 // nothing twice; a pending job of an earlier submission that waits for work submitted again now (its
-// dependency failed) is cancelled and submitted again. Failures lists what earlier submissions ran that
+// dependency failed) is cancelled and submitted again. Before anything is submitted, each stage's
+// request is compared with the nodes sinfo reports (CheckFit): a request no node of its partition
+// could ever hold returns a *FitError and submits nothing. Failures lists what earlier submissions ran that
 // ended without committing, with Slurm's state and the log.
 func SubmitSlurm(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, stages []stage.Stage, steps []int64, opts SlurmOptions) (SubmitReport, error) {
 	var rep SubmitReport
@@ -161,15 +163,31 @@ func SubmitSlurm(ctx context.Context, lk *lake.Lake, run string, cfg *config.Con
 	if err != nil {
 		return rep, err
 	}
+	// Every stage that may be submitted must fit some node of its partition before anything is.
+	committed := make([]bool, len(plan))
+	var names []stage.Name
+	for i, t := range plan {
+		if committed[i], err = lk.Committed(ctx, lake.PartitionKey{Run: run, Table: stage.Marker(t.Stage), Step: t.Step}); err != nil {
+			return rep, err
+		}
+		if !committed[i] && !slices.Contains(names, t.Name()) {
+			names = append(names, t.Name())
+		}
+	}
+	if len(names) > 0 {
+		nodes, err := slurm.Nodes(ctx)
+		if err != nil {
+			return rep, err
+		}
+		if err := CheckFit(cfg, names, nodes); err != nil {
+			return rep, err
+		}
+	}
 	wait := make([][]string, len(plan))    // per task: the Slurm ids its dependents wait for
 	resubmitted := make([]bool, len(plan)) // per task: some process was submitted (again) now
 	for i, t := range plan {
 		name := t.Name()
-		done, err := lk.Committed(ctx, lake.PartitionKey{Run: run, Table: stage.Marker(t.Stage), Step: t.Step})
-		if err != nil {
-			return rep, err
-		}
-		if done {
+		if committed[i] {
 			rep.Committed++
 			continue
 		}

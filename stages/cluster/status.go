@@ -23,6 +23,10 @@ type TaskState struct {
 	State string
 	// Reason is squeue's reason for a pending job.
 	Reason string
+	// Blocked says, for a pending task whose reason will not clear by itself (a hold, a failed
+	// dependency, a request outside the partition's limits, or a wait for nodes no node could ever
+	// satisfy), why it will not start and what to change; "" otherwise.
+	Blocked string
 	// Log is the process's log file.
 	Log string
 	// Done reports that the lake has the shard's work (its shard marker is complete, or the stage is
@@ -46,8 +50,10 @@ type StageStatus struct {
 // Status returns, for each step of steps (nil: every step the run has committed work at or a
 // submission for) and each stage due there, its commit state and the Slurm state of what was submitted
 // for it: squeue's while the controller holds the job, sacct's where the cluster keeps accounting, and
-// otherwise only what the lake's records say (the job id and the log). Without Slurm's commands on
-// PATH only the lake's records are shown.
+// otherwise only what the lake's records say (the job id and the log). A pending task whose reason
+// will not clear by itself carries what to change (TaskState.Blocked); for a wait for nodes, sinfo
+// tells whether any node could ever hold the stage's request. Without Slurm's commands on PATH only
+// the lake's records are shown.
 func Status(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, stages []stage.Stage, steps []int64) ([]StageStatus, error) {
 	records, err := Records(ctx, lk, run)
 	if err != nil {
@@ -80,6 +86,16 @@ func Status(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, 
 	if err != nil {
 		states = map[string]slurm.State{} // no Slurm here: the lake's records alone
 	}
+	// sinfo is asked once, and only when some task waits: it tells a wait no node could ever end.
+	var nodes []slurm.Node
+	nodesAsked := false
+	nodesFor := func() []slurm.Node {
+		if !nodesAsked {
+			nodesAsked = true
+			nodes, _ = slurm.Nodes(ctx) // unreachable: reasons alone decide
+		}
+		return nodes
+	}
 	var out []StageStatus
 	for _, step := range steps {
 		for _, s := range stages {
@@ -111,6 +127,13 @@ func Status(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, 
 					sl := stateOf(states, last, shard)
 					ts := TaskState{Shard: shard, Job: last.TaskID(shard), State: sl.State, Reason: sl.Reason, Log: last.LogPath(shard),
 						Done: st.Committed || slices.Contains(done, shard)}
+					if sl.State == "PENDING" && !ts.Done {
+						var n []slurm.Node
+						if slurm.MayWaitForNodes(sl.Reason) || sl.Reason == "PartitionConfig" {
+							n = nodesFor()
+						}
+						ts.Blocked = pendingAdvice(cfg, s.Name(), ts.Job, sl.Reason, n)
+					}
 					if ts.Done {
 						st.ShardsDone++
 					}
@@ -124,7 +147,9 @@ func Status(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, 
 }
 
 // PrintStatus writes the status as a table: step, stage, the lake's commit state, the Slurm jobs with
-// their states, and the log of every process that ended without its work in the lake.
+// their states (a pending task's reason in parentheses, marked "!" when it will not clear by itself),
+// and the log of every process that ended without its work in the lake; then one "will not start:"
+// line per job pending for a reason that will not clear, saying what to change.
 func PrintStatus(w io.Writer, sts []StageStatus) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "step\tstage\tlake\tjob\tslurm\tlog of a failed task")
@@ -150,6 +175,9 @@ func PrintStatus(w io.Writer, sts []StageStatus) {
 			}
 			if ts.Reason != "" && ts.Reason != "None" && ts.State == "PENDING" {
 				state += " (" + ts.Reason + ")"
+				if ts.Blocked != "" {
+					state += "!"
+				}
 			}
 			if st.Shards > 1 {
 				state = fmt.Sprintf("%d:%s", ts.Shard, state)
@@ -163,6 +191,17 @@ func PrintStatus(w io.Writer, sts []StageStatus) {
 			orDash(strings.Join(slurmStates, " ")), strings.Join(logs, " "))
 	}
 	tw.Flush()
+	// One line per job and advice: the tasks of an array held for one reason share it.
+	seen := map[string]bool{}
+	for _, st := range sts {
+		for _, ts := range st.Tasks {
+			if ts.Blocked == "" || seen[jobOf(ts.Job)+ts.Blocked] {
+				continue
+			}
+			seen[jobOf(ts.Job)+ts.Blocked] = true
+			fmt.Fprintf(w, "will not start: step %d %s, job %s pending (%s): %s\n", st.Step, st.Stage, jobOf(ts.Job), ts.Reason, ts.Blocked)
+		}
+	}
 }
 
 func jobOf(id string) string {
