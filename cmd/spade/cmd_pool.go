@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -126,8 +127,9 @@ func runPoolImport(ctx context.Context, opts poolImportOptions, args []string) e
 		}
 		rules := sandbox.DefaultStaticRules()
 		rules.AllowedImports = p.AllowedImports
-		v := gate.Check(ctx, sbx, p.Code, gate.CheckOptions{Setting: setting, Hint: p.Hint, Checks: opts.Checks, Rules: &rules})
-		return pool.Verdict{Accepted: v.Accepted, Class: v.Class, Contract: v.Contract, Reason: v.FailureText(), Err: v.Err}
+		v := gate.Check(ctx, sbx, p.Code, gate.CheckOptions{Setting: setting, Hint: p.Hint, Checks: opts.Checks, Rules: &rules,
+			LoadTimeout: time.Duration(config.Default().Gate.LoadTimeoutSeconds) * time.Second})
+		return pool.Verdict{Accepted: v.Accepted, Class: v.Class, Contract: v.Contract, Reason: v.FailureText(), Refusal: v.RefusalReason(), Err: v.Err}
 	}
 	spec := pool.Spec{Name: opts.Name, Setting: opts.Setting, Format: opts.Format, Inputs: args, RLVEEnvs: opts.RLVEEnvs,
 		AllowedImports: pool.AllowedImports(opts.Format, opts.AllowImports)}
@@ -138,6 +140,9 @@ func runPoolImport(ctx context.Context, opts poolImportOptions, args []string) e
 	}
 	for _, r := range res.Rejected {
 		fmt.Fprintf(opts.Out, "rejected %s (%s): %s\n", r.ID, r.Source, r.Reason)
+	}
+	if summary := res.RefusalSummary(); summary != "" {
+		fmt.Fprintln(opts.Out, summary)
 	}
 	if errors.Is(err, pool.ErrNothingAccepted) {
 		return asUsage(fmt.Errorf("pool import: %w (%d rejected); nothing was imported", err, len(res.Rejected)))

@@ -28,6 +28,10 @@ type Gate struct {
 	// the gate from an Agent by how soon its step follows its reply; a drawn wait longer than this is
 	// cut to it. 0 keeps the waits of 2 to 4 ms that the first step uses.
 	MaxTurnDelaySeconds float64 `json:"max_turn_delay_seconds" range:">=0"`
+	// LoadTimeoutSeconds bounds a candidate's load, the creation of its instances and their resets while
+	// the gate checks it, in seconds (the authors give their validation 60, play 30:
+	// sandbox.load_timeout_seconds). 0 uses sandbox.load_timeout_seconds.
+	LoadTimeoutSeconds int `json:"load_timeout_seconds" range:">=0"`
 }
 
 func init() { registerEnum(GateChecksValues()); registerEnum(GateProbesValues()) }
@@ -68,5 +72,5 @@ func (Gate) validate(*Config) error { return nil }
 // presetGate is the authors' gate: the official checks, 5 attempts per slot, 3 reset seeds (and drawn
 // probes, which only the strict checks play).
 func presetGate(presetSpec) Gate {
-	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn, MaxTurnDelaySeconds: 5}
+	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn, MaxTurnDelaySeconds: 5, LoadTimeoutSeconds: 60}
 }

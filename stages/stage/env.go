@@ -238,6 +238,7 @@ func SandboxOptions(cfg *config.Config) sandbox.Options {
 		ObservationCap:    s.MaxObservationBytes,
 		AllowUnsafe:       s.UnsafeNoIsolation,
 		MaxTurns:          cfg.Rollout.MaxTurns,
+		RepairFStrings:    s.RepairFStrings,
 	}
 }
 
