@@ -61,7 +61,8 @@ func newAuthorsPool(t *testing.T) *sandbox.Pool {
 }
 
 // Every program of testdata/envs-authors/games, written to the authors' games contract, is accepted by
-// spade's official gate (gate.checks official, the gymnasium contract, gate.load_timeout_seconds 60)
+// spade's official gate (gate.checks official, the gymnasium contract, gate.load_timeout_seconds 60,
+// gate.shape authors)
 // exactly when its README row says so, and a refused one fails with the README's reason; every program
 // the authors' validation accepts is accepted, but for those that reach outside themselves (files,
 // processes, the network, the interpreter's internals), which the README marks and which spade refuses.
@@ -82,7 +83,7 @@ func TestAuthorsGamesGate(t *testing.T) {
 				t.Fatal(err)
 			}
 			v := Check(ctx, pool, string(code), CheckOptions{Setting: schemas.SettingGames, Hint: "think", Checks: config.GateOfficial,
-				Contract: schemas.ContractGymnasium, LoadTimeout: 60 * time.Second})
+				Contract: schemas.ContractGymnasium, LoadTimeout: 60 * time.Second, Shape: config.ShapeAuthors})
 			if v.Err != nil {
 				t.Fatalf("the checks could not run: %v", v.Err)
 			}

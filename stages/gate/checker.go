@@ -54,6 +54,10 @@ type CheckOptions struct {
 	// LoadTimeout, when positive, bounds the program's load, its instances' creation and their resets
 	// instead of the pool's deadline (sandbox.WithLoadTimeout; gate.load_timeout_seconds).
 	LoadTimeout time.Duration
+	// Shape is what the official checks under the gymnasium contract ask of a program's form (gate.shape;
+	// "" is lenient): authors refuses an env class not named ...Env, a reset returning (observation, None)
+	// and the old 4-tuple step, as the authors' loader does.
+	Shape config.GateShape
 	// Contract is the env contract the programs were asked for (generate.contract; "" is gymnasium): it
 	// picks the official tables (legacy: without the validate check).
 	Contract schemas.EnvContract

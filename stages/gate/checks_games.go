@@ -87,7 +87,7 @@ func (c *checker) checkLoad() (string, error) {
 	if c.opts.Setting == schemas.SettingTools && !prog.HasTools {
 		return "", fmt.Errorf("class %s has no tools() method (required in the tools setting)", prog.Class)
 	}
-	if c.authorsValidation() && !authorsEnvName(prog.Class) {
+	if c.authorsShape() && !authorsEnvName(prog.Class) {
 		return "", fmt.Errorf("no class whose name ends in Env (found %s): the env class must be named ...Env", prog.Class)
 	}
 	return "", nil
@@ -97,6 +97,12 @@ func (c *checker) checkLoad() (string, error) {
 // check set under the gymnasium contract (the legacy contract's official table is the gate as it was).
 func (c *checker) authorsValidation() bool {
 	return c.opts.Checks == config.GateOfficial && c.opts.Contract != schemas.ContractLegacy
+}
+
+// authorsShape reports whether the checks hold the program to the authors' form (gate.shape authors under
+// authorsValidation).
+func (c *checker) authorsShape() bool {
+	return c.authorsValidation() && c.opts.Shape == config.ShapeAuthors
 }
 
 // authorsEnvName reports whether the authors' loader takes a class of this name as the env: a name
@@ -347,9 +353,9 @@ const (
 // int or float reward, a dict info) and a reward in [−10, 10], stopping once the episode ends; then
 // reset(seed=123) works. Each call is the program's own, as in the authors' validation (their wrapper's
 // conversion of an exception into reward −1 is not around these calls), so a raise fails the check. The
-// instance goes on to the steps check, as the authors' wrapper plays the instance it validated. A
-// program in the old 4-tuple shape fails (the authors' loader refuses it); under the official table of
-// the legacy contract it passes the type rule (envs.contract says legacy). Never skipped.
+// instance goes on to the steps check, as the authors' wrapper plays the instance it validated. Under
+// gate.shape authors a reset returning (observation, None) and the old 4-tuple step fail (the authors'
+// loader refuses them); else they pass the type rule (envs.contract says legacy). Never skipped.
 func (c *checker) checkValidate() (string, error) {
 	env := c.spare
 	c.spare = nil
@@ -366,7 +372,7 @@ func (c *checker) checkValidate() (string, error) {
 	if obs == "" {
 		return "", fmt.Errorf("reset(seed=%d) returned an empty observation", validateSeed)
 	}
-	if c.authorsValidation() && len(resetShape) > 0 {
+	if c.authorsShape() && len(resetShape) > 0 {
 		return "", fmt.Errorf("reset(seed=%d): %s (reset returns (observation, info) with info a dict, or an observation)", validateSeed, strings.Join(resetShape, "; "))
 	}
 	for _, action := range validateActions {
@@ -375,7 +381,7 @@ func (c *checker) checkValidate() (string, error) {
 			return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", action, validateSeed, err)
 		}
 		c.noteShape(res)
-		if c.authorsValidation() && res.Shape.Legacy() {
+		if c.authorsShape() && res.Shape.Legacy() {
 			return "", fmt.Errorf("step(%q) after reset(seed=%d) returned the old 4-tuple (observation, reward, done, info); step returns (observation, reward, terminated, truncated, info)", action, validateSeed)
 		}
 		if len(res.Shape.Deviations) > 0 {
