@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -34,6 +35,8 @@ type poolImportOptions struct {
 	Setting schemas.Setting
 	// Checks is --checks, the gate's check set (gate.checks).
 	Checks config.GateChecks
+	// Shape is --shape, what the official checks ask of a program's form (gate.shape).
+	Shape config.GateShape
 	// Format is --format: files, gpt55 or rlve.
 	Format schemas.PoolFormat
 	// AllowImports is --allow-import: modules the pool's static check allows beyond the default list.
@@ -75,6 +78,7 @@ Examples: spade pool import --name fixed testdata/envs
 			&cli.StringFlag{Name: "rlve-envs", Value: "official16", Usage: "with --format rlve: official16 (the authors' 16), all, or a comma list of RLVE identifiers"},
 			&cli.StringFlag{Name: "setting", Value: string(schemas.SettingGames), Usage: "games or tools: which checks the programs must pass"},
 			&cli.StringFlag{Name: "checks", Value: string(config.GateOfficial), Usage: "the gate's check set (gate.checks): official (the authors' gate) or strict"},
+			&cli.StringFlag{Name: "shape", Value: string(config.Default().Gate.Shape), Usage: "what the official checks ask of a program's form (gate.shape): authors (refuse what the authors' loader refuses: no ...Env class, reset giving (observation, None), the 4-tuple step) or lenient"},
 		}, sandboxFlags()...),
 		Action: func(c *cli.Context) error {
 			args, err := positionalArgs(c)
@@ -82,7 +86,7 @@ Examples: spade pool import --name fixed testdata/envs
 				return err
 			}
 			return runPoolImport(c.Context, poolImportOptions{globalOptions: globalsFrom(c), sandboxOptions: sandboxOptionsFrom(c),
-				Name: c.String("name"), Setting: schemas.Setting(c.String("setting")), Checks: config.GateChecks(c.String("checks")),
+				Name: c.String("name"), Setting: schemas.Setting(c.String("setting")), Checks: config.GateChecks(c.String("checks")), Shape: config.GateShape(c.String("shape")),
 				Format: schemas.PoolFormat(c.String("format")), AllowImports: c.StringSlice("allow-import"), RLVEEnvs: c.String("rlve-envs")}, args)
 		},
 	}
@@ -92,6 +96,9 @@ Examples: spade pool import --name fixed testdata/envs
 // that pass as the pool opts.Name.
 func runPoolImport(ctx context.Context, opts poolImportOptions, args []string) error {
 	if err := checkChoice("--checks", opts.Checks, config.GateChecksValues()...); err != nil {
+		return err
+	}
+	if err := checkChoice("--shape", opts.Shape, config.GateShapeValues()...); err != nil {
 		return err
 	}
 	if err := checkChoice("--format", opts.Format, schemas.PoolFormatValues()...); err != nil {
@@ -126,8 +133,9 @@ func runPoolImport(ctx context.Context, opts poolImportOptions, args []string) e
 		}
 		rules := sandbox.DefaultStaticRules()
 		rules.AllowedImports = p.AllowedImports
-		v := gate.Check(ctx, sbx, p.Code, gate.CheckOptions{Setting: setting, Hint: p.Hint, Checks: opts.Checks, Rules: &rules})
-		return pool.Verdict{Accepted: v.Accepted, Class: v.Class, Contract: v.Contract, Reason: v.FailureText(), Err: v.Err}
+		v := gate.Check(ctx, sbx, p.Code, gate.CheckOptions{Setting: setting, Hint: p.Hint, Checks: opts.Checks, Rules: &rules,
+			LoadTimeout: time.Duration(config.Default().Gate.LoadTimeoutSeconds) * time.Second, Shape: opts.Shape})
+		return pool.Verdict{Accepted: v.Accepted, Class: v.Class, Contract: v.Contract, Reason: v.FailureText(), Refusal: v.RefusalReason(), Err: v.Err}
 	}
 	spec := pool.Spec{Name: opts.Name, Setting: opts.Setting, Format: opts.Format, Inputs: args, RLVEEnvs: opts.RLVEEnvs,
 		AllowedImports: pool.AllowedImports(opts.Format, opts.AllowImports)}
@@ -138,6 +146,9 @@ func runPoolImport(ctx context.Context, opts poolImportOptions, args []string) e
 	}
 	for _, r := range res.Rejected {
 		fmt.Fprintf(opts.Out, "rejected %s (%s): %s\n", r.ID, r.Source, r.Reason)
+	}
+	if summary := res.RefusalSummary(); summary != "" {
+		fmt.Fprintln(opts.Out, summary)
 	}
 	if errors.Is(err, pool.ErrNothingAccepted) {
 		return asUsage(fmt.Errorf("pool import: %w (%d rejected); nothing was imported", err, len(res.Rejected)))

@@ -204,3 +204,30 @@ class Drifting:
 		t.Fatalf("--checks lenient: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// `spade pool import` ends with the refused programs counted by reason, most frequent first: two programs
+// that import subprocess and one that imports socket, beside one the gate accepts.
+func TestPoolImportCountsRefusals(t *testing.T) {
+	env := append(localEnv(t), "SPADE_PYTHON=/usr/bin/python3")
+	dir := t.TempDir()
+	games := repoFile("testdata/envs-authors/games")
+	copyAs := func(from, to string, edit func(string) string) {
+		body, err := os.ReadFile(filepath.Join(games, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), []byte(edit(string(body))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(s string) string { return s }
+	copyAs("edge_reward_env.py", "edge_reward_env.py", same)
+	copyAs("shell_clock_env.py", "shell_clock_env.py", same)
+	copyAs("shell_clock_env.py", "shell_month_env.py", func(s string) string { return strings.ReplaceAll(s, "+%Y", "+%m") })
+	copyAs("phone_home_env.py", "phone_home_env.py", same)
+	out := must(t, env, "pool", "import", "--name", "authors", "--shape", "authors", dir)
+	want := "refused 3: 2 import of subprocess is not allowed, 1 import of socket is not allowed\n"
+	if !strings.Contains(out, want) || !strings.Contains(out, "pool authors: 1 imported, 3 rejected by the gate") {
+		t.Fatalf("import output lacks %q:\n%s", want, out)
+	}
+}

@@ -28,9 +28,37 @@ type Gate struct {
 	// the gate from an Agent by how soon its step follows its reply; a drawn wait longer than this is
 	// cut to it. 0 keeps the waits of 2 to 4 ms that the first step uses.
 	MaxTurnDelaySeconds float64 `json:"max_turn_delay_seconds" range:">=0"`
+	// LoadTimeoutSeconds bounds a candidate's load, the creation of its instances and their resets while
+	// the gate checks it, in seconds (the authors give their validation 60, play 30:
+	// sandbox.load_timeout_seconds). 0 uses sandbox.load_timeout_seconds.
+	LoadTimeoutSeconds int `json:"load_timeout_seconds" range:">=0"`
+	// Shape is what the official checks under the gymnasium contract ask of a program's form: authors
+	// refuses what the authors' loader refuses (an env class not named ...Env, a reset returning
+	// (observation, None), the old 4-tuple step); lenient reads those anyway, as spade's gate did, and the
+	// programs play (the 4-tuple's done is terminated). lenient stays in the presets while the stand-in
+	// Designer's programs (testdata/envs) keep the old form.
+	Shape GateShape `json:"shape"`
 }
 
-func init() { registerEnum(GateChecksValues()); registerEnum(GateProbesValues()) }
+func init() {
+	registerEnum(GateChecksValues())
+	registerEnum(GateProbesValues())
+	registerEnum(GateShapeValues())
+}
+
+// GateShape is gate.shape: whether the official checks hold a program to the authors' form.
+type GateShape string
+
+// The program forms.
+const (
+	// ShapeAuthors refuses what the authors' loader refuses.
+	ShapeAuthors GateShape = "authors"
+	// ShapeLenient reads the old forms and the unnamed env class anyway.
+	ShapeLenient GateShape = "lenient"
+)
+
+// GateShapeValues lists every program form.
+func GateShapeValues() []GateShape { return []GateShape{ShapeAuthors, ShapeLenient} }
 
 // GateProbes is gate.probes: where the trivial check's first actions come from.
 type GateProbes string
@@ -68,5 +96,6 @@ func (Gate) validate(*Config) error { return nil }
 // presetGate is the authors' gate: the official checks, 5 attempts per slot, 3 reset seeds (and drawn
 // probes, which only the strict checks play).
 func presetGate(presetSpec) Gate {
-	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn, MaxTurnDelaySeconds: 5}
+	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn, MaxTurnDelaySeconds: 5, LoadTimeoutSeconds: 60,
+		Shape: ShapeLenient}
 }

@@ -27,6 +27,11 @@ type Sandbox struct {
 	// MaxObservationBytes is the largest observation a step may return, in bytes. A larger one ends the
 	// episode with ended_by env_error.
 	MaxObservationBytes int `json:"max_observation_bytes" range:">=1"`
+	// RepairFStrings repairs a program that does not parse before it is checked and loaded, as the
+	// authors' loader does: on the line of each syntax error, every {...} whose content is not a Python
+	// expression becomes {{...}} (braces an f-string meant literally), up to 20 lines. Off, such a program
+	// fails the static check with its syntax error.
+	RepairFStrings bool `json:"repair_fstrings"`
 	// UnsafeNoIsolation runs the programs unconfined on a host without isolation, with a loud warning.
 	// The generated code can then read your files and secrets; off, such a host refuses to run them.
 	UnsafeNoIsolation bool `json:"unsafe_no_isolation"`
@@ -35,9 +40,10 @@ type Sandbox struct {
 // validate has no rule beyond the declared ranges.
 func (Sandbox) validate(*Config) error { return nil }
 
-// presetSandbox is the sandbox of every preset: 10 s to load and reset, the authors' 30 s step alarm,
-// 1 GiB of address space per process and 2 GiB per program, 64 KiB observations, workers following
-// the step.
+// presetSandbox is the sandbox of every preset: the authors' 30 s alarm to load and reset at play and for
+// each step, their f-string repair, 1 GiB of address space per process and 2 GiB per program, 64 KiB
+// observations, workers following the step.
 func presetSandbox(presetSpec) Sandbox {
-	return Sandbox{Workers: 0, LoadTimeoutSeconds: 10, StepTimeoutSeconds: 30, MemoryMB: 1024, WorkerMemoryMB: 2048, MaxObservationBytes: 65536}
+	return Sandbox{Workers: 0, LoadTimeoutSeconds: 30, StepTimeoutSeconds: 30, MemoryMB: 1024, WorkerMemoryMB: 2048, MaxObservationBytes: 65536,
+		RepairFStrings: true}
 }

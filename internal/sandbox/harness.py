@@ -213,7 +213,7 @@ def serve_instance(sock: socket.socket, cls) -> None:
         try:
             if op == "reset":
                 obs = reset_observation(env.reset(seed=int(req["seed"])) if by_keyword else env.reset(int(req["seed"])))
-                instance_send(sock, cpu0, {"seq": seq, "ok": True, "obs": obs})
+                instance_send(sock, cpu0, {"seq": seq, "ok": True, "obs": obs, "shape": reset_shape(env, obs)})
             elif op == "step":
                 result = env.step(req["action"])
                 obs, reward, terminated, truncated, info, shape = step_fields(result)
@@ -450,7 +450,7 @@ def serve_template(sock: socket.socket, req: dict) -> None:
     """Receive the program on sock, load it once, then fork an instance for each fork message until EOF.
     With req["static"] (Pool.LoadChecked), the static check runs on the source first, and a program it
     refuses is never executed: the reply carries the problems and the template ends."""
-    code = recv_code(sock)
+    code = repaired_source(recv_code(sock))
     static, static_seconds = req.get("static"), 0.0
     if static is not None:
         began = time.perf_counter()
@@ -689,7 +689,7 @@ def wipe(path: str) -> None:
 def serve_check(sock: socket.socket, req: dict) -> None:
     """Run the static check and send its problems (the source arrives on sock: parsing happens
     here, and the source never reaches the server)."""
-    problems = static_check(recv_code(sock), req.get("setting", "games"), req.get("allow", []), req.get("flagged", []), req.get("flagged_attrs", []))
+    problems = static_check(repaired_source(recv_code(sock)), req.get("setting", "games"), req.get("allow", []), req.get("flagged", []), req.get("flagged_attrs", []))
     child_send(sock, {"seq": 0, "ok": True, "problems": problems})
 
 
@@ -1262,7 +1262,7 @@ def inject_names(module: dict, code: str) -> None:
             continue
         module_name, _, attr = target.partition(":")
         try:
-            value = importlib.import_module(module_name)
+            value = safe_module(module_name) if module_name in SAFE_MODULES else importlib.import_module(module_name)
             module[name] = getattr(value, attr) if attr else value
         except (ImportError, AttributeError):
             continue
@@ -1332,7 +1332,9 @@ def exact_items(value) -> tuple:
 
 def reset_observation(result) -> str:
     """The observation of what reset returned: (observation, info) with info a dict (or None), or a
-    bare observation."""
+    bare observation. An info of None is noted for reset_shape (the authors' validation wants a dict)."""
+    global RESET_INFO_NONE
+    RESET_INFO_NONE = False
     if isinstance(result, tuple):
         items = exact_items(result)
         if len(items) != 2:
@@ -1340,8 +1342,116 @@ def reset_observation(result) -> str:
         obs, info = items
         if info is not None and not isinstance(info, dict):
             raise TypeError("reset's info must be a dict, got %s" % type(info).__name__)
+        RESET_INFO_NONE = info is None
         return check_obs(obs)
     return check_obs(result)
+
+
+RESET_INFO_NONE = False  # whether the last reset_observation saw (observation, None)
+RESET_SHAPE_OK, RESET_SHAPE_NONE = {"deviations": []}, {"deviations": ["info is None, not a dict"]}
+
+
+def reset_shape(env, obs: str) -> dict:
+    """The departures of the last reset's return from the types the authors' validation wants: an
+    (observation, info) pair whose info is a dict, or a bare observation (env and obs are unused: the
+    shape was noted by reset_observation)."""
+    return RESET_SHAPE_NONE if RESET_INFO_NONE else RESET_SHAPE_OK
+
+
+# ---------------------------------------------------------------- the authors' f-string brace repair
+
+REPAIR_FSTRINGS: bool = CONFIG.get("repair_fstrings", False)  # sandbox.Options.RepairFStrings
+REPAIR_ROUNDS = 20  # lines repaired at most, one per syntax error, as the authors' loader does
+BRACED = None  # re.compile(r"\{([^{}]*)\}"), once
+
+
+def repaired_source(code: str) -> str:
+    """The program as the authors' loader runs it (with REPAIR_FSTRINGS): while it does not parse, the
+    line of the syntax error has each {...} whose content is not an expression doubled to {{...}} (the
+    braces an f-string meant literally); it stops when the program parses, when the error has no line,
+    or when a round changes nothing, and gives up after REPAIR_ROUNDS rounds. Without REPAIR_FSTRINGS,
+    or when the program parses, the code is returned as it came."""
+    if not REPAIR_FSTRINGS:
+        return code
+    import re
+    global BRACED
+    if BRACED is None:
+        BRACED = re.compile(r"\{([^{}]*)\}")
+
+    def doubled(match) -> str:
+        try:
+            ast.parse(match.group(1), mode="eval")
+            return match.group(0)
+        except SyntaxError:
+            return "{{" + match.group(1) + "}}"
+
+    for _ in range(REPAIR_ROUNDS):
+        try:
+            ast.parse(code)
+            return code
+        except SyntaxError as e:
+            lines = code.split("\n")
+            if not e.lineno or e.lineno - 1 >= len(lines):
+                return code
+            fixed = BRACED.sub(doubled, lines[e.lineno - 1])
+            if fixed == lines[e.lineno - 1]:
+                return code
+            lines[e.lineno - 1] = fixed
+            code = "\n".join(lines)
+        except (ValueError, RecursionError, MemoryError):  # a null byte, nesting too deep: the checks say so
+            return code
+    return code
+
+
+# ---------------------------------------------------------------- operator without routes to private names
+
+SAFE_MODULES = ("operator",)  # modules a program gets in a confined form (safe_module) when it imports or is injected them
+
+
+def public_path(name, what: str) -> str:
+    """name, when it is a str whose dotted parts are all public (no leading underscore); else a TypeError
+    or ValueError saying that only public names are allowed."""
+    if not isinstance(name, str):
+        raise TypeError("%s: attribute name must be a str, got %s" % (what, type(name).__name__))
+    name = str.__str__(name)
+    if any(part.startswith("_") for part in name.split(".")):
+        raise ValueError("%s: private and dunder attributes are not allowed here (%r)" % (what, name))
+    return name
+
+
+def safe_operator():
+    """A module named operator with every public name of the real one, except that attrgetter and
+    methodcaller (operator's only routes from a string to an attribute) refuse a private or dunder name
+    (an underscore at the start of any dotted part): a program cannot reach __globals__, __class__ or a
+    module's private state through them."""
+    import operator
+    import types
+    real_attrgetter, real_methodcaller = operator.attrgetter, operator.methodcaller
+    safe = types.ModuleType("operator", "operator with attrgetter and methodcaller limited to public names")
+    for name in dir(operator):
+        if not name.startswith("_"):
+            setattr(safe, name, getattr(operator, name))
+
+    def attrgetter(attr, *attrs):
+        """operator.attrgetter for public attribute names only."""
+        return real_attrgetter(*(public_path(a, "attrgetter") for a in (attr,) + attrs))
+
+    def methodcaller(name, /, *args, **kwargs):
+        """operator.methodcaller for public method names only."""
+        return real_methodcaller(public_path(name, "methodcaller"), *args, **kwargs)
+
+    safe.attrgetter, safe.methodcaller = attrgetter, methodcaller
+    return safe
+
+
+SAFE_MODULE_CACHE: dict = {}
+
+
+def safe_module(name: str):
+    """The confined form of a module of SAFE_MODULES, made once per process."""
+    if name not in SAFE_MODULE_CACHE:
+        SAFE_MODULE_CACHE[name] = safe_operator()
+    return SAFE_MODULE_CACHE[name]
 
 
 def as_flag(value, name: str) -> tuple:
@@ -1514,6 +1624,10 @@ def guard_imports(module: dict, code) -> dict:
         root = str.__str__(name).partition(".")[0] if isinstance(name, str) else ""
         if level != 0 or root not in allowed:
             raise ImportRefused("import of %r is not allowed here: an env imports only what its import statements name" % (name,))
+        if root in SAFE_MODULES:
+            if name != root:
+                raise ImportRefused("import of %r is not allowed here" % (name,))
+            return safe_module(root)
         return real(name, globals, locals, fromlist, level)
 
     module["__builtins__"]["__import__"] = guarded_import
@@ -1529,7 +1643,7 @@ SEALED_MODULES = ("builtins", "sys", "os", "posix", "posixpath", "socket", "_soc
                   "select", "struct", "math", "ctypes", "shutil", "errno", "stat", "importlib", "inspect", "dis")
 SYS_SEALED = ("modules", "meta_path", "path_hooks", "excepthook", "unraisablehook",
               "exit", "_getframe", "audit")
-UNSEALED_GLOBALS = frozenset({"RESET_BY_KEYWORD", "DUNDER", "SCRATCH", "SEAL"})  # the harness sets these itself
+UNSEALED_GLOBALS = frozenset({"RESET_BY_KEYWORD", "DUNDER", "SCRATCH", "SEAL", "RESET_INFO_NONE", "BRACED", "SAFE_MODULE_CACHE"})  # the harness sets these itself
 SEAL_DEPTH = 3  # how far the seal follows containers, closures, class namespaces and instances
 
 

@@ -98,12 +98,17 @@ type Options struct {
 	// "module:attribute" (default DefaultInjections; an empty, non-nil map binds none). Only names the
 	// program's text mentions are bound, and a module that is not installed is left out.
 	Inject map[string]string
+	// RepairFStrings repairs a program that does not parse the way the authors' loader does before the
+	// static check and the load see it: on the line of each syntax error, a {...} whose content is not an
+	// expression becomes {{...}} (the braces an f-string meant literally), up to 20 lines.
+	RepairFStrings bool
 }
 
 // DefaultPreload is what a worker imports before it freezes its heap and starts forking.
 var DefaultPreload = []string{
 	"math", "random", "itertools", "collections", "re", "json", "fractions", "decimal", "heapq",
 	"functools", "string", "statistics", "dataclasses", "typing", "enum", "copy", "bisect",
+	"operator", "datetime", "time", "textwrap", "cmath", "numbers", "unicodedata", "difflib",
 }
 
 func (o *Options) fill() {

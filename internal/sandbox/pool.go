@@ -241,10 +241,10 @@ func (p *Pool) Check(ctx context.Context, code, setting string, rules StaticRule
 	}
 	defer ch.Close()
 	defer w.closeKey(key)
-	err = ch.sendCode(code, p.opts.LoadTimeout)
+	err = ch.sendCode(code, loadTimeout(ctx, p.opts.LoadTimeout))
 	var r reply
 	if err == nil {
-		r, err = ch.roundTrip(nil, p.opts.LoadTimeout, p.opts)
+		r, err = ch.roundTrip(nil, loadTimeout(ctx, p.opts.LoadTimeout), p.opts)
 	}
 	if err != nil {
 		return nil, w.explain("check", key, 0, err)
@@ -392,10 +392,10 @@ func (p *Pool) load(ctx context.Context, code string, extra map[string]any) (*Pr
 		p.release(w)
 		return nil, nil, err
 	}
-	err = ch.sendCode(code, p.opts.LoadTimeout)
+	err = ch.sendCode(code, loadTimeout(ctx, p.opts.LoadTimeout))
 	var r reply
 	if err == nil {
-		r, err = ch.roundTrip(nil, p.opts.LoadTimeout, p.opts)
+		r, err = ch.roundTrip(nil, loadTimeout(ctx, p.opts.LoadTimeout), p.opts)
 	}
 	if err != nil || len(r.Problems) > 0 {
 		if err != nil {
@@ -441,7 +441,7 @@ func (g *Program) NewEnv(ctx context.Context) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := ch.roundTrip(nil, g.pool.opts.LoadTimeout, g.pool.opts)
+	r, err := ch.roundTrip(nil, loadTimeout(ctx, g.pool.opts.LoadTimeout), g.pool.opts)
 	if err != nil {
 		ch.Close()
 		return nil, g.w.explain("new", g.key, r.PID, err)
@@ -611,8 +611,37 @@ func (e *Env) do(ctx context.Context, op string, req map[string]any, timeout tim
 
 // Reset calls env.reset(seed) and returns the observation.
 func (e *Env) Reset(ctx context.Context, seed int64) (string, error) {
-	r, err := e.do(ctx, "reset", map[string]any{"seed": seed}, e.timeout(ctx, e.prog.pool.opts.ResetTimeout))
-	return r.Obs, err
+	obs, _, err := e.ResetShaped(ctx, seed)
+	return obs, err
+}
+
+// ResetShaped calls env.reset(seed) as Reset does and also returns the departures of what reset
+// returned from the types the authors' validation wants (an (observation, None) pair: "info is None,
+// not a dict"), which the harness reads anyway; empty when there is none.
+func (e *Env) ResetShaped(ctx context.Context, seed int64) (string, []string, error) {
+	r, err := e.do(ctx, "reset", map[string]any{"seed": seed}, e.timeout(ctx, loadTimeout(ctx, e.prog.pool.opts.ResetTimeout)))
+	return r.Obs, r.Shape.Deviations, err
+}
+
+// loadTimeoutKey is the context key of WithLoadTimeout.
+type loadTimeoutKey struct{}
+
+// WithLoadTimeout returns a context under which the calls that Options.LoadTimeout and
+// Options.ResetTimeout bound (check, load, new instance, reset) have d instead: the gate validates
+// programs under a longer load deadline than play gives them, on the same pool.
+func WithLoadTimeout(ctx context.Context, d time.Duration) context.Context {
+	if d <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, loadTimeoutKey{}, d)
+}
+
+// loadTimeout returns the deadline WithLoadTimeout set on ctx, else d.
+func loadTimeout(ctx context.Context, d time.Duration) time.Duration {
+	if v, ok := ctx.Value(loadTimeoutKey{}).(time.Duration); ok {
+		return v
+	}
+	return d
 }
 
 // Step calls env.step(action).

@@ -11,15 +11,20 @@ var DefaultAllowedImports = []string{
 	"math", "random", "itertools", "collections", "re", "json", "fractions", "decimal", "heapq",
 	"functools", "string", "statistics", "dataclasses", "typing", "enum", "copy", "bisect", "abc",
 	"numpy",
+	// admitted for the authors' programs (docs/sandbox.md, "Standard-library modules, one by one"): no
+	// route to files, processes, the network or the interpreter's internals. operator is the harness's
+	// confined copy, whose attrgetter and methodcaller refuse private and dunder names.
+	"operator", "datetime", "time", "textwrap", "cmath", "numbers", "unicodedata", "difflib",
 }
 
 // DefaultInjections are the names bound in every program's module before it runs (Options.Inject):
 // the authors' loader's common standard-library names (_COMMON_STDLIB_INJECTIONS in
 // spade/core/envs/synthetic_game_env.py), so that a program that uses math or deque without importing
 // it loads, as it does for them. Every module named is in DefaultAllowedImports (the static check's
-// module rules apply to the injected modules as to imported ones); the authors' operator is left out,
-// since it is not allowed (attrgetter and methodcaller reach any attribute through a string).
+// module rules apply to the injected modules as to imported ones); operator is the harness's confined
+// copy (its attrgetter and methodcaller refuse private and dunder names), imported or injected.
 var DefaultInjections = map[string]string{
+	"operator":  "operator",
 	"itertools": "itertools", "math": "math", "random": "random", "re": "re", "json": "json",
 	"collections": "collections", "functools": "functools", "string": "string", "copy": "copy",
 	"heapq": "heapq", "statistics": "statistics", "np": "numpy", "numpy": "numpy",
@@ -57,6 +62,8 @@ var DefaultFlaggedAttributes = []string{
 	// numpy's submodules that build and run native code or load C libraries (not preloaded, so the
 	// module rules cannot resolve them): f2py compiles Fortran, ctypeslib wraps ctypes
 	"f2py", "ctypeslib", "distutils",
+	// time's calls that set the system clock (the sandbox holds no capability for them; refused anyway)
+	"clock_settime", "clock_settime_ns",
 }
 
 // StaticRules are the lists the static check enforces.

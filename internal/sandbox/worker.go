@@ -116,7 +116,7 @@ func harnessConfig(o *Options, iso Isolation) string {
 		"obs_cap": o.ObservationCap, "out_cap": o.OutputCap, "address_space": o.AddressSpace,
 		"cpu_seconds": o.CPUSeconds, "child_nofile": o.OpenFiles, "fsize": o.FileSize,
 		"scratch_bytes": o.ScratchBytes, "nproc": nproc, "preload": o.Preload, "harden": !o.unhardened, "seal": !o.unsealed, "sweep": iso == IsolationBwrap || iso == IsolationNamespaces,
-		"max_turns": o.MaxTurns, "own_max_turns": o.OwnMaxTurns, "inject": o.Inject, "info_cap": cmp.Or(o.harnessInfoCap, o.InfoCap),
+		"max_turns": o.MaxTurns, "own_max_turns": o.OwnMaxTurns, "inject": o.Inject, "repair_fstrings": o.RepairFStrings, "info_cap": cmp.Or(o.harnessInfoCap, o.InfoCap),
 	}
 	data, _ := json.Marshal(cfg)
 	return string(data)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +51,13 @@ type CheckOptions struct {
 	Checks config.GateChecks
 	// Probes is where the trivial check's first actions come from (gate.probes; "" is drawn).
 	Probes config.GateProbes
+	// LoadTimeout, when positive, bounds the program's load, its instances' creation and their resets
+	// instead of the pool's deadline (sandbox.WithLoadTimeout; gate.load_timeout_seconds).
+	LoadTimeout time.Duration
+	// Shape is what the official checks under the gymnasium contract ask of a program's form (gate.shape;
+	// "" is lenient): authors refuses an env class not named ...Env, a reset returning (observation, None)
+	// and the old 4-tuple step, as the authors' loader does.
+	Shape config.GateShape
 	// Contract is the env contract the programs were asked for (generate.contract; "" is gymnasium): it
 	// picks the official tables (legacy: without the validate check).
 	Contract schemas.EnvContract
@@ -247,6 +255,7 @@ func (o CheckOptions) withDefaults() CheckOptions {
 // table (CheckNames), and returns the verdict. Generated code runs only in pool's sandboxes.
 func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptions) Verdict {
 	opts = opts.withDefaults()
+	ctx = sandbox.WithLoadTimeout(ctx, opts.LoadTimeout)
 	c := &checker{ctx: ctx, pool: pool, opts: opts, rules: *opts.Rules, code: code, envKey: opts.EnvID, seedIndex: map[int64]int{}}
 	if c.envKey == "" {
 		sum := sha256.Sum256([]byte(code))
@@ -363,4 +372,34 @@ func clip(s string) string {
 		return s[:120] + "…"
 	}
 	return s
+}
+
+// lineNumber is the "line N: " the static check puts before each problem; gateSeed is a seed in a
+// check's error; quoted strips the quotes around a module or name in a problem.
+var (
+	lineNumber = regexp.MustCompile(`^line \d+: `)
+	gateSeed   = regexp.MustCompile(`\bseed=\d+`)
+	quoted     = regexp.MustCompile(`'([A-Za-z0-9_.]+)'`)
+)
+
+// RefusalReason names why the program was refused in a few words that programs refused for the same
+// reason share, for counting: the static check's first problem without its line ("import of subprocess
+// is not allowed"), else the failed check and the first line of its error with the seeds left out
+// ("validate: reset(seed=N): info is None, not a dict ..."); empty when the program was accepted.
+func (v Verdict) RefusalReason() string {
+	f := v.Failure()
+	if f == nil {
+		return ""
+	}
+	text, _, _ := strings.Cut(f.Error, "\n")
+	if f.Check == CheckStatic {
+		text, _, _ = strings.Cut(text, "; ")
+		text = quoted.ReplaceAllString(lineNumber.ReplaceAllString(text, ""), "$1")
+		return text
+	}
+	text = gateSeed.ReplaceAllString(text, "seed=N")
+	if len(text) > 160 {
+		text = text[:160] + "…"
+	}
+	return f.Check + ": " + text
 }

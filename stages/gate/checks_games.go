@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
 )
@@ -86,7 +87,28 @@ func (c *checker) checkLoad() (string, error) {
 	if c.opts.Setting == schemas.SettingTools && !prog.HasTools {
 		return "", fmt.Errorf("class %s has no tools() method (required in the tools setting)", prog.Class)
 	}
+	if c.authorsShape() && !authorsEnvName(prog.Class) {
+		return "", fmt.Errorf("no class whose name ends in Env (found %s): the env class must be named ...Env", prog.Class)
+	}
 	return "", nil
+}
+
+// authorsValidation reports whether the checks judge as the authors' validation does: the official
+// check set under the gymnasium contract (the legacy contract's official table is the gate as it was).
+func (c *checker) authorsValidation() bool {
+	return c.opts.Checks == config.GateOfficial && c.opts.Contract != schemas.ContractLegacy
+}
+
+// authorsShape reports whether the checks hold the program to the authors' form (gate.shape authors under
+// authorsValidation).
+func (c *checker) authorsShape() bool {
+	return c.authorsValidation() && c.opts.Shape == config.ShapeAuthors
+}
+
+// authorsEnvName reports whether the authors' loader takes a class of this name as the env: a name
+// ending in Env other than the base classes' Env and ToolUseBaseEnv.
+func authorsEnvName(class string) bool {
+	return strings.HasSuffix(class, "Env") && class != "Env" && class != "ToolUseBaseEnv"
 }
 
 // checkInstantiate verifies that the class instantiates on a fresh instance of the loaded
@@ -326,20 +348,32 @@ const (
 )
 
 // checkValidate is the authors' validation of a loaded game, on the instance instantiate made: reset(seed=42)
-// gives a non-empty observation; \boxed{1}, \boxed{test} and \boxed{42} each return the 5-tuple with the
-// types the authors want (a bool terminated and truncated, an int or float reward, a dict info) and a
-// reward in [−10, 10], stopping once the episode ends; then reset(seed=123) works. A program in the old
-// 4-tuple shape passes the type rule (it keeps running, and envs.contract says legacy). Never skipped.
+// gives a non-empty observation and, where it returns a pair, a dict info; \boxed{1}, \boxed{test} and
+// \boxed{42} each return the 5-tuple with the types the authors want (a bool terminated and truncated, an
+// int or float reward, a dict info) and a reward in [−10, 10], stopping once the episode ends; then
+// reset(seed=123) works. Each call is the program's own, as in the authors' validation (their wrapper's
+// conversion of an exception into reward −1 is not around these calls), so a raise fails the check. The
+// instance goes on to the steps check, as the authors' wrapper plays the instance it validated. Under
+// gate.shape authors a reset returning (observation, None) and the old 4-tuple step fail (the authors'
+// loader refuses them); else they pass the type rule (envs.contract says legacy). Never skipped.
 func (c *checker) checkValidate() (string, error) {
 	env := c.spare
 	c.spare = nil
-	defer env.Close()
-	obs, err := env.Reset(c.ctx, validateSeed)
+	handOn := false
+	defer func() {
+		if !handOn {
+			env.Close()
+		}
+	}()
+	obs, resetShape, err := env.ResetShaped(c.ctx, validateSeed)
 	if err != nil {
 		return "", fmt.Errorf("reset(seed=%d): %w", validateSeed, err)
 	}
 	if obs == "" {
 		return "", fmt.Errorf("reset(seed=%d) returned an empty observation", validateSeed)
+	}
+	if c.authorsShape() && len(resetShape) > 0 {
+		return "", fmt.Errorf("reset(seed=%d): %s (reset returns (observation, info) with info a dict, or an observation)", validateSeed, strings.Join(resetShape, "; "))
 	}
 	for _, action := range validateActions {
 		res, err := env.Step(c.ctx, action)
@@ -347,6 +381,9 @@ func (c *checker) checkValidate() (string, error) {
 			return "", fmt.Errorf("step(%q) after reset(seed=%d): %w", action, validateSeed, err)
 		}
 		c.noteShape(res)
+		if c.authorsShape() && res.Shape.Legacy() {
+			return "", fmt.Errorf("step(%q) after reset(seed=%d) returned the old 4-tuple (observation, reward, done, info); step returns (observation, reward, terminated, truncated, info)", action, validateSeed)
+		}
 		if len(res.Shape.Deviations) > 0 {
 			return "", fmt.Errorf("step(%q) after reset(seed=%d): %s", action, validateSeed, strings.Join(res.Shape.Deviations, "; "))
 		}
@@ -359,6 +396,9 @@ func (c *checker) checkValidate() (string, error) {
 	}
 	if _, err := env.Reset(c.ctx, validateReplaySeed); err != nil {
 		return "", fmt.Errorf("reset(seed=%d) after the episode: %w", validateReplaySeed, err)
+	}
+	if c.authorsValidation() {
+		c.spare, handOn = env, true
 	}
 	return "", nil
 }
@@ -378,6 +418,9 @@ func (c *checker) checkSteps() (string, error) {
 	}
 	defer env.Close()
 	seed := c.seeds(CheckSteps)[0]
+	if c.authorsValidation() {
+		return "", c.wrappedSteps(env, seed)
+	}
 	if _, err := env.Reset(c.ctx, seed); err != nil {
 		return "", fmt.Errorf("reset(seed=%d): %w", seed, err)
 	}
@@ -397,6 +440,34 @@ func (c *checker) checkSteps() (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// wrappedSteps plays the authors' validate_game after their loader's validation: reset, then step("1"),
+// step("2"), step("test") until one ends the episode, each through their wrapper, which turns what the
+// program raises or returns malformed into reward −1 and the episode's end (and a reset that raises into
+// a fresh start). So the program's own errors pass; what fails is what no wrapper absorbs: a call past
+// its deadline, memory, a crash, an observation over the cap.
+func (c *checker) wrappedSteps(env *sandbox.Env, seed int64) error {
+	if _, err := env.Reset(c.ctx, seed); err != nil && !programRaised(err) {
+		return fmt.Errorf("reset(seed=%d): %w", seed, err)
+	}
+	for _, action := range officialActions {
+		res, err := env.Step(c.ctx, action)
+		if err != nil && !programRaised(err) {
+			return fmt.Errorf("step(%q) after reset(seed=%d): %w", action, seed, err)
+		}
+		if err != nil || res.Done {
+			return nil
+		}
+	}
+	return nil
+}
+
+// programRaised reports whether err is the program's own exception or wrong return (sandbox kind env),
+// which the authors' wrapper absorbs, rather than a deadline, memory, a crash or the harness's caps.
+func programRaised(err error) bool {
+	var se *sandbox.Error
+	return errors.As(err, &se) && se.Kind == sandbox.KindEnv
 }
 
 // noteShape keeps the contract of the first step that returned (Verdict.Contract); safe for the

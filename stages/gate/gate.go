@@ -167,7 +167,8 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 		screen = &LLMScreen{Client: screenClient, Step: step}
 	}
 	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, RunSeed: cfg.Seed, NoStatic: opts.NoStatic, Screen: screen,
-		Checks: cfg.Gate.Checks, Probes: cfg.Gate.Probes, Contract: cfg.Generate.Contract}
+		Checks: cfg.Gate.Checks, Probes: cfg.Gate.Probes, Contract: cfg.Generate.Contract,
+		LoadTimeout: time.Duration(cfg.Gate.LoadTimeoutSeconds) * time.Second, Shape: cfg.Gate.Shape}
 	if cfg.Gate.Checks == config.GateStrict && cfg.Gate.MaxTurnDelaySeconds > 0 {
 		maxDelay := time.Duration(cfg.Gate.MaxTurnDelaySeconds * float64(time.Second))
 		if check.TurnDelays, err = AgentTurnDelays(ctx, lk, run, step, maxDelay); err != nil {

@@ -15,7 +15,8 @@ import (
 
 // gate.checks = official runs the authors' gate (load, instantiate, reset then step("1"), step("2"),
 // step("test")) with the static check still on: the sample envs pass it; a program that raises on one of
-// the three actions fails it; and programs that only the strict checks catch (trivial, an empty reset
+// the three actions fails it under the legacy contract and passes under the gymnasium one, where the
+// authors' wrapper absorbs the raise; and programs that only the strict checks catch (trivial, an empty reset
 // observation) pass it, which is the difference between the two sets.
 func TestOfficialChecks(t *testing.T) {
 	if got, want := CheckNamesFor(schemas.SettingGames, config.GateOfficial), []string{CheckStatic, CheckLoad, CheckInstantiate, CheckValidate, CheckSteps}; !reflect.DeepEqual(got, want) {
@@ -45,9 +46,13 @@ class G:
         return ("yes" if ok else "no"), (1.0 if ok else 0.0), ok, {"success": ok}
 `
 	raises := strings.Replace(base, "ok = action.strip()", "if action == 'test':\n            raise ValueError('no words')\n        ok = action.strip()", 1)
-	v := Check(context.Background(), pool, raises, CheckOptions{Hint: "think", Checks: config.GateOfficial})
+	v := Check(context.Background(), pool, raises, CheckOptions{Hint: "think", Checks: config.GateOfficial, Contract: schemas.ContractLegacy})
 	if f := v.Failure(); v.Accepted || f == nil || f.Check != CheckSteps || !strings.Contains(f.Error, `step("test")`) || !strings.Contains(f.Error, "ValueError") {
-		t.Fatalf("a program raising on step(\"test\"): %+v", v.Failure())
+		t.Fatalf("a program raising on step(\"test\") under the legacy contract: %+v", v.Failure())
+	}
+	// under the gymnasium contract the authors' wrapper turns that raise into reward -1 and the episode's end
+	if v := Check(context.Background(), pool, raises, CheckOptions{Hint: "think", Checks: config.GateOfficial}); !v.Accepted {
+		t.Fatalf("a program raising on step(\"test\") under the gymnasium contract: refused: %s", v.FailureText())
 	}
 	trivial := strings.Replace(base, "ok = action.strip() == str(self.target)", "ok = True", 1)
 	empty := strings.Replace(base, `return "guess 1..9"`, `return ""`, 1)

@@ -72,7 +72,10 @@ type Verdict struct {
 	// Contract is the shape of the program's step as the checks saw it (gate.Verdict.Contract).
 	Contract schemas.EnvContract
 	Reason   string
-	Err      error
+	// Refusal names why a refused program was refused in words shared by programs refused for the same
+	// reason (gate.Verdict.RefusalReason), for Result.RefusalCounts; Reason when empty.
+	Refusal string
+	Err     error
 }
 
 // Checker runs the gate's checks on one program (the CLI passes stages/gate's Check on a sandbox pool).
@@ -81,6 +84,47 @@ type Checker func(ctx context.Context, p Program, setting schemas.Setting) Verdi
 // Rejection is a program left out of the pool and why.
 type Rejection struct {
 	ID, Source, Reason string
+	// Refusal is Reason in the words shared by programs refused for the same reason (Verdict.Refusal).
+	Refusal string
+}
+
+// RefusalCount is how many programs of an import were refused for one reason.
+type RefusalCount struct {
+	Reason string
+	Count  int
+}
+
+// RefusalCounts counts the rejected programs by Rejection.Refusal, most frequent first (ties in the
+// reasons' order).
+func (r Result) RefusalCounts() []RefusalCount {
+	index := map[string]int{}
+	var counts []RefusalCount
+	for _, rej := range r.Rejected {
+		reason := cmp.Or(rej.Refusal, rej.Reason)
+		if i, ok := index[reason]; ok {
+			counts[i].Count++
+			continue
+		}
+		index[reason] = len(counts)
+		counts = append(counts, RefusalCount{Reason: reason, Count: 1})
+	}
+	slices.SortStableFunc(counts, func(a, b RefusalCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
+	})
+	return counts
+}
+
+// RefusalSummary is the line that reports the rejected programs by reason: "refused N: 7 import of
+// subprocess is not allowed, 3 validate: ..."; empty when none was rejected.
+func (r Result) RefusalSummary() string {
+	if len(r.Rejected) == 0 {
+		return ""
+	}
+	parts := []string{}
+	for _, c := range r.RefusalCounts() {
+		parts = append(parts, fmt.Sprintf("%d %s", c.Count, c.Reason))
+	}
+	return fmt.Sprintf("refused %d: %s", len(r.Rejected), strings.Join(parts, ", "))
 }
 
 // Result reports an import.
@@ -177,7 +221,7 @@ func Import(ctx context.Context, lk *lake.Lake, spec Spec, check Checker) (Resul
 		}
 		p.AllowedImports = spec.AllowedImports
 		if p.Unusable != "" {
-			res.Rejected = append(res.Rejected, Rejection{ID: p.ID, Source: p.Source, Reason: p.Unusable})
+			res.Rejected = append(res.Rejected, Rejection{ID: p.ID, Source: p.Source, Reason: p.Unusable, Refusal: unusableReason(p.Unusable)})
 			continue
 		}
 		v := check(ctx, p, setting)
@@ -185,7 +229,7 @@ func Import(ctx context.Context, lk *lake.Lake, spec Spec, check Checker) (Resul
 			return Result{}, fmt.Errorf("pool import: %s (%s): the checks could not run: %w", p.ID, p.Source, v.Err)
 		}
 		if !v.Accepted {
-			res.Rejected = append(res.Rejected, Rejection{ID: p.ID, Source: p.Source, Reason: v.Reason})
+			res.Rejected = append(res.Rejected, Rejection{ID: p.ID, Source: p.Source, Reason: v.Reason, Refusal: v.Refusal})
 			continue
 		}
 		sum := sha256Hex(p.Code)
@@ -339,4 +383,11 @@ func readRecords(ctx context.Context, path string) ([]Program, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// unusableReason is the refusal reason of a program that could not be carried (Program.Unusable): its
+// first clause, before any colon that names the program's own details.
+func unusableReason(unusable string) string {
+	head, _, _ := strings.Cut(unusable, ":")
+	return "not carried: " + strings.TrimSpace(head)
 }

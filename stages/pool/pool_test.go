@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -186,5 +187,29 @@ func TestPoolStageTakesTheRefreshSteps(t *testing.T) {
 	cfg.Sample.Pool = ""
 	if stage.PoolDue(cfg, 0) || !stage.RefreshDue(cfg, 0) {
 		t.Fatal("due without a pool")
+	}
+}
+
+// RefusalCounts groups the rejected programs by their refusal reason (Reason where a rejection has none),
+// most frequent first and ties alphabetically; RefusalSummary writes them on one line.
+func TestRefusalCounts(t *testing.T) {
+	res := pool.Result{Rejected: []pool.Rejection{
+		{ID: "a", Reason: "long a", Refusal: "import of os"},
+		{ID: "b", Reason: "validate: reward 11"},
+		{ID: "c", Reason: "long c", Refusal: "import of os"},
+		{ID: "d", Reason: "long d", Refusal: "load: no class"},
+		{ID: "e", Reason: "long e", Refusal: "import of os"},
+		{ID: "f", Reason: "long f", Refusal: "load: no class"},
+	}}
+	got := res.RefusalCounts()
+	want := []pool.RefusalCount{{Reason: "import of os", Count: 3}, {Reason: "load: no class", Count: 2}, {Reason: "validate: reward 11", Count: 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("counts %+v, want %+v", got, want)
+	}
+	if s := res.RefusalSummary(); s != "refused 6: 3 import of os, 2 load: no class, 1 validate: reward 11" {
+		t.Fatalf("summary %q", s)
+	}
+	if s := (pool.Result{}).RefusalSummary(); s != "" {
+		t.Fatalf("summary of no rejection %q", s)
 	}
 }

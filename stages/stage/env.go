@@ -239,6 +239,7 @@ func SandboxOptions(cfg *config.Config) sandbox.Options {
 		AllowUnsafe:       s.UnsafeNoIsolation,
 		MaxTurns:          cfg.Rollout.MaxTurns,
 		OwnMaxTurns:       cfg.Rollout.TurnBudget == config.TurnBudgetOwn,
+		RepairFStrings:    s.RepairFStrings,
 	}
 }
 
