@@ -1182,6 +1182,8 @@ def main() -> None:
             loaded.append(name)
         except Exception:  # noqa: BLE001 - a missing optional module is reported, not fatal
             pass
+    if HARDEN and "numpy" in loaded:
+        numpy_view()  # made once here, so no template spends its load deadline on it
     for name in dir(resource):
         if name.startswith("RLIMIT_"):
             LIMITS[getattr(resource, name)] = resource.getrlimit(getattr(resource, name))
