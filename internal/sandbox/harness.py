@@ -564,6 +564,14 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
     if DUNDER is None:
         DUNDER = re.compile(r"__\w+__")
     problems = []
+    numpy_named = any(isinstance(n, ast.Name) and n.id in ("np", "numpy") for n in ast.walk(tree)) or any(
+        (isinstance(n, ast.Import) and any(a.name.partition(".")[0] == "numpy" for a in n.names))
+        or (isinstance(n, ast.ImportFrom) and (n.module or "").partition(".")[0] == "numpy") for n in ast.walk(tree))
+    if numpy_named and "numpy" in allowed and "numpy" not in sys.modules:
+        try:  # the numpy rules follow attribute chains through the module objects (numpy_attr_problem)
+            __import__("numpy")
+        except ImportError:
+            pass
     attr_calls = {"getattr", "setattr", "delattr", "hasattr"}
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     modules = {}  # name bound by an import -> the module object when preloaded, else None
@@ -649,7 +657,7 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in attr_calls and len(node.args) > 1 \
                 and isinstance(node.args[0], ast.Name) and isinstance(modules.get(node.args[0].id), types.ModuleType) \
                 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
-            numpy_problem = numpy_attr_problem(modules[node.args[0].id].__name__, node.args[1].value)
+            numpy_problem = numpy_attr_problem(modules[node.args[0].id], node.args[1].value)
             if numpy_problem:
                 problems.append("line %d: %s" % (node.lineno, numpy_problem))
     for node in ast.walk(tree):  # attribute chains that start at a module (after every import is known)
@@ -666,7 +674,7 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
             if attr.startswith("_") or attr in flagged_modules:
                 problems.append("line %d: attribute %r of module %s is not allowed" % (node.lineno, attr, base.id))
                 break
-            numpy_problem = numpy_attr_problem(obj.__name__, attr) if isinstance(obj, types.ModuleType) else ""
+            numpy_problem = numpy_attr_problem(obj, attr) if isinstance(obj, types.ModuleType) else ""
             if numpy_problem:
                 problems.append("line %d: %s" % (node.lineno, numpy_problem))
                 break
@@ -1814,16 +1822,26 @@ def numpy_import(name: str, fromlist) -> object:
     return getattr(top, sub) if fromlist else top
 
 
-def numpy_attr_problem(module_name: str, attr: str) -> str:
-    """The static check's numpy rule: the problem with attribute attr of the numpy module (or an offered
-    submodule) module_name, or "" when the view offers it."""
-    root, _, sub = module_name.partition(".")
-    if root != "numpy":
+def numpy_attr_problem(module, attr: str) -> str:
+    """The static check's numpy rule: the problem with attribute attr of module (a module object, or
+    the dotted name of an imported one), or "" when the view offers it or the module is not numpy's."""
+    import types
+    name = module if isinstance(module, str) else getattr(module, "__name__", "")
+    if not isinstance(name, str) or name.partition(".")[0] != "numpy":
         return ""
-    if sub and sub not in NUMPY_SUBMODULES:
-        return "numpy.%s is not offered to an env (numpy's arrays and math only)" % sub
+    real = sys.modules.get("numpy")
+    offered = {"numpy": real}
+    for sub in NUMPY_SUBMODULES:
+        offered["numpy." + sub] = getattr(real, sub, None)
+    shown = next((k for k, v in offered.items() if (v is module if not isinstance(module, str) else k == module)), "")
+    if not shown:
+        return "%s is not offered to an env (numpy's arrays and math only)" % name
     if not numpy_allows(attr):
-        return "%s.%s is not offered to an env (numpy's arrays and math only: no files, pickles, C memory or code from strings)" % (module_name, attr)
+        return "%s.%s is not offered to an env (numpy's arrays and math only: no files, pickles, C memory or code from strings)" % (shown, attr)
+    target = offered[shown]
+    value = getattr(target, attr, None) if target is not None else None
+    if isinstance(value, types.ModuleType) and not (shown == "numpy" and attr in NUMPY_SUBMODULES):
+        return "%s.%s is not offered to an env (numpy's arrays and math only)" % (shown, attr)
     return ""
 
 
