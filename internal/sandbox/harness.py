@@ -1538,7 +1538,7 @@ def guard_imports(module: dict, code) -> dict:
         if level != 0 or root not in allowed:
             raise ImportRefused("import of %r is not allowed here: an env imports only what its import statements name" % (name,))
         if root == "numpy":
-            return numpy_import(str.__str__(name), fromlist)
+            return numpy_import(str.__str__(name), fromlist, real)
         return real(name, globals, locals, fromlist, level)
 
     module["__builtins__"]["__import__"] = guarded_import
@@ -1790,7 +1790,8 @@ def numpy_view():
         pass
 
     def view(module, name: str, top: bool):
-        out = types.ModuleType(name, "numpy's arrays and math, as a sandboxed program sees them")
+        # (not named numpy: a from-import of a missing name falls back to sys.modules["<__name__>.<name>"])
+        out = types.ModuleType(name + " (sandboxed)", "numpy's arrays and math, as a sandboxed program sees them")
         for attr in dir(module):
             if not numpy_allows(attr):
                 continue
@@ -1809,17 +1810,20 @@ def numpy_view():
     return NUMPY_VIEW
 
 
-def numpy_import(name: str, fromlist) -> object:
-    """What a hardened program's import of numpy or numpy.<sub> returns: the view (the submodule's view
-    when fromlist names what to take from it); any other numpy submodule is refused."""
+def numpy_import(name: str, fromlist, real) -> object:
+    """What a hardened program's import of numpy or numpy.<sub> returns: the view, or an offered
+    submodule's view when fromlist names what to take from it. Any other numpy submodule is imported
+    (numpy's C code imports its own submodules through the calling frame's __import__ and then reads
+    sys.modules, never what __import__ returned) and the program gets the top-level view, which holds
+    none of them: `from numpy.lib import stride_tricks` fails as a missing name."""
     top = numpy_view()
     if name == "numpy":
         return top
     sub = name[len("numpy."):]
-    if sub not in NUMPY_SUBMODULES or "." in sub:
-        raise ImportRefused("import of %r is not allowed: numpy offers an env %s and its top-level arrays and math only"
-                            % (name, ", ".join("numpy." + s for s in NUMPY_SUBMODULES)))
-    return getattr(top, sub) if fromlist else top
+    if sub in NUMPY_SUBMODULES:
+        return getattr(top, sub) if fromlist else top
+    real(name)
+    return top
 
 
 def numpy_attr_problem(module, attr: str) -> str:
