@@ -1792,12 +1792,8 @@ def numpy_view():
     def view(module, name: str, top: bool):
         # (not named numpy: a from-import of a missing name falls back to sys.modules["<__name__>.<name>"])
         out = types.ModuleType(name + " (sandboxed)", "numpy's arrays and math, as a sandboxed program sees them")
-        for attr in dir(module):
+        for attr, value in list(vars(module).items()):  # (no deprecated alias of numpy's module __getattr__)
             if not numpy_allows(attr):
-                continue
-            try:
-                value = getattr(module, attr)
-            except AttributeError:
                 continue
             if isinstance(value, types.ModuleType):
                 if not top or attr not in NUMPY_SUBMODULES or not value.__name__.startswith("numpy."):
