@@ -1,8 +1,12 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
 )
 
 // Kind classifies a failed sandbox call.
@@ -76,3 +80,39 @@ var ErrNoIsolation = errors.New("sandbox: no isolation layer works on this host 
 
 // ErrClosed is returned by calls on a closed pool, program or env.
 var ErrClosed = errors.New("sandbox: closed")
+
+// invalidTextPrefix starts the message of an env error for text the lake must not hold (IsInvalidText).
+const invalidTextPrefix = "InvalidText: "
+
+// IsInvalidText reports whether err is an env's observation or info refused for holding a NUL
+// character or invalid UTF-8, by the harness or by checkText: a KindEnv error (an env fault) whose
+// message says which text of which call was refused.
+func IsInvalidText(err error) bool {
+	var se *Error
+	return errors.As(err, &se) && se.Kind == KindEnv && strings.HasPrefix(se.Msg, invalidTextPrefix)
+}
+
+// nulEscape matches a JSON \u0000 escape that is not itself an escaped backslash followed by "u0000".
+var nulEscape = regexp.MustCompile(`(^|[^\\])(\\\\)*\\u0000`)
+
+// checkText refuses a reply whose observation or info would carry a NUL character or invalid UTF-8
+// into the lake, whatever the harness in the instance was made to check: a KindEnv error naming the
+// call and the text (IsInvalidText).
+func checkText(op string, r reply) error {
+	bad := func(what, why string) error {
+		return &Error{Kind: KindEnv, Op: op, Msg: invalidTextPrefix + "the env's " + what + " " + why + ", which is not allowed in text it returns"}
+	}
+	if strings.IndexByte(r.Obs, 0) >= 0 {
+		return bad("observation", "contains a NUL character")
+	}
+	if !utf8.ValidString(r.Obs) {
+		return bad("observation", "is not valid UTF-8")
+	}
+	if bytes.IndexByte(r.Info, 0) >= 0 || (bytes.Contains(r.Info, []byte(`\u0000`)) && nulEscape.Match(r.Info)) {
+		return bad("info", "contains a NUL character")
+	}
+	if !utf8.Valid(r.Info) {
+		return bad("info", "is not valid UTF-8")
+	}
+	return nil
+}

@@ -183,7 +183,7 @@ def check_obs(obs) -> str:
         raise TypeError("observation must be str, got %s" % type(obs).__name__)
     if len(obs := str.__str__(obs)) * 4 > OBS_CAP and (len(obs) > OBS_CAP or len(obs.encode("utf-8", "surrogatepass")) > OBS_CAP):
         raise OutputTooLarge("observation of %d characters exceeds the cap of %d bytes" % (len(obs), OBS_CAP))
-    return obs
+    return obs if "\x00" not in obs else refuse_text("observation")
 
 
 # The call of env.reset stays on line 215 of this file, in serve_instance, with no harness frame in
@@ -230,7 +230,7 @@ def serve_instance(sock: socket.socket, cls) -> None:
                     info = {}
                 if not isinstance(info, dict):
                     raise TypeError("info must be a dict, got %s" % type(info).__name__)
-                info_text = _info_dumps(info)
+                info_text = checked_info(_info_dumps(info))
                 if len(info_text) > INFO_CAP:
                     raise OutputTooLarge("info of %d bytes exceeds the cap of %d" % (len(info_text), INFO_CAP))
                 scratch_check()  # (the other replies pass scratch_guard in instance_send)
@@ -564,6 +564,14 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
     if DUNDER is None:
         DUNDER = re.compile(r"__\w+__")
     problems = []
+    numpy_named = any(isinstance(n, ast.Name) and n.id in ("np", "numpy") for n in ast.walk(tree)) or any(
+        (isinstance(n, ast.Import) and any(a.name.partition(".")[0] == "numpy" for a in n.names))
+        or (isinstance(n, ast.ImportFrom) and (n.module or "").partition(".")[0] == "numpy") for n in ast.walk(tree))
+    if numpy_named and "numpy" in allowed and "numpy" not in sys.modules:
+        try:  # the numpy rules follow attribute chains through the module objects (numpy_attr_problem)
+            __import__("numpy")
+        except ImportError:
+            pass
     attr_calls = {"getattr", "setattr", "delattr", "hasattr"}
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     modules = {}  # name bound by an import -> the module object when preloaded, else None
@@ -598,6 +606,8 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
         if isinstance(node, ast.Import):
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
+                if alias.name.startswith("numpy.") and alias.name[len("numpy."):] not in NUMPY_SUBMODULES:
+                    problems.append("line %d: import of %s is not allowed (numpy offers an env its arrays and math only)" % (line, alias.name))
                 modules[bound] = sys.modules.get(alias.name if alias.asname else alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
             source = sys.modules.get(node.module or "")
@@ -606,6 +616,10 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
             for alias in node.names:
                 if bad_attr(alias.name) and alias.name not in ok_dunders:
                     problems.append("line %d: import of %r from %r is not allowed" % (line, alias.name, node.module))
+                    continue
+                numpy_problem = numpy_attr_problem(node.module or "", alias.name)
+                if numpy_problem:
+                    problems.append("line %d: %s" % (line, numpy_problem))
                     continue
                 value = getattr(source, alias.name, None) if source is not None else None
                 if isinstance(value, types.ModuleType):
@@ -631,12 +645,21 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
             if isinstance(name, ast.Constant) and isinstance(name.value, str) and (
                     name.value in flagged_attrs or name.value in flagged_modules or name.value in FORMATTER_ATTRS):
                 problems.append("line %d: %s() of %r is not allowed" % (line, node.func.id, name.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load" and len(node.args) >= 3:
+            problems.append("line %d: load() with a third positional argument is not allowed (numpy's allow_pickle: unpickling runs code)" % line)
         elif isinstance(node, ast.keyword) and node.arg == "allow_pickle":
             problems.append("line %d: allow_pickle is not allowed (unpickling runs code)" % getattr(node, "lineno", line))
         elif isinstance(node, ast.Attribute) and node.attr in FORMATTER_ATTRS:
             problems.append("line %d: attribute %r (format fields reach any attribute) is not allowed" % (line, node.attr))
     for name, module in injected_modules().items():  # names the program may use without importing them
         modules.setdefault(name, module)
+    for node in ast.walk(tree):  # getattr family with a constant name on a numpy module
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in attr_calls and len(node.args) > 1 \
+                and isinstance(node.args[0], ast.Name) and isinstance(modules.get(node.args[0].id), types.ModuleType) \
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            numpy_problem = numpy_attr_problem(modules[node.args[0].id], node.args[1].value)
+            if numpy_problem:
+                problems.append("line %d: %s" % (node.lineno, numpy_problem))
     for node in ast.walk(tree):  # attribute chains that start at a module (after every import is known)
         if not isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load):
             continue
@@ -650,6 +673,10 @@ def more_static_problems(tree, allowed: set, flagged_names: set, flagged_attrs: 
         for attr in reversed(chain):
             if attr.startswith("_") or attr in flagged_modules:
                 problems.append("line %d: attribute %r of module %s is not allowed" % (node.lineno, attr, base.id))
+                break
+            numpy_problem = numpy_attr_problem(obj, attr) if isinstance(obj, types.ModuleType) else ""
+            if numpy_problem:
+                problems.append("line %d: %s" % (node.lineno, numpy_problem))
                 break
             obj = getattr(obj, attr, None) if obj is not None else None
             if isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] not in allowed:
@@ -734,7 +761,8 @@ def limit_scratch(path: str) -> None:
 
 
 def scratch_usage(path: str, stop: int) -> int:
-    """What the tree beneath path takes: each entry's allocated bytes, at least SCRATCH_ENTRY; links
+    """What the tree beneath path takes: each entry's allocated bytes or its length, whichever is more,
+    at least SCRATCH_ENTRY; links
     are not followed. Stops counting once past stop (so the walk is bounded by stop/SCRATCH_ENTRY
     entries). A directory the instance made unreadable is made readable again (it is its own)."""
     total, dirs = 0, [path]
@@ -753,7 +781,8 @@ def scratch_usage(path: str, stop: int) -> int:
         with it:
             for entry in it:
                 try:
-                    total += max(entry.stat(follow_symlinks=False).st_blocks * 512, SCRATCH_ENTRY)
+                    st = entry.stat(follow_symlinks=False)  # (a sparse file counts at its length: a memory map fills it unseen)
+                    total += max(st.st_blocks * 512, st.st_size, SCRATCH_ENTRY)
                     if entry.is_dir(follow_symlinks=False):
                         dirs.append(entry.path)
                 except OSError:
@@ -1161,6 +1190,8 @@ def main() -> None:
             loaded.append(name)
         except Exception:  # noqa: BLE001 - a missing optional module is reported, not fatal
             pass
+    if HARDEN and "numpy" in loaded:
+        numpy_view()  # made once here, so no template spends its load deadline on it
     for name in dir(resource):
         if name.startswith("RLIMIT_"):
             LIMITS[getattr(resource, name)] = resource.getrlimit(getattr(resource, name))
@@ -1263,6 +1294,8 @@ def inject_names(module: dict, code: str) -> None:
         module_name, _, attr = target.partition(":")
         try:
             value = safe_module(module_name) if module_name in SAFE_MODULES else importlib.import_module(module_name)
+            if module_name == "numpy" and HARDEN and type(module["__builtins__"]) is dict:
+                value = numpy_view()  # (a hardened program's numpy: numpy_view)
             module[name] = getattr(value, attr) if attr else value
         except (ImportError, AttributeError):
             continue
@@ -1564,6 +1597,10 @@ def template_problems(before: dict) -> None:
                      and before.get(sig) != handler)
     if changed:
         raise TemplateTainted("the program installed signal handlers when it loaded (%s)" % ", ".join(changed))
+    shared = shared_mappings()
+    if shared:
+        raise TemplateTainted("the program left a shared memory map after it loaded (%s): every episode would share it"
+                              % ", ".join(shared[:3]))
 
 
 # ---------------------------------------------------------------- the program's namespace
@@ -1628,6 +1665,8 @@ def guard_imports(module: dict, code) -> dict:
             if name != root:
                 raise ImportRefused("import of %r is not allowed here" % (name,))
             return safe_module(root)
+        if root == "numpy":
+            return numpy_import(str.__str__(name), fromlist, real)
         return real(name, globals, locals, fromlist, level)
 
     module["__builtins__"]["__import__"] = guarded_import
@@ -1643,7 +1682,7 @@ SEALED_MODULES = ("builtins", "sys", "os", "posix", "posixpath", "socket", "_soc
                   "select", "struct", "math", "ctypes", "shutil", "errno", "stat", "importlib", "inspect", "dis")
 SYS_SEALED = ("modules", "meta_path", "path_hooks", "excepthook", "unraisablehook",
               "exit", "_getframe", "audit")
-UNSEALED_GLOBALS = frozenset({"RESET_BY_KEYWORD", "DUNDER", "SCRATCH", "SEAL", "RESET_INFO_NONE", "BRACED", "SAFE_MODULE_CACHE"})  # the harness sets these itself
+UNSEALED_GLOBALS = frozenset({"RESET_BY_KEYWORD", "DUNDER", "SCRATCH", "SEAL", "RESET_INFO_NONE", "BRACED", "SAFE_MODULE_CACHE", "NUMPY_VIEW", "NUL_ESCAPE"})  # the harness sets these itself
 SEAL_DEPTH = 3  # how far the seal follows containers, closures, class namespaces and instances
 
 
@@ -1835,6 +1874,146 @@ def kill_detached() -> None:
                 os.kill(int(pid), signal.SIGKILL)
             except OSError:
                 pass
+
+
+
+# ---------------------------------------------------------------- numpy, confined to computing
+
+# numpy is on the import allowlist for its arrays and math. What else it offers reaches files with no
+# open (memmap, save/load, loadtxt/savetxt, genfromtxt, fromfile, DataSource), pickles (load, the ma
+# module), strings run as code (testing's helpers, f2py, safe_eval), C memory (ctypeslib, frombuffer,
+# lib.stride_tricks.as_strided) and the build system (distutils, f2py). A hardened program's module gets
+# NUMPY_VIEW instead of numpy: a module of its own holding only numpy's public names outside
+# NUMPY_WITHHELD (no submodule but the views of NUMPY_SUBMODULES). The static check applies the same
+# lists (numpy_attr_problem), so both layers refuse the same spellings.
+NUMPY_SUBMODULES = ("linalg", "random", "fft", "emath")
+NUMPY_WITHHELD = frozenset({
+    "memmap", "save", "savez", "savez_compressed", "load", "loadtxt", "savetxt", "genfromtxt", "fromfile",
+    "fromregex", "frombuffer", "DataSource", "recfromcsv", "recfromtxt", "mafromtxt", "ndfromtxt",
+    "ctypeslib", "lib", "testing", "test", "f2py", "distutils", "compat", "core", "ma", "rec", "char",
+    "matlib", "typing", "array_api", "show_config", "show_runtime", "info", "source", "lookfor", "who",
+    "get_include", "safe_eval", "deprecate", "deprecate_with_doc", "byte_bounds", "add_newdoc",
+    "add_docstring", "add_newdoc_ufunc", "disp", "set_string_function", "from_dlpack",
+})
+NUMPY_VIEW = None  # the top-level view, made once per template (numpy_view)
+
+
+def numpy_allows(name: str) -> bool:
+    """Whether a program may use numpy's attribute name (at the top level or in an offered submodule)."""
+    return not name.startswith("_") and name not in NUMPY_WITHHELD
+
+
+def numpy_view():
+    """The module a hardened program gets for numpy: numpy's offered names, and a view of each offered
+    submodule built the same way (a submodule of a submodule is left out)."""
+    global NUMPY_VIEW
+    if NUMPY_VIEW is not None:
+        return NUMPY_VIEW
+    import importlib
+    import types
+    real = importlib.import_module("numpy")
+    try:  # an array's .ctypes hands out the ctypes module; numpy falls back to a stand-in without it
+        importlib.import_module("numpy.core._internal").ctypes = None
+    except (ImportError, AttributeError):
+        pass
+
+    def view(module, name: str, top: bool):
+        # (not named numpy: a from-import of a missing name falls back to sys.modules["<__name__>.<name>"])
+        out = types.ModuleType(name + " (sandboxed)", "numpy's arrays and math, as a sandboxed program sees them")
+        for attr, value in list(vars(module).items()):  # (no deprecated alias of numpy's module __getattr__)
+            if not numpy_allows(attr):
+                continue
+            if isinstance(value, types.ModuleType):
+                if not top or attr not in NUMPY_SUBMODULES or not value.__name__.startswith("numpy."):
+                    continue
+                value = view(value, name + "." + attr, False)
+            setattr(out, attr, value)
+        return out
+
+    NUMPY_VIEW = view(real, "numpy", True)
+    return NUMPY_VIEW
+
+
+def numpy_import(name: str, fromlist, real) -> object:
+    """What a hardened program's import of numpy or numpy.<sub> returns: the view, or an offered
+    submodule's view when fromlist names what to take from it. Any other numpy submodule is imported
+    (numpy's C code imports its own submodules through the calling frame's __import__ and then reads
+    sys.modules, never what __import__ returned) and the program gets the top-level view, which holds
+    none of them: `from numpy.lib import stride_tricks` fails as a missing name."""
+    top = numpy_view()
+    if name == "numpy":
+        return top
+    sub = name[len("numpy."):]
+    if sub in NUMPY_SUBMODULES:
+        return getattr(top, sub) if fromlist else top
+    real(name)
+    return top
+
+
+def numpy_attr_problem(module, attr: str) -> str:
+    """The static check's numpy rule: the problem with attribute attr of module (a module object, or
+    the dotted name of an imported one), or "" when the view offers it or the module is not numpy's."""
+    import types
+    name = module if isinstance(module, str) else getattr(module, "__name__", "")
+    if not isinstance(name, str) or name.partition(".")[0] != "numpy":
+        return ""
+    real = sys.modules.get("numpy")
+    offered = {"numpy": real}
+    for sub in NUMPY_SUBMODULES:
+        offered["numpy." + sub] = getattr(real, sub, None)
+    shown = next((k for k, v in offered.items() if (v is module if not isinstance(module, str) else k == module)), "")
+    if not shown:
+        return "%s is not offered to an env (numpy's arrays and math only)" % name
+    if not numpy_allows(attr):
+        return "%s.%s is not offered to an env (numpy's arrays and math only: no files, pickles, C memory or code from strings)" % (shown, attr)
+    target = offered[shown]
+    value = getattr(target, attr, None) if target is not None else None
+    if isinstance(value, types.ModuleType) and not (shown == "numpy" and attr in NUMPY_SUBMODULES):
+        return "%s.%s is not offered to an env (numpy's arrays and math only)" % (shown, attr)
+    return ""
+
+
+def shared_mappings() -> list:
+    """The writable shared memory maps of this process (/proc/self/maps), a template's memory that every
+    episode forked from it would share."""
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        parts = line.split(None, 5)
+        if len(parts) >= 2 and parts[1][1] == "w" and parts[1][3] == "s":
+            out.append(parts[5] if len(parts) > 5 else "(anonymous)")
+    return out
+
+
+class InvalidText(ValueError):
+    """Raised in an instance for an observation or info holding a NUL character: readers of the lake
+    (C strings, terminals, some Parquet readers) would cut or garble it. Invalid UTF-8 cannot reach the
+    lake: lone surrogates are refused when a reply is encoded, and Go decodes replies as UTF-8."""
+
+
+NUL_ESCAPE = None  # re.compile: a JSON \u0000 escape not itself escaped, once
+
+
+def refuse_text(what: str):
+    """Raise InvalidText for what (an observation or an info)."""
+    raise InvalidText("the env's %s contains a NUL character (\\x00), which is not allowed in text it returns" % what)
+
+
+def checked_info(text: str) -> str:
+    """text, an info encoded as JSON, unless a string in it holds a NUL (InvalidText)."""
+    global NUL_ESCAPE
+    if "\\u0000" not in text:
+        return text
+    if NUL_ESCAPE is None:
+        import re
+        NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+    if NUL_ESCAPE.search(text):
+        refuse_text("info")
+    return text
 
 
 if __name__ == "__main__":

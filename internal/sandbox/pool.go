@@ -588,6 +588,9 @@ func (e *Env) do(ctx context.Context, op string, req map[string]any, timeout tim
 		// the cap holds on the bytes we received, whatever the harness in the instance was made to check
 		err = &Error{Kind: KindOutput, Msg: fmt.Sprintf("observation of %d bytes exceeds the cap of %d", len(r.Obs), e.prog.pool.opts.ObservationCap)}
 	}
+	if err == nil {
+		err = checkText(op, r)
+	}
 	if size := max(len(r.Info), len(r.Tools), len(r.Value)); err == nil && size > e.prog.pool.opts.InfoCap {
 		err = &Error{Kind: KindOutput, Msg: fmt.Sprintf("%s's result of %d bytes exceeds the cap of %d", op, size, e.prog.pool.opts.InfoCap)}
 	}

@@ -40,6 +40,18 @@ func TestStaticCheck(t *testing.T) {
 		{"sympy", "import sympy\n" + counterEnv, "games", "import of 'sympy'"},
 		{"numpy's f2py", counterEnv + "\nimport numpy as np\nx = np.f2py\n", "games", "'f2py'"},
 		{"numpy's ctypeslib", "from numpy import ctypeslib\n" + counterEnv, "games", "ctypeslib"},
+		// numpy beyond arrays and math, in every spelling the check follows (what the view withholds)
+		{"np.load allow_pickle by position", counterEnv + "\nimport numpy as np\nx = np.load('a.npy', None, True)\n", "games", "third positional argument"},
+		{"np.load", counterEnv + "\nimport numpy as np\nx = np.load('a.npy')\n", "games", "numpy.load is not offered"},
+		{"injected np.memmap", counterEnv + "\nx = np.memmap('m', mode='w+', shape=(4,))\n", "games", "numpy.memmap is not offered"},
+		{"alias of numpy's lib", counterEnv + "\nimport numpy as n\nf = n.lib\ng = f.format\n", "games", "numpy.lib is not offered"},
+		{"numpy testing runstring", counterEnv + "\nimport numpy\nnumpy.testing.runstring('1', {})\n", "games", "numpy.testing is not offered"},
+		{"from numpy.lib import", "from numpy.lib.stride_tricks import as_strided\n" + counterEnv, "games", "numpy.lib.stride_tricks is not offered"},
+		{"import numpy.testing", "import numpy.testing\n" + counterEnv, "games", "import of numpy.testing is not allowed"},
+		{"from numpy import loadtxt", "from numpy import loadtxt\n" + counterEnv, "games", "numpy.loadtxt is not offered"},
+		{"getattr numpy constant", counterEnv + "\nimport numpy as np\nx = getattr(np, 'fromfile')\n", "games", "numpy.fromfile is not offered"},
+		{"numpy's random submodule", counterEnv + "\nimport numpy as np\nx = np.random.bit_generator\n", "games", "numpy.random.bit_generator is not offered"},
+		{"ordinary numpy", counterEnv + "\nimport numpy as np\nfrom numpy.linalg import solve\nfrom numpy import random\nx = np.linalg.norm(np.arange(3.0)) + np.random.default_rng(1).random() + np.fft.fft(np.ones(4))[0].real\n", "games", ""},
 		// the rules beyond name lookups (harness.py, more_static_problems)
 		{"dunder inside a string", counterEnv + "\nx = 'a.__globals__'\n", "games", "dunder name '__globals__' in a string"},
 		{"format field path", counterEnv + "\nx = '{0.__init__.__globals__}'.format(Counter())\n", "games", "format field"},
