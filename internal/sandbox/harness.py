@@ -1256,6 +1256,10 @@ def env_class_problems(tree, setting: str) -> list:
 
     bases = {name: ancestors(name, set()) for name in order}
     methods = {name: set().union(defs[name][0], *(defs[b][0] for b in bases[name])) for name in order}
+    if "ToolUseBaseEnv" not in defs:  # a class deriving from the injected ToolUseBaseEnv has its methods too
+        for name in order:
+            if any("ToolUseBaseEnv" in defs[c][1] for c in bases[name] | {name}):
+                methods[name] |= TOOL_BASE_METHODS
     names = [n for n in dict.fromkeys(order) if "reset" in methods[n] and "step" in methods[n]]
     chosen, why = choose_env_class(names, bases)
     if why:
@@ -1282,9 +1286,12 @@ def find_env_class(module: dict):
 
 def inject_names(module: dict, code: str) -> None:
     """Bind the injected names (INJECT) that the program's text mentions in its module, as the authors'
-    loader does for its common standard-library names; a module that is not installed is left out."""
+    loader does for its common standard-library names; a module that is not installed is left out.
+    ToolUseBaseEnv, the tools setting's base class, is bound the same way whenever the text names it."""
     import importlib
     import re
+    if "ToolUseBaseEnv" not in module and "ToolUseBaseEnv" in code:
+        module["ToolUseBaseEnv"] = ToolUseBaseEnv  # the tools setting's base class, bound as the authors' loader binds it
     if not INJECT:
         return
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
@@ -1305,6 +1312,153 @@ def injected_modules() -> dict:
     """The injected names that are whole modules -> the module where it is loaded (else None), for the
     static check's rules on modules' attributes."""
     return {name: sys.modules.get(target) for name, target in INJECT.items() if ":" not in target}
+
+
+# ---------------------------------------------------------------- the tools setting's base class
+
+import re as _re  # (imported here, below serve_instance, so the harness's earlier line numbers stay)
+
+TOOL_ANSWER = _re.compile(r"<answer>(.*?)</answer>", _re.DOTALL)
+TOOL_CALL = _re.compile(r"<tool_call>(.*?)</tool_call>", _re.DOTALL)
+
+
+class ToolUseBaseEnv:
+    """The base class of a tools-setting program, bound in its module as ToolUseBaseEnv (never
+    imported). A subclass writes reset(seed) (setting self._tools: name -> {"description",
+    "parameters" (a JSON schema)}, the backend self._state and self._expected_answer; returning
+    (instruction, {})), solution() and one tool_<name>(**arguments) method per tool. This class
+    gives the rest: get_tools() (OpenAI function schemas), execute_tool(name, arguments) for a call
+    the client parsed, and step(text) for a turn's text (an <answer> first, else one <tool_call>
+    JSON, else a format error of -0.1). A program that keeps 3 to 5 instructions in
+    self._user_messages with self._current_msg as the pending one gets that instruction named in
+    the reply to a wrong answer. It reaches nothing but its own instance's tool_ methods."""
+
+    def __init__(self, max_turns: int = 10, **kwargs) -> None:
+        self.max_turns = max_turns
+        self.turn_count = 0
+        self._tools = {}
+        self._state = {}
+        self._call_history = []
+        self._expected_answer = None
+        self.reset()
+
+    def reset(self, seed=None):
+        raise NotImplementedError("a ToolUseBaseEnv subclass defines reset(seed)")
+
+    def solution(self) -> str:
+        raise NotImplementedError("a ToolUseBaseEnv subclass defines solution()")
+
+    def tools(self) -> list:
+        """The tool schemas, for the harness's tools op (get_tools)."""
+        return self.get_tools()
+
+    def get_tools(self) -> list:
+        """self._tools as OpenAI function schemas, in their order: {"type": "function", "function":
+        {"name", "description" ("" when absent), "parameters" (an empty object schema when absent)}}."""
+        return [{"type": "function", "function": {
+            "name": name,
+            "description": info.get("description", ""),
+            "parameters": info.get("parameters", {"type": "object", "properties": {}}),
+        }} for name, info in self._tools.items()]
+
+    def _tool_method(self, name):
+        """The bound tool_<name> method, or None. The prefix keeps a model-chosen name off every
+        attribute but the program's own tools (no dunder, no private name is reachable)."""
+        if not isinstance(name, str):
+            return None
+        method = getattr(self, "tool_" + name, None)
+        return method if callable(method) else None
+
+    def execute_tool(self, name: str, arguments: dict) -> dict:
+        """Run one parsed call: {"output": str(result), "returncode": 0}, recorded in the call
+        history; {"output": "Unknown tool '<name>'", "returncode": 1} for a name with no method;
+        {"output": "Error calling <name>: <exception>", "returncode": 1} when the tool raises. It
+        does not count a turn."""
+        method = self._tool_method(name)
+        if method is None:
+            return {"output": "Unknown tool '%s'" % (name,), "returncode": 1}
+        try:
+            output = str(method(**arguments))
+        except Exception as e:  # noqa: BLE001 - a generated tool may raise anything
+            return {"output": "Error calling %s: %s" % (name, e), "returncode": 1}
+        self._call_history.append({"name": name, "arguments": arguments, "result": output})
+        return {"output": output, "returncode": 0}
+
+    def step(self, action: str):
+        """One turn of text. The turn counts; the last one (turn_count >= max_turns) truncates.
+        A correct <answer> terminates with 1.0; a wrong one gives 0.0 (with the solution on the last
+        turn). Without <answer>: no <tool_call> gives the format error (-0.1), unreadable JSON the
+        arguments error (-0.1), an unknown name 0.0 with the tools' names, a call "Tool result:\\n"
+        with its output (or its error) and 0.0. On the last turn every reply but a correct answer
+        ends in the solution, with reward 0.0."""
+        self.turn_count += 1
+        last = self.turn_count >= self.max_turns
+        found = TOOL_ANSWER.search(action)
+        if found:
+            if self._check_answer(found.group(1).strip()):
+                return "Correct!", 1.0, True, False, {}
+            if last:
+                return "Wrong answer. Solution:\n%s" % self.solution(), 0.0, False, True, {}
+            return self._incorrect_answer_feedback(), 0.0, False, False, {}
+        found = TOOL_CALL.search(action)
+        if not found:
+            if last:
+                return "Time up. Solution:\n%s" % self.solution(), 0.0, False, True, {}
+            return "Format error: use tools to call a function, or <answer>result</answer> to submit.", -0.1, False, False, {}
+        try:
+            call = json.loads(found.group(1))
+            name, arguments = call.get("name", ""), call.get("arguments", {})
+            if not isinstance(arguments, dict):
+                arguments = {}
+        except (ValueError, AttributeError):
+            if last:
+                return "Time up. Solution:\n%s" % self.solution(), 0.0, False, True, {}
+            return "Format error: invalid tool call arguments.", -0.1, False, False, {}
+        method = self._tool_method(name)
+        if method is None:
+            if last:
+                return "Time up. Solution:\n%s" % self.solution(), 0.0, False, True, {}
+            return "Unknown tool '%s'. Available: %s" % (name, ", ".join(self._tools.keys())), 0.0, False, False, {}
+        try:
+            result = method(**arguments)
+            self._call_history.append({"name": name, "arguments": arguments, "result": str(result)})
+        except Exception as e:  # noqa: BLE001
+            result = "Error calling %s: %s" % (name, e)
+        obs = "Tool result:\n%s" % (result,)
+        if last:
+            return obs + "\n\nTime up. Solution:\n%s" % self.solution(), 0.0, False, True, {}
+        return obs, 0.0, False, False, {}
+
+    def _obs_suffix(self) -> str:
+        """Always "": the tools reach the Agent through the chat template, not the observation."""
+        return ""
+
+    def _incorrect_answer_feedback(self) -> str:
+        """The reply to a wrong answer; it names the pending instruction (step i/n) when the program
+        keeps self._user_messages and a self._current_msg inside them."""
+        text = "Incorrect. Keep using tools."
+        messages, pending = getattr(self, "_user_messages", None), getattr(self, "_current_msg", None)
+        if isinstance(messages, (list, tuple)) and isinstance(pending, int) and not isinstance(pending, bool) and 0 <= pending < len(messages):
+            return ("%s Not all steps are complete \u2014 you are still on step %d/%d: \"%s\" Complete this step "
+                    "with the tools before submitting <answer>done</answer>." % (text, pending + 1, len(messages), messages[pending]))
+        return text
+
+    def _check_answer(self, answer: str) -> bool:
+        """answer equals self._expected_answer case-insensitively once both are stripped, or both read
+        as numbers (after dropping "$" and ",") within 0.01 of each other."""
+        given, expected = str(answer).strip(), str(self._expected_answer).strip()
+        if given.lower() == expected.lower():
+            return True
+        try:
+            return abs(float(given.replace("$", "").replace(",", "").strip()) - float(expected.replace("$", "").replace(",", "").strip())) < 0.01
+        except (ValueError, TypeError):
+            return False
+
+    def close(self) -> None:
+        pass
+
+
+TOOL_BASE_METHODS = frozenset(n for n, v in ToolUseBaseEnv.__dict__.items() if callable(v))  # for the static check
 
 
 def construct(cls):
