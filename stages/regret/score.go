@@ -130,6 +130,9 @@ type EnvScore struct {
 	// RNoHint is r̄(e), over every unhinted play scored; RHint is r̄(e|h) (= the baseline when Δ is
 	// undefined): mean outcomes (outcome.value, the return by default).
 	RNoHint, RHint float64
+	// HintedMean is the mean outcome of every counted hinted play, 0 when none counted (the regret_based
+	// variant's r̄(e|h); unlike RHint it never falls back to the baseline).
+	HintedMean float64
 	// RBaseline is the unhinted mean Δ compares with: RNoHint under regret.delta = window, the mean outcome
 	// of the unhinted plays of the hinted plays' step(s) under matched.
 	RBaseline float64
@@ -197,7 +200,7 @@ func ScoreEnv(envID string, episodes []schemas.EpisodeRow, p Params) EnvScore {
 	}
 	s.RHint, s.HintSolveRate = s.RBaseline, s.SolveRate
 	if sum.Hint.Counted > 0 {
-		s.HintSolveRate = sum.Hint.SolveRate
+		s.HintSolveRate, s.HintedMean = sum.Hint.SolveRate, sum.Hint.MeanOutcome
 		baseline, defined := s.RNoHint, true
 		if p.matched() {
 			baseline, defined = matchedBaseline(episodes, p)
