@@ -103,9 +103,10 @@ type GRPO struct {
 	// Agent call's prompt and completion.
 	SampleUnit SampleUnit `json:"sample_unit"`
 	// MixRoles trains both roles in one batch per step (the authors'); off, each role has its own. The
-	// batch holds the Designer samples first, then Agent samples, cut to grpo.global_batch; a short batch
-	// is padded with inert copies and, with grpo.kl_beta 0, its real advantages scaled by global_batch /
-	// n_real; one optimizer step per rollout step.
+	// batch holds the Designer samples first, then Agent samples, filled (grpo.batch_fill) and cut
+	// (grpo.batch_cut) to grpo.global_batch; a batch still short is padded with inert copies and, with
+	// grpo.kl_beta 0, its real advantages scaled by global_batch / n_real; one optimizer step per rollout
+	// step.
 	MixRoles bool `json:"mix_roles"`
 	// BatchFill is how a short mixed batch (grpo.mix_roles) is filled: duplicate or pad. duplicate copies
 	// whole real Agent plays, in play order from the first, until the Agent plays reach grpo.global_batch
