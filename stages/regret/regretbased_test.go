@@ -43,8 +43,8 @@ func regretBasedWindow() []schemas.EpisodeRow {
 }
 
 // TestRegretBasedOnAHandMadeWindow: the 4B tools preset trains regret_based, max(0, r̄(e|h) − window r̄),
-// with -0.5 for the env whose step hung; the matched Δ (the old regret variant) differs on the same window
-// and is unclipped.
+// with -0.5 for an env whose step hung at its pool's first step (a later hang only drops the play); the
+// matched Δ (the old regret variant) differs on the same window and is unclipped.
 func TestRegretBasedOnAHandMadeWindow(t *testing.T) {
 	cfg, err := config.Preset("qwen3-4b-tools")
 	if err != nil {
@@ -62,7 +62,7 @@ func TestRegretBasedOnAHandMadeWindow(t *testing.T) {
 	for i, r := range Rewards(schemas.VariantRegretBased, scores, p, nil) {
 		got[scores[i].EnvID] = r
 	}
-	want := map[string]float64{"up": 0.25, "down": 0, "hung": -0.5}
+	want := map[string]float64{"up": 0.25, "down": 0}
 	for env, w := range want {
 		if !near(got[env], w) {
 			t.Errorf("regret_based %s = %v, want %v", env, got[env], w)
@@ -74,6 +74,18 @@ func TestRegretBasedOnAHandMadeWindow(t *testing.T) {
 	}
 	if !near(matched["up"], 0.5) || !near(matched["down"], -0.5) {
 		t.Errorf("regret (matched, unclipped): up %v down %v, want 0.5 and -0.5", matched["up"], matched["down"])
+	}
+	// A hang at the pool's first step is penalised; hung's hang at step 11 is not: its timed-out play is
+	// left out and the others give hinted 1 against window (0 + 0 + 1) / 3, so 1 − 1/3.
+	if !near(got["hung"], 1-1.0/3) {
+		t.Errorf("regret_based hung (timeout at a later step) = %v, want 2/3", got["hung"])
+	}
+	early := regretBasedWindow()
+	early[len(early)-1].Step = 10
+	for _, s := range ScoreEpisodes(early, p) {
+		if r := Rewards(schemas.VariantRegretBased, []EnvScore{s}, p, nil)[0]; s.EnvID == "hung" && (!s.TimedOut || r != -0.5) {
+			t.Errorf("regret_based hung (timeout at the pool's first step): timed_out %v reward %v, want -0.5", s.TimedOut, r)
+		}
 	}
 	rows := rewardRows(scores, p, nil, 11, true)
 	if len(rows) != len(scores)*len(schemas.VariantValues()) {
