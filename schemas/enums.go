@@ -97,10 +97,23 @@ const (
 	VariantAnchor Variant = "anchor"
 	// VariantEMALP is the EMA learning potential, ρ(e) − mean_{E_s} ρ.
 	VariantEMALP Variant = "ema_lp"
+	// VariantRegretBased is max(0, r̄(e|h) − r̄_window(e)): the hinted mean against every unhinted play of
+	// the pool's window, floored at 0. designer_rewards holds its rows only in a run that trains on it.
+	VariantRegretBased Variant = "regret_based"
 )
 
 // VariantValues lists the variants in their canonical order (the order designer_rewards rows are written in).
 func VariantValues() []Variant {
+	return []Variant{VariantRegretAnchor, VariantRegret, VariantAnchor, VariantEMALP, VariantRegretBased}
+}
+
+// WrittenVariants lists the variants whose designer_rewards rows a run writes, in canonical order: the
+// first four always, regret_based only when deployed is regret_based (so the tables of runs that do not
+// train on it stay as they were before it existed).
+func WrittenVariants(deployed Variant) []Variant {
+	if deployed == VariantRegretBased {
+		return VariantValues()
+	}
 	return []Variant{VariantRegretAnchor, VariantRegret, VariantAnchor, VariantEMALP}
 }
 

@@ -107,7 +107,7 @@ func TestInitRejectsInvalidEnums(t *testing.T) {
 		want string
 	}{
 		{[]string{"--run", "a", "init", "--set", "regret.variant=typo"},
-			`config: key "regret.variant" must be one of regret_anchor, regret, anchor, ema_lp; got "typo"`},
+			`config: key "regret.variant" must be one of regret_anchor, regret, anchor, ema_lp, regret_based; got "typo"`},
 		{[]string{"--run", "a", "init", "--set", "grpo.publish=s3"}, `key "grpo.publish" must be one of lora, command, none`},
 		{[]string{"--run", "a", "init", "--set", "outcome.exclude_ended_by=env_error,crash"},
 			`key "outcome.exclude_ended_by": unknown ended_by value "crash" (one of done, env_truncated, max_turns, truncated, env_error, timeout, agent_error)`},

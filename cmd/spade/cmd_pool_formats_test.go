@@ -24,7 +24,7 @@ func fixedSettings(preset, url string, extra ...string) []string {
 	return append([]string{"--preset", preset,
 		"--set", "llm.agent.base_url=" + url, "--set", "llm.agent.model=agent-model",
 		"--set", "llm.designer.base_url=" + url, "--set", "llm.designer.model=agent-model",
-		"--set", "rollout.group_size=2", "--set", "rollout.max_turns=3"}, extra...)
+		"--set", "rollout.group_size=2", "--set", "rollout.plays_per_env=group_size", "--set", "grpo.batch_fill=pad", "--set", "grpo.batch_cut=random", "--set", "rollout.max_turns=3"}, extra...)
 }
 
 // TestPoolImportGPT55 imports the authors' pool layout (testdata/pools/gpt55: four games in the

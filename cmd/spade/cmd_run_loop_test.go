@@ -103,7 +103,7 @@ func loopSettings(designerURL, agentURL string) []string {
 		"--set", "llm.designer.base_url=" + designerURL, "--set", "llm.designer.model=designer-model",
 		"--set", "llm.agent.base_url=" + agentURL, "--set", "llm.agent.model=agent-model",
 		"--set", "sample.corpus=testdata", "--set", "sample.envs_per_step=3",
-		"--set", "rollout.group_size=2", "--set", "rollout.max_turns=3", "--set", "gate.max_attempts=2"}
+		"--set", "rollout.group_size=2", "--set", "rollout.plays_per_env=group_size", "--set", "grpo.batch_fill=pad", "--set", "grpo.batch_cut=random", "--set", "rollout.max_turns=3", "--set", "gate.max_attempts=2"}
 }
 
 func tail(s string, lines int) string {

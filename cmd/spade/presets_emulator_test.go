@@ -101,7 +101,7 @@ func TestEveryPresetTrainsWhatTheServerServed(t *testing.T) {
 				"--set", "llm.designer.base_url="+emu.URL, "--set", "llm.designer.model=designer-model",
 				"--set", "llm.agent.base_url="+emu.URL, "--set", "llm.agent.model=agent-model",
 				"--set", "sample.corpus=testdata", "--set", "sample.envs_per_step=2", "--set", "sample.refresh_every=2",
-				"--set", "rollout.group_size=2", "--set", "rollout.hinted_group_size=2", "--set", "rollout.max_turns=3",
+				"--set", "rollout.group_size=2", "--set", "rollout.plays_per_env=group_size", "--set", "grpo.batch_fill=pad", "--set", "grpo.batch_cut=random", "--set", "rollout.hinted_group_size=2", "--set", "rollout.max_turns=3",
 				"--set", "gate.max_attempts=2")
 			r := spade(t, env, "", "run", "--steps", "0-1")
 			if r.code != 0 {

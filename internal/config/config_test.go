@@ -220,7 +220,7 @@ func TestPoolArithmetic(t *testing.T) {
 func TestEnumKeysRejectInvalidValues(t *testing.T) {
 	for _, tc := range []struct{ key, valid string }{
 		{"setting", "games, tools"},
-		{"regret.variant", "regret_anchor, regret, anchor, ema_lp"},
+		{"regret.variant", "regret_anchor, regret, anchor, ema_lp, regret_based"},
 		{"grpo.trainer", "none, torch"},
 		{"grpo.publish", "lora, command, none, sglang, vllm_reload"},
 		{"grpo.sample_unit", "episode, turn"},

@@ -103,10 +103,21 @@ type GRPO struct {
 	// Agent call's prompt and completion.
 	SampleUnit SampleUnit `json:"sample_unit"`
 	// MixRoles trains both roles in one batch per step (the authors'); off, each role has its own. The
-	// batch holds the Designer samples first, then Agent samples, cut to grpo.global_batch; a short batch
-	// is padded with inert copies and, with grpo.kl_beta 0, its real advantages scaled by global_batch /
-	// n_real; one optimizer step per rollout step.
+	// batch holds the Designer samples first, then Agent samples, filled (grpo.batch_fill) and cut
+	// (grpo.batch_cut) to grpo.global_batch; a batch still short is padded with inert copies and, with
+	// grpo.kl_beta 0, its real advantages scaled by global_batch / n_real; one optimizer step per rollout
+	// step.
 	MixRoles bool `json:"mix_roles"`
+	// BatchFill is how a short mixed batch (grpo.mix_roles) is filled: duplicate or pad. duplicate copies
+	// whole real Agent plays, in play order from the first, until the Agent plays reach grpo.global_batch
+	// minus the Designer samples, and pads only what is still missing (the authors' upsampling); pad adds
+	// only inert copies (advantage 0, loss mask 0).
+	BatchFill BatchFill `json:"batch_fill"`
+	// BatchCut is where an overfull mixed batch (grpo.mix_roles) is cut: tail or random. tail keeps the
+	// Designer samples, then the Agent samples in play order (env, play, turn), duplicates last, and cuts
+	// what passes grpo.global_batch at the end (the authors'); random shuffles the Agent samples with a
+	// PCG stream of (seed, step) before the cut.
+	BatchCut BatchCut `json:"batch_cut"`
 	// AdvStd is the standard deviation of the Agent's group advantage: population or sample. population
 	// divides by n with ε 1e-8 (the authors' np.std); sample by n − 1 with ε 1e-6.
 	AdvStd AdvStd `json:"adv_std"`
@@ -130,6 +141,8 @@ type GRPO struct {
 }
 
 func init() {
+	registerEnum(BatchFillValues())
+	registerEnum(BatchCutValues())
 	registerEnum(TrainerValues())
 	registerEnum(AggValues())
 	registerEnum(PublishValues())
@@ -212,6 +225,34 @@ const (
 
 // TISValues lists every TIS mode.
 func TISValues() []TIS { return []TIS{TISToken, TISSequence, TISOff} }
+
+// BatchFill is grpo.batch_fill: how a short mixed batch is filled.
+type BatchFill string
+
+// The ways to fill a short batch.
+const (
+	// FillDuplicate duplicates real Agent plays before padding (the authors').
+	FillDuplicate BatchFill = "duplicate"
+	// FillPad pads with inert copies only.
+	FillPad BatchFill = "pad"
+)
+
+// BatchFillValues lists every fill.
+func BatchFillValues() []BatchFill { return []BatchFill{FillDuplicate, FillPad} }
+
+// BatchCut is grpo.batch_cut: which samples an overfull mixed batch sheds.
+type BatchCut string
+
+// The ways to cut an overfull batch.
+const (
+	// CutTail sheds the last Agent samples in play order (the authors').
+	CutTail BatchCut = "tail"
+	// CutRandom sheds Agent samples chosen by a seeded shuffle.
+	CutRandom BatchCut = "random"
+)
+
+// BatchCutValues lists every cut.
+func BatchCutValues() []BatchCut { return []BatchCut{CutTail, CutRandom} }
 
 // SampleUnit is grpo.sample_unit: what one Agent training sample is.
 type SampleUnit string
@@ -316,6 +357,7 @@ func presetGRPO(p presetSpec) GRPO {
 		Trainer: TrainerNone, TrainerGPUs: 1, Agg: AggSeqMeanTokenMean, MaxGradNorm: 1.0, Publish: PublishSGLang,
 		LoRARank: 0, LoRAAlpha: 64, MicroBatchTokens: 16384, GradientCheckpointing: true, DesignerAdvScale: "auto",
 		WeightDecay: 0.1, AdamBeta1: 0.9, AdamBeta2: 0.98, TIS: TISToken, SampleUnit: SampleEpisode, MixRoles: true,
+		BatchFill: FillDuplicate, BatchCut: CutTail,
 		AdvStd: AdvStdPopulation, FailedPlay: FailedDrop, MaxLeftOutShare: 0.05}
 	if p.size == "qwen3-8b" || p.setting == schemas.SettingTools {
 		g.KLBeta = 0.005

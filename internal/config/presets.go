@@ -104,6 +104,11 @@ func Preset(name string) (*Config, error) {
 //     RLVE's sliding window (tau_acc 0.9, tau_num 128, d_delta 4; the adapter's top level 20), and the
 //     fixed-environment orchestrator's prompt for RLVE problems (rollout.agent_prompt problem).
 func presetFixed(c *Config, p presetSpec) {
+	if p.fixed != "" {
+		// Both baselines play their scripts' trajectories per game, which equal the batch's share
+		// (192 / 24 = 8, 256 / 16 = 16) since every drawn env of a static pool plays.
+		c.Rollout.PlaysPerEnv = PlaysGroupSize
+	}
 	switch p.fixed {
 	case FixedGPT55:
 		c.Sample.Pool, c.Sample.RefreshEvery = "gpt55", 1

@@ -19,9 +19,11 @@ type Regret struct {
 	// BandHi is the high end of the anchor's flat top, at least regret.band_lo (the authors' plateau,
 	// 0.6).
 	BandHi float64 `json:"band_hi" range:"[0,1]"`
-	// Variant is the reward GRPO trains the Designer on; every variant is written to designer_rewards.
-	// regret_anchor is the deployed blend, regret the hint regret alone, anchor the anchor alone, ema_lp
-	// the learning potential of the per-skill EMA baselines.
+	// Variant is the reward GRPO trains the Designer on; regret_anchor, regret, anchor and ema_lp are
+	// always written to designer_rewards, regret_based when it is the one trained on. regret_anchor is the
+	// deployed blend, regret the hint regret alone (unclipped), anchor the anchor alone, ema_lp the learning
+	// potential of the per-skill EMA baselines, regret_based max(0, r̄(e|h) − r̄(e)) with r̄(e) over the
+	// pool's whole window (the authors' 4B tools reward).
 	Variant schemas.Variant `json:"variant"`
 	// EMAFast is the fast per-skill EMA baseline's weight on the new value (the ema_lp variant; the
 	// authors' --spade-gamma1, 0.98).
@@ -44,8 +46,10 @@ type Regret struct {
 	EMAUpdate EMAUpdate `json:"ema_update"`
 	// TimeoutPenalty is the Designer's reward, in every variant, for an env one of whose episodes ended
 	// because its program overran the step deadline (ended_by timeout): the env is rewarded with it
-	// instead of being left out. 0 turns it off, leaving such envs to outcome.exclude_ended_by (the
-	// authors' STEP_TIMEOUT_PENALTY, -0.5).
+	// instead of being left out. 0 turns it off, leaving such envs to outcome.exclude_ended_by, which
+	// drops the timed-out play and scores the env on its others (the authors' blend reward, every preset
+	// but 4B tools). -0.5 is the authors' regret_based penalty (the 4B tools preset); set it under another
+	// variant to penalise hung programs there too.
 	TimeoutPenalty float64 `json:"timeout_penalty" range:"[-1,0]"`
 }
 
@@ -92,16 +96,17 @@ func (r Regret) validate(*Config) error {
 }
 
 // presetRegret is the authors' Designer reward: 0.4 · clip(Δ/0.15, 0, 1) + 0.6 · the plateau anchor on
-// [0.4, 0.6] with a 0.25 ramp, Δ against the matched step, EMA weights 0.98 and 0.85 moved once a pool,
-// and -0.5 for an env whose step timed out; the 4B tools script rewards the hint regret alone.
+// [0.4, 0.6] with a 0.25 ramp, Δ against the matched step, EMA weights 0.98 and 0.85 moved once a pool, and
+// no timeout penalty (their blend reward has none: a play whose step hung is dropped and the env scored on
+// its other plays). The 4B tools script rewards the floored window regret, regret_based, with -0.5 for an
+// env whose step timed out.
 func presetRegret(p presetSpec) Regret {
 	r := Regret{WeightRegret: 0.4, WeightAnchor: 0.6, BandLo: 0.4, BandHi: 0.6, Variant: schemas.VariantRegretAnchor,
-		EMAFast: 0.98, EMASlow: 0.85, Scale: 0.15, Ramp: 0.25, Delta: DeltaMatched, EMAUpdate: EMAPerPool,
-		TimeoutPenalty: -0.5}
+		EMAFast: 0.98, EMASlow: 0.85, Scale: 0.15, Ramp: 0.25, Delta: DeltaMatched, EMAUpdate: EMAPerPool}
 	if p.ownToolsScript() {
-		// --spade-env-reward-variant regret_based: max(0, Δ) unscaled (its --spade-use-solver-variance-reward
-		// only acts on the learning-potential variant).
-		r.Variant, r.Scale = schemas.VariantRegret, 0
+		// --spade-env-reward-variant regret_based: max(0, r̄(e|h) − r̄_window(e)) unscaled, and the step-timeout
+		// penalty (its --spade-use-solver-variance-reward only acts on the learning-potential variant).
+		r.Variant, r.Scale, r.TimeoutPenalty = schemas.VariantRegretBased, 0, -0.5
 	}
 	return r
 }

@@ -12,6 +12,11 @@ type Rollout struct {
 	// GroupSize is the number of plays without the hint per env and step. They are the Agent's GRPO
 	// group (the authors' global batch 192 / 24 envs = 8).
 	GroupSize int `json:"group_size" range:">=1"`
+	// PlaysPerEnv is how many unhinted plays each env gets per step: fill_batch or group_size. fill_batch
+	// plays ceil(grpo.global_batch / n) with n the pool's accepted envs not dropped for a timed-out step,
+	// so a pool the gate left short still fills the batch (the authors': 8 when 24 of 24 are accepted, 10
+	// for 20, 15 for 13); group_size plays rollout.group_size whatever the pool's size.
+	PlaysPerEnv PlaysPerEnv `json:"plays_per_env"`
 	// HintedGroupSize is the number of plays with the hint per env; 0 plays none. rollout.hinted_at
 	// pool_start plays them all at the pool's first step; every_step plays at most rollout.group_size of
 	// them at every step, each with an unhinted twin of the same index (the authors'
@@ -173,6 +178,7 @@ func init() {
 	registerEnum(EnvErrorPolicyValues())
 	registerEnum(InstanceWarmupValues())
 	registerEnum(HintedAtValues())
+	registerEnum(PlaysPerEnvValues())
 	registerEnum(ContextPolicyValues())
 	registerEnum(ReturnKindValues())
 	registerEnum(HintPlacementValues())
@@ -252,6 +258,20 @@ const (
 
 // EnvErrorPolicyValues lists every env error policy.
 func EnvErrorPolicyValues() []EnvErrorPolicy { return []EnvErrorPolicy{EnvErrorScore, EnvErrorDrop} }
+
+// PlaysPerEnv is rollout.plays_per_env: how the number of unhinted plays per env and step is chosen.
+type PlaysPerEnv string
+
+// The ways to choose the unhinted plays per env.
+const (
+	// PlaysFillBatch plays ceil(grpo.global_batch / playable envs) per env (the authors').
+	PlaysFillBatch PlaysPerEnv = "fill_batch"
+	// PlaysGroupSize plays rollout.group_size per env, however many envs the pool has.
+	PlaysGroupSize PlaysPerEnv = "group_size"
+)
+
+// PlaysPerEnvValues lists every choice.
+func PlaysPerEnvValues() []PlaysPerEnv { return []PlaysPerEnv{PlaysFillBatch, PlaysGroupSize} }
 
 // HintedAt is rollout.hinted_at: at which steps of a pool the hinted plays run.
 type HintedAt string
@@ -398,7 +418,7 @@ func (r Rollout) validate(c *Config) error {
 // non-thinking games presets. The 4B tools script plays
 // 16 unhinted (global batch 256 over 16 envs) and 4 hinted plays per env.
 func presetRollout(p presetSpec) Rollout {
-	r := Rollout{GroupSize: 8, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
+	r := Rollout{GroupSize: 8, PlaysPerEnv: PlaysFillBatch, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
 		Context: ContextTruncate, PairedSeeds: false, Return: ReturnTerminal, HintPlacement: HintInObservation,
 		ActionFormat: ActionBoxed, TurnBudget: TurnBudgetOwn, ActionPassing: ActionPassBoxed, EnvError: EnvErrorScore,
 		InstanceWarmup: WarmupValidation,

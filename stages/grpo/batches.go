@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -35,35 +36,73 @@ func AssignBatches(agent, designer []schemas.GRPOBatchRow, globalBatch int, seed
 	return out
 }
 
-// MixedBatch is what AssignMixedBatch did to the step's samples.
+// MixedBatch is what MixBatch did to the step's samples.
 type MixedBatch struct {
-	// Rows are the batch in training order: Designer samples, Agent samples, then padding.
+	// Rows are the batch in training order: Designer samples, Agent samples, duplicates, then padding.
 	Rows []schemas.GRPOBatchRow
-	// Real counts the samples that train; Trimmed the Agent (or Designer) samples cut off past the
-	// global batch; Padded the inert copies added.
-	Real, Trimmed, Padded int
+	// Real counts the samples that train (duplicates included); Trimmed the samples cut off past the
+	// global batch; Duplicated the copies of real Agent samples added (grpo.batch_fill duplicate); Padded
+	// the inert copies added.
+	Real, Trimmed, Duplicated, Padded int
 	// AdvantageScale multiplied every real advantage (global_batch / Real for a short batch; 1 otherwise).
 	AdvantageScale float64
 }
 
-// AssignMixedBatch returns the step's one global batch (grpo.mix_roles; the authors' batch): the Designer
-// samples first, then the Agent samples in a seeded shuffle (a PCG stream of (seed, step), as
-// AssignBatches), cut to globalBatch, so a surplus sheds Agent samples and never the Designer's. All rows
-// get Batch 0: one optimizer step per rollout step, both roles in it.
-//
-// A short batch (0 < Real < globalBatch) is filled with inert copies (PadSample) up to globalBatch, so the
-// trainer's sum of sample means is still divided by globalBatch (slime's sum_of_sample_mean); with
-// scaleShort the real advantages are multiplied by globalBatch / Real, which restores the loss of the
-// real samples' mean. The authors scale only when nothing else enters the loss (no KL term), since the
-// scaling cannot restore a term that does not carry the advantage: the caller passes scaleShort =
-// (grpo.kl_beta == 0). No real sample gives an empty batch (nothing to copy).
+// MixOptions are the settings of one step's mixed global batch (grpo.mix_roles).
+type MixOptions struct {
+	// GlobalBatch is grpo.global_batch; < 1 takes every sample.
+	GlobalBatch int
+	// Seed and Step seed the shuffle of Cut random: a PCG stream of (Seed, Step).
+	Seed, Step int64
+	// ScaleShort multiplies the real advantages of a batch still short after filling by
+	// GlobalBatch / Real (the caller passes grpo.kl_beta == 0).
+	ScaleShort bool
+	// Fill is grpo.batch_fill and Cut grpo.batch_cut.
+	Fill config.BatchFill
+	Cut  config.BatchCut
+}
+
+// AssignMixedBatch returns the step's one global batch with the pad fill and the random cut (MixBatch
+// with grpo.batch_fill pad and grpo.batch_cut random, spade's earlier batch).
 func AssignMixedBatch(agent, designer []schemas.GRPOBatchRow, globalBatch int, seed, step int64, scaleShort bool) MixedBatch {
-	rng := rand.New(rand.NewPCG(uint64(seed), uint64(step)))
+	return MixBatch(agent, designer, MixOptions{GlobalBatch: globalBatch, Seed: seed, Step: step, ScaleShort: scaleShort,
+		Fill: config.FillPad, Cut: config.CutRandom})
+}
+
+// MixBatch returns the step's one global batch (grpo.mix_roles; the authors' batch), all rows with Batch 0:
+// one optimizer step per rollout step, both roles in it. The rows are the Designer samples first, then the
+// Agent samples: in the order given (play order: env, play, turn) under Cut tail, in a seeded shuffle under
+// Cut random.
+//
+// Under Fill duplicate, when the Agent's plays (distinct episode ids) number fewer than GlobalBatch minus
+// the Designer samples, whole plays are copied in play order, the first play first and round again if
+// needed, until they reach it; the copies come after the Agent samples, keep their advantage and get the
+// sample id "dup<k>/<id>" (k counts the copied plays). The batch is then cut to GlobalBatch at its tail, so
+// a surplus sheds the last Agent samples (duplicates first) and never the Designer's.
+//
+// A batch still short (0 < Real < GlobalBatch: Fill pad, or no Agent play to copy) is filled with inert
+// copies (PadSample) up to GlobalBatch, so the trainer's sum of sample means is still divided by
+// GlobalBatch (slime's sum_of_sample_mean); with ScaleShort the real advantages are multiplied by
+// GlobalBatch / Real, which restores the loss of the real samples' mean. The authors scale only when
+// nothing else enters the loss (no KL term), since the scaling cannot restore a term that does not carry
+// the advantage. No real sample gives an empty batch (nothing to copy).
+func MixBatch(agent, designer []schemas.GRPOBatchRow, o MixOptions) MixedBatch {
 	res := MixedBatch{AdvantageScale: 1}
+	globalBatch := o.GlobalBatch
 	all := make([]schemas.GRPOBatchRow, 0, len(agent)+len(designer))
 	all = append(all, designer...)
-	for _, j := range rng.Perm(len(agent)) {
-		all = append(all, agent[j])
+	if o.Cut == config.CutRandom {
+		rng := rand.New(rand.NewPCG(uint64(o.Seed), uint64(o.Step)))
+		for _, j := range rng.Perm(len(agent)) {
+			all = append(all, agent[j])
+		}
+	} else {
+		all = append(all, agent...)
+	}
+	if o.Fill == config.FillDuplicate && globalBatch >= 1 {
+		dups := DuplicatePlays(agent, globalBatch-len(designer))
+		res.Duplicated = len(dups)
+		all = append(all, dups...)
 	}
 	if globalBatch < 1 {
 		globalBatch = len(all)
@@ -76,19 +115,42 @@ func AssignMixedBatch(agent, designer []schemas.GRPOBatchRow, globalBatch int, s
 	if res.Real == 0 {
 		return res
 	}
-	if res.Real < globalBatch && scaleShort {
+	if res.Real < globalBatch && o.ScaleShort {
 		res.AdvantageScale = float64(globalBatch) / float64(res.Real)
 	}
 	for i := range all {
-		all[i].Step, all[i].Batch = step, 0
+		all[i].Step, all[i].Batch = o.Step, 0
 		all[i].Advantage *= res.AdvantageScale
 	}
 	for i := 0; res.Real+i < globalBatch; i++ {
-		all = append(all, PadSample(all[i%res.Real], i, step))
+		all = append(all, PadSample(all[i%res.Real], i, o.Step))
 		res.Padded++
 	}
 	res.Rows = all
 	return res
+}
+
+// DuplicatePlays returns the copies that bring agent's plays (its rows grouped by episode id, in order of
+// first appearance) up to plays: play k mod n for k = 0, 1, … until n + k = plays, each copy every row of
+// its play with the sample id "dup<k>/<id>", advantage and tokens unchanged. None when agent has no play
+// or already plays enough.
+func DuplicatePlays(agent []schemas.GRPOBatchRow, plays int) []schemas.GRPOBatchRow {
+	var order []string
+	rows := map[string][]schemas.GRPOBatchRow{}
+	for _, r := range agent {
+		if _, seen := rows[r.EpisodeID]; !seen {
+			order = append(order, r.EpisodeID)
+		}
+		rows[r.EpisodeID] = append(rows[r.EpisodeID], r)
+	}
+	var out []schemas.GRPOBatchRow
+	for k := 0; len(order) > 0 && len(order)+k < plays; k++ {
+		for _, r := range rows[order[k%len(order)]] {
+			r.SampleID = fmt.Sprintf("dup%d/%s", k, r.SampleID)
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // PadSample returns an inert copy of real for a short global batch: same role and env, advantage 0 and

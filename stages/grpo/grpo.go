@@ -126,11 +126,12 @@ func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Resu
 		}
 		var all []schemas.GRPOBatchRow
 		if cfg.GRPO.MixRoles {
-			mixed := AssignMixedBatch(agent, designer, cfg.GRPO.GlobalBatch, cfg.Seed, step, cfg.GRPO.KLBeta == 0)
+			mixed := MixBatch(agent, designer, MixOptions{GlobalBatch: cfg.GRPO.GlobalBatch, Seed: cfg.Seed, Step: step,
+				ScaleShort: cfg.GRPO.KLBeta == 0, Fill: cfg.GRPO.BatchFill, Cut: cfg.GRPO.BatchCut})
 			all, res.Trimmed, res.AdvantageScale = mixed.Rows, mixed.Trimmed, mixed.AdvantageScale
-			if mixed.Trimmed > 0 || mixed.Padded > 0 {
+			if mixed.Trimmed > 0 || mixed.Padded > 0 || mixed.Duplicated > 0 {
 				log.Info("grpo: one mixed global batch", "step", step, "real", mixed.Real, "trimmed", mixed.Trimmed,
-					"padded", mixed.Padded, "advantage_scale", mixed.AdvantageScale)
+					"duplicated", mixed.Duplicated, "padded", mixed.Padded, "advantage_scale", mixed.AdvantageScale)
 			}
 		} else {
 			all = AssignBatches(agent, designer, cfg.GRPO.GlobalBatch, cfg.Seed, step)

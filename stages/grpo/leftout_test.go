@@ -22,7 +22,8 @@ func leftOutLake(t *testing.T, broken, tokenless []int) (*lake.Lake, string) {
 	ctx := context.Background()
 	lk := laketest.New(t)
 	cfg := config.Default()
-	cfg.Sample.RefreshEvery = 2 // step 0 is not a pool end: Agent samples only
+	cfg.Sample.RefreshEvery = 2         // step 0 is not a pool end: Agent samples only
+	cfg.GRPO.BatchFill = config.FillPad // the real samples alone, so the count below is theirs
 	laketest.NewRun(t, lk, "r", cfg)
 	var episodes []schemas.EpisodeRow
 	var turns []schemas.TurnRow

@@ -433,6 +433,7 @@ func TestTorchTrainerLearnsFromEpisodeSamplesOfARecordedRun(t *testing.T) {
 		cfg.Sample.RefreshEvery = 8 // no pool ends: Agent samples only
 		cfg.GRPO.SampleUnit, cfg.GRPO.MixRoles, cfg.GRPO.AdvStd, cfg.GRPO.GlobalBatch = config.SampleEpisode, true, config.AdvStdPopulation, 8
 		cfg.GRPO.TIS, cfg.GRPO.Agg, cfg.GRPO.KLBeta, cfg.GRPO.LoRARank = config.TISToken, config.AggSeqMeanTokenMean, 0, 0
+		cfg.GRPO.BatchFill = config.FillPad // the short batch padded, not filled with copies: the weights below are the real plays'
 		if err := cfg.Validate(); err != nil {
 			t.Fatal(err)
 		}

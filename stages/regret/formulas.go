@@ -24,6 +24,15 @@ func ClippedRegret(regret float64) float64 {
 	return math.Max(0, regret)
 }
 
+// WindowRegret returns r_D(e) = max(0, r̄(e|h) − r̄_W(e)), the floored window regret of the regret_based
+// reward: hintedMean is the mean outcome of the env's hinted plays (0 when it has none, so an env without
+// a hint earns nothing for one) and windowMean the mean outcome of every unhinted play of the pool's window
+// (so the baseline includes the plays made after the Agent trained on the env). A negative gap is floored,
+// not dropped: the env stays in its skill's centering with reward 0.
+func WindowRegret(hintedMean, windowMean float64) float64 {
+	return math.Max(0, hintedMean-windowMean)
+}
+
 // DifficultyAnchor returns the flat-top anchor of solve rate p on the band [lo, hi] (SPADE §2.2;
 // docs/architecture.md, "Formulas"):
 //

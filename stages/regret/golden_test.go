@@ -132,8 +132,8 @@ func checkRows(t *testing.T, label string, rows []schemas.DesignerRewardRow, wan
 	}
 	for _, w := range want {
 		byVariant := got[w.env]
-		if len(byVariant) != len(schemas.VariantValues()) {
-			t.Fatalf("%s env %s: %d variants, want %d", label, w.env, len(byVariant), len(schemas.VariantValues()))
+		if len(byVariant) != len(schemas.WrittenVariants(schemas.VariantRegretAnchor)) {
+			t.Fatalf("%s env %s: %d variants, want %d", label, w.env, len(byVariant), len(schemas.WrittenVariants(schemas.VariantRegretAnchor)))
 		}
 		r := byVariant[schemas.VariantRegretAnchor]
 		if int(r.NNoHint) != w.nNoHint || int(r.NHint) != w.nHint || r.Excluded != w.excluded {

@@ -218,12 +218,12 @@ func memoryEntries(envs []schemas.EnvRow, scores []EnvScore, p Params) []schemas
 	return entries
 }
 
-// rewardRows returns one designer_rewards row per env and variant, envs in order, variants in canonical
-// order. A regret_anchor row whose blend is negative is marked ExcludedNegativeBlend (never, with the
+// rewardRows returns one designer_rewards row per env and written variant (schemas.WrittenVariants of the
+// deployed one), envs in order, variants in canonical order. A regret_anchor row whose blend is negative is marked ExcludedNegativeBlend (never, with the
 // weights the config accepts; see DesignerReward). A timed-out env's rows (EnvScore.TimedOut) carry the
 // penalty and no exclusion, so GRPO trains on them.
 func rewardRows(scores []EnvScore, p Params, slow map[string]float64, step int64, final bool) []schemas.DesignerRewardRow {
-	order := schemas.VariantValues()
+	order := schemas.WrittenVariants(p.Deployed)
 	rewards := map[schemas.Variant][]float64{}
 	for _, v := range order {
 		rewards[v] = Rewards(v, scores, p, slow)

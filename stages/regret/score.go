@@ -130,6 +130,9 @@ type EnvScore struct {
 	// RNoHint is r̄(e), over every unhinted play scored; RHint is r̄(e|h) (= the baseline when Δ is
 	// undefined): mean outcomes (outcome.value, the return by default).
 	RNoHint, RHint float64
+	// HintedMean is the mean outcome of every counted hinted play, 0 when none counted (the regret_based
+	// variant's r̄(e|h); unlike RHint it never falls back to the baseline).
+	HintedMean float64
 	// RBaseline is the unhinted mean Δ compares with: RNoHint under regret.delta = window, the mean outcome
 	// of the unhinted plays of the hinted plays' step(s) under matched.
 	RBaseline float64
@@ -152,10 +155,12 @@ func (s EnvScore) Scored() bool { return s.Excluded == "" }
 // under regret.timeout_penalty.
 func (s EnvScore) Rewarded() bool { return s.Scored() || s.TimedOut }
 
-// timedOut reports whether one of the episodes ended because the program overran its step deadline.
-func timedOut(episodes []schemas.EpisodeRow) bool {
+// timedOut reports whether one of the episodes ended because the program overran its step deadline; with
+// poolStartOnly, only an episode of its pool's first step counts (under regret_based, the authors flag a
+// hung env only while its pool's first step is played: a later hang drops its play and no more).
+func timedOut(episodes []schemas.EpisodeRow, poolStartOnly bool) bool {
 	for i := range episodes {
-		if episodes[i].EndedBy == schemas.EndedTimeout {
+		if e := &episodes[i]; e.EndedBy == schemas.EndedTimeout && (!poolStartOnly || e.Step == e.PoolStep) {
 			return true
 		}
 	}
@@ -177,10 +182,12 @@ func timedOut(episodes []schemas.EpisodeRow) bool {
 // hinted episode (a step other than the pool's first under hinted_at = pool_start), or under matched with
 // no counted unhinted play at the hinted plays' step, Δ is undefined: r̄(e|h) is set to the baseline and
 // the regret is 0. One episode is a valid group (solve rate 0 or 1). Under a regret.timeout_penalty below
-// 0 an env with an episode ended_by timeout is marked TimedOut, whatever else it scores.
+// 0 an env with an episode ended_by timeout is marked TimedOut, whatever else it scores; when the deployed
+// variant is regret_based only a timeout at the pool's first step marks it.
 func ScoreEnv(envID string, episodes []schemas.EpisodeRow, p Params) EnvScore {
 	sum := p.Outcome.Summarize(episodes)
-	s := EnvScore{EnvID: envID, Skill: sum.Skill, PoolStep: sum.PoolStep, TimedOut: p.TimeoutPenalty < 0 && timedOut(episodes)}
+	s := EnvScore{EnvID: envID, Skill: sum.Skill, PoolStep: sum.PoolStep, TimedOut: p.TimeoutPenalty < 0 &&
+		timedOut(episodes, p.Deployed == schemas.VariantRegretBased)}
 	switch {
 	case sum.NoHint.Counted+sum.Hint.Counted == 0:
 		s.Excluded = ExcludedEnvError
@@ -197,7 +204,7 @@ func ScoreEnv(envID string, episodes []schemas.EpisodeRow, p Params) EnvScore {
 	}
 	s.RHint, s.HintSolveRate = s.RBaseline, s.SolveRate
 	if sum.Hint.Counted > 0 {
-		s.HintSolveRate = sum.Hint.SolveRate
+		s.HintSolveRate, s.HintedMean = sum.Hint.SolveRate, sum.Hint.MeanOutcome
 		baseline, defined := s.RNoHint, true
 		if p.matched() {
 			baseline, defined = matchedBaseline(episodes, p)

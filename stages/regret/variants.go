@@ -15,6 +15,9 @@ var variants = map[schemas.Variant]VariantFunc{
 	schemas.VariantRegret: perEnv(func(s EnvScore, _ Params) float64 { return s.Regret }),
 	schemas.VariantAnchor: perEnv(func(s EnvScore, _ Params) float64 { return s.Anchor }),
 	schemas.VariantEMALP:  emaLearningPotential,
+	schemas.VariantRegretBased: perEnv(func(s EnvScore, _ Params) float64 {
+		return WindowRegret(s.HintedMean, s.RNoHint)
+	}),
 }
 
 // Rewards computes variant v for every env of scores. v must be one of schemas.VariantValues() (ParamsFrom

@@ -30,6 +30,7 @@ func newEmulatorFixture(t *testing.T, preset string, which chattemplatetest.Temp
 		t.Fatal(err)
 	}
 	cfg.Rollout.GroupSize, cfg.Rollout.HintedGroupSize, cfg.Rollout.MaxTurns = 6, 2, 6
+	cfg.Rollout.PlaysPerEnv = config.PlaysGroupSize
 	if mutate != nil {
 		mutate(cfg)
 	}

@@ -80,6 +80,7 @@ func TestPlays(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Sample.RefreshEvery = 4
+	cfg.Rollout.PlaysPerEnv = config.PlaysGroupSize
 	for _, c := range []struct {
 		at                   config.HintedAt
 		group, hinted        int
@@ -96,9 +97,40 @@ func TestPlays(t *testing.T) {
 		{config.HintedAtEveryStep, 8, 0, 0, 8, 0},
 	} {
 		cfg.Rollout.HintedAt, cfg.Rollout.GroupSize, cfg.Rollout.HintedGroupSize = c.at, c.group, c.hinted
-		plain, hints := rollout.Plays(cfg, c.step)
+		plain, hints := rollout.Plays(cfg, c.step, 13)
 		if plain != c.wantPlain || hints != c.wantHints {
 			t.Errorf("%s group %d hinted %d step %d: %d and %d plays, want %d and %d", c.at, c.group, c.hinted, c.step, plain, hints, c.wantPlain, c.wantHints)
+		}
+	}
+}
+
+// TestPlaysFillTheBatch: under the presets' rollout.plays_per_env fill_batch each playable env plays
+// ⌈global_batch / playable⌉ unhinted episodes at every step (192 over 24 = 8, over 20 = 9.6 → 10, over 13 =
+// 14.8 → 15; the 4B tools 256 over 16 = 16), the hinted plays stay rollout.hinted_group_size at the pool's
+// first step and none after it, and with no playable env the group size is kept.
+func TestPlaysFillTheBatch(t *testing.T) {
+	for _, c := range []struct {
+		preset        string
+		playable      int
+		step          int64
+		plain, hinted int
+	}{
+		{"qwen3-30b-a3b-games", 24, 0, 8, 16},
+		{"qwen3-30b-a3b-games", 20, 0, 10, 16},
+		{"qwen3-30b-a3b-games", 13, 0, 15, 16},
+		{"qwen3-30b-a3b-games", 13, 1, 15, 0},
+		{"qwen3-8b-tools", 20, 32, 10, 16},
+		{"qwen3-4b-tools", 16, 0, 16, 4},
+		{"qwen3-4b-tools", 13, 0, 20, 4},
+		{"qwen3-30b-a3b-games", 0, 0, 8, 16},
+	} {
+		cfg, err := config.Preset(c.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, hinted := rollout.Plays(cfg, c.step, c.playable)
+		if plain != c.plain || hinted != c.hinted {
+			t.Errorf("%s, %d playable envs, step %d: %d unhinted and %d hinted plays, want %d and %d", c.preset, c.playable, c.step, plain, hinted, c.plain, c.hinted)
 		}
 	}
 }

@@ -157,8 +157,11 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 		return Result{}, err
 	}
 	var mine []schemas.EnvRow
-	droppedHere := 0
+	droppedHere, playable := 0, 0
 	for _, e := range envs {
+		if !dropped[e.EnvID] {
+			playable++
+		}
 		if shard.Of(e.EnvID, shards) != myShard {
 			continue
 		}
@@ -190,7 +193,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	if chatTemplate != nil {
 		defer chatTemplate.Close()
 	}
-	unhinted, hinted := Plays(cfg, step)
+	unhinted, hinted := Plays(cfg, step, playable)
 	workers, err := stage.FitPool(pool, len(mine), unhinted+hinted)
 	if err != nil {
 		return Result{}, fmt.Errorf("rollout: %w", err)

@@ -72,6 +72,7 @@ func newScriptedFixture(t *testing.T, setting string, envs []schemas.EnvRow, scr
 		t.Fatal(err)
 	}
 	cfg.Rollout.GroupSize, cfg.Rollout.HintedGroupSize, cfg.Rollout.MaxTurns = 8, 16, 6 // 16 hinted plays as in the games presets
+	cfg.Rollout.PlaysPerEnv = config.PlaysGroupSize                                     // a fixed group per env, whatever the fixture's pool size
 	// The tests below were written for the settings before the presets took the authors' values: <action>
 	// tags with the hint in the system prompt, hinted plays at every step, summed returns, paired seeds,
 	// the history cut to the context, inline hints (agent_tools.v1), every env paced at rollout.max_turns,

@@ -9,9 +9,13 @@ import (
 	"github.com/spadekit/spade/schemas"
 )
 
-// Plays returns how many episodes each env of the pool plays at step without and with the hint:
+// Plays returns how many episodes each env of the pool plays at step without and with the hint, playable
+// being the pool's envs that still play at step (its accepted envs less those TimedOutEnvs dropped, over
+// every shard, so each shard reaches the same number from the lake):
 //
-//   - unhinted: rollout.group_size, at every step;
+//   - unhinted, rollout.plays_per_env fill_batch (the authors'): UnhintedPlays(grpo.global_batch,
+//     playable) at every step; rollout.group_size when nothing is playable;
+//   - unhinted, rollout.plays_per_env group_size: rollout.group_size, at every step;
 //   - hinted, rollout.hinted_at pool_start (the authors' schedule): rollout.hinted_group_size at the
 //     pool's first step (cfg.PoolStep(step) == step), none at its later steps;
 //   - hinted, rollout.hinted_at every_step: min(rollout.hinted_group_size, rollout.group_size) at
@@ -20,8 +24,11 @@ import (
 //     16 and 8), that is group_size hinted plays, as many as unhinted ones.
 //
 // Episodes are numbered 0..n−1 within each (env, hinted) group (EpisodeID, EpisodeSeed).
-func Plays(cfg *config.Config, step int64) (unhinted, hinted int) {
+func Plays(cfg *config.Config, step int64, playable int) (unhinted, hinted int) {
 	unhinted = cfg.Rollout.GroupSize
+	if cfg.Rollout.PlaysPerEnv == config.PlaysFillBatch && playable > 0 {
+		unhinted = UnhintedPlays(cfg.GRPO.GlobalBatch, playable)
+	}
 	switch cfg.Rollout.HintedAt {
 	case config.HintedAtPoolStart:
 		if cfg.PoolStep(step) == step {
@@ -31,6 +38,12 @@ func Plays(cfg *config.Config, step int64) (unhinted, hinted int) {
 		hinted = min(cfg.Rollout.HintedGroupSize, unhinted)
 	}
 	return unhinted, max(hinted, 0)
+}
+
+// UnhintedPlays returns ⌈globalBatch / envs⌉, the unhinted plays per env that fill a global batch of
+// globalBatch Agent samples from envs envs (8 for 192 over 24, 10 over 20, 15 over 13). envs must be ≥ 1.
+func UnhintedPlays(globalBatch, envs int) int {
+	return (globalBatch + envs - 1) / envs
 }
 
 // TimedOutEnvs returns the envs that are dropped for the rest of their pool at step: those with an
