@@ -14,6 +14,11 @@ type Generate struct {
 	// HintMaxTokens caps the completion tokens of the separate hint call (the authors'
 	// --spade-hint-max-tokens: 4096 in games, 2048 in tools).
 	HintMaxTokens int `json:"hint_max_tokens" range:">=1"`
+	// HintTopP is the nucleus sampling mass of the separate hint call; 0 takes llm.designer.top_p (the
+	// hint writer is the Designer's model). The authors' hint call sends no top-p of its own, so their
+	// model adapter's default of 0.9 applies; runs recorded before the key existed sampled the hint with
+	// the Designer's top-p and replay with 0.
+	HintTopP float64 `json:"hint_top_p" range:"[0,1]"`
 	// HintThinking is whether the separate hint call asks a hybrid template to think: default, on or off.
 	// default follows llm.designer.thinking (the hint writer is the Designer's model). The authors write
 	// hints with thinking off at 8B.
@@ -74,9 +79,10 @@ func RegenValues() []Regen { return []Regen{RegenResample, RegenRepair} }
 func (Generate) validate(*Config) error { return nil }
 
 // presetGenerate is the authors' hint writer and regeneration: a separate hint call at temperature 0.3
-// with 4,096 tokens (2,048 in tools), failed slots resampled, and their env contract (Gymnasium's).
+// and top-p 0.9 with 4,096 tokens (2,048 in tools), failed slots resampled, and their env contract
+// (Gymnasium's).
 func presetGenerate(p presetSpec) Generate {
-	g := Generate{HintMode: HintSeparate, HintTemperature: 0.3, HintMaxTokens: 4096, Regen: RegenResample, HintThinking: ThinkingDefault,
+	g := Generate{HintMode: HintSeparate, HintTemperature: 0.3, HintTopP: 0.9, HintMaxTokens: 4096, Regen: RegenResample, HintThinking: ThinkingDefault,
 		Contract: schemas.ContractGymnasium}
 	if p.size == "qwen3-8b" {
 		g.HintThinking = ThinkingOff

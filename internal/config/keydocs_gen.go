@@ -29,6 +29,7 @@ var keyDocs = map[string]string{
 	"generate.hint_prompt_file":     "Names a template file to use instead of the embedded hint prompt; empty uses it.",
 	"generate.hint_temperature":     "The sampling temperature of the separate hint call (the authors' --spade-hint-temperature, 0.3).",
 	"generate.hint_thinking":        "Whether the separate hint call asks a hybrid template to think: default, on or off. default follows llm.designer.thinking (the hint writer is the Designer's model). The authors write hints with thinking off at 8B.",
+	"generate.hint_top_p":           "The nucleus sampling mass of the separate hint call; 0 takes llm.designer.top_p (the hint writer is the Designer's model). The authors' hint call sends no top-p of its own, so their model adapter's default of 0.9 applies; runs recorded before the key existed sampled the hint with the Designer's top-p and replay with 0.",
 	"generate.regen":                "How a slot whose candidate failed the gate is asked again: resample or repair. resample draws a fresh sample of the original prompt with a fresh corpus document, no error feedback (the authors' scripts, whose env_repair_turns is 0); repair shows the failed program and the gate's error.",
 	"grpo.adam_beta1":               "Adam's first-moment decay rate (the authors' OPTIMIZER_ARGS, 0.9).",
 	"grpo.adam_beta2":               "Adam's second-moment decay rate (the authors' OPTIMIZER_ARGS, 0.98).",

@@ -64,10 +64,13 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 		screen.Model = cfg.LLM.Agent.Model
 	}
 	s.Roles[schemas.RoleScreen] = role(screen, false)
-	// The hint writer is the Designer's model (endpoint, weights, top-p) sampled with the hint's own
-	// temperature and length (generate.hint_temperature, generate.hint_max_tokens).
+	// The hint writer is the Designer's model (endpoint, weights) sampled with the hint's own temperature,
+	// top-p and length (generate.hint_temperature, generate.hint_top_p, generate.hint_max_tokens).
 	hint := designer
 	hint.Temperature, hint.MaxTokens = cfg.Generate.HintTemperature, cfg.Generate.HintMaxTokens
+	if cfg.Generate.HintTopP > 0 {
+		hint.TopP = cfg.Generate.HintTopP
+	}
 	if kw := cfg.Generate.HintThinking.Kwargs(); kw != nil {
 		hint.ChatTemplateKwargs = kw // the hint call's own thinking, else the Designer's
 	}
