@@ -95,6 +95,9 @@ type worker struct {
 	deadOnce sync.Once
 	waited   chan struct{}
 	tainted  atomic.Bool
+	// peakMemory is the most memory (bytes) the worker's processes were seen to hold together
+	// (checkMemory).
+	peakMemory atomic.Int64
 	// spent is set once a program was loaded, and cleared when the server proved the worker
 	// clean after it: a spent worker is killed when released, never reused.
 	spent atomic.Bool
@@ -626,11 +629,10 @@ func seccompPipe() (*os.File, error) {
 // memoryTick is how often watchMemory reads the worker's processes.
 const memoryTick = 100 * time.Millisecond
 
-// watchMemory ends the worker (a memory error for every call in flight and to come, the worker
-// replaced) once its processes together hold more than limit bytes (Options.WorkerMemoryLimit), read every
-// memoryTick by treeMemoryBytes. The worker's own process is the root of all it runs on every layer:
-// a PID namespace's init (bwrap, namespaces) or the landlock init (a subreaper), so children that
-// detached themselves (setsid daemons) are counted too.
+// watchMemory ends the worker once its processes together hold more than limit bytes
+// (Options.WorkerMemoryLimit), read every memoryTick by checkMemory. The worker's own process is the
+// root of all it runs on every layer: a PID namespace's init (bwrap, namespaces) or the landlock init
+// (a subreaper), so children that detached themselves (setsid daemons) are counted too.
 func (w *worker) watchMemory(limit int64) {
 	ticker := time.NewTicker(memoryTick)
 	defer ticker.Stop()
@@ -640,13 +642,47 @@ func (w *worker) watchMemory(limit int64) {
 			return
 		case <-ticker.C:
 		}
-		if used := treeMemoryBytes(w.cmd.Process.Pid); used > limit {
-			w.tainted.Store(true)
-			w.markDead(&Error{Kind: KindMemory, Op: "worker", Msg: fmt.Sprintf(
-				"the program's processes together held %d MiB, over the worker's limit of %d MiB (sandbox.worker_memory_mb)", used>>20, limit>>20)})
+		if w.checkMemory() != nil {
 			return
 		}
 	}
+}
+
+// checkMemory reads the memory the worker's processes hold now (treeMemoryBytes), raises the
+// worker's high-water mark to it, and, when that mark is over Options.WorkerMemoryLimit, ends the
+// worker with a memory error (every call in flight and to come fails with it, the worker is replaced)
+// and returns that error; nil while the worker stayed within its limit or has none. The watchdog calls
+// it every memoryTick, and every call on an instance calls it once more when its reply came or its
+// deadline passed, before it says what happened: a tree over the limit at that moment is a memory
+// error whoever was first, the watchdog or the deadline, so the verdict does not depend on the
+// machine's load. A worker that died of anything else returns nil.
+func (w *worker) checkMemory() error {
+	limit := w.opts.WorkerMemoryLimit
+	if limit <= 0 || w.cmd == nil || w.cmd.Process == nil {
+		return nil
+	}
+	if w.isDead() {
+		if errors.Is(w.deadErr, ErrMemory) {
+			return w.deadErr
+		}
+		return nil
+	}
+	used := treeMemoryBytes(w.cmd.Process.Pid)
+	peak := w.peakMemory.Load()
+	for used > peak && !w.peakMemory.CompareAndSwap(peak, used) {
+		peak = w.peakMemory.Load()
+	}
+	peak = max(peak, used)
+	if peak <= limit {
+		return nil
+	}
+	w.tainted.Store(true)
+	w.markDead(&Error{Kind: KindMemory, Op: "worker", Msg: fmt.Sprintf(
+		"the program's processes together held %d MiB, over the worker's limit of %d MiB (sandbox.worker_memory_mb)", peak>>20, limit>>20)})
+	if errors.Is(w.deadErr, ErrMemory) {
+		return w.deadErr
+	}
+	return nil
 }
 
 // maxMemoryTreeProcesses bounds the processes treeMemoryBytes reads (a worker runs up to its
