@@ -49,7 +49,9 @@ func (j *unguardedJudge) Equivalent(ctx context.Context, a, b string) (bool, str
 // unguardedRun is the code runner before it was guarded: one loaded program for every answer, every
 // test of an answer sent to one instance that forks the candidate per test and compares there.
 func unguardedRun(ctx context.Context, l *loaded, program string, tests []CodeTest) (CodeResult, error) {
-	raw, err := l.eval(ctx, 20*time.Second, "run", program, tests, "", 2.0, 15.0, 64<<10)
+	// each test's time and the answer's budget leave room for a loaded machine (a daemon's reply comes
+	// after its scan of /proc): the attacks are judged by their output, never by a deadline
+	raw, err := l.eval(ctx, 3*time.Minute, "run", program, tests, "", 30.0, 120.0, 64<<10)
 	if err != nil {
 		return CodeResult{}, err
 	}
@@ -112,7 +114,7 @@ func TestHostileAnswersContained(t *testing.T) {
 		t.Errorf("an honest answer after the hostile ones: score %v (%s, %v)", score, detail, err)
 	}
 	runner := NewCodeRunner(pool)
-	runner.TestTimeout = 2 * time.Second
+	runner.TestTimeout = 20 * time.Second // no case here ends by its deadline: room for a loaded machine
 	cases := []struct {
 		name  string
 		score float64
@@ -267,7 +269,8 @@ func TestSympyJudgeTimeout(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		began := time.Now()
 		eq, detail, err := judge.Equivalent(ctx, "1", "1")
-		if err != nil || eq || !strings.Contains(detail, "took longer") || time.Since(began) > 3*time.Second {
+		// (the comparison sleeps 30 s: 15 s, a loaded machine's load of sympy included, shows it was cut)
+		if err != nil || eq || !strings.Contains(detail, "took longer") || time.Since(began) > 15*time.Second {
 			t.Errorf("a slow comparison: %v %q %v after %v", eq, detail, err, time.Since(began))
 		}
 	}

@@ -167,7 +167,7 @@ func transcriptBytes(ctx context.Context, p *Pool, code string) ([]byte, error) 
 // program; the hostile program's calls are bounded by hostileCall instead.
 func propertyOptions(o *Options) {
 	o.Workers = 2
-	o.LoadTimeout, o.ResetTimeout, o.StepTimeout = 20*time.Second, 30*time.Second, 15*time.Second
+	o.LoadTimeout, o.ResetTimeout, o.StepTimeout = 10*time.Second, 30*time.Second, 15*time.Second
 	o.AddressSpace = 512 << 20
 }
 
