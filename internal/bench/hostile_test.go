@@ -86,11 +86,23 @@ func TestHostileAnswersReachTheirGoalsUnguarded(t *testing.T) {
 	}
 	runner := &loaded{pool: pool, code: hostileAnswer(t, "scorers/unguarded_code_runner.py")}
 	defer runner.close()
+	// The daemon pair runs where nothing but the runner could stop the daemon: with no isolation layer.
+	// Under bwrap and namespaces the layer's init kills a detached process within half a second, so
+	// there the pair meets only when the second answer starts within that time, which a loaded machine
+	// does not promise.
+	unsafe, err := sandbox.NewPool(ctx, sandbox.Options{Python: pool.Python().Executable, Isolation: sandbox.IsolationNone,
+		AllowUnsafe: true, Workers: 1, ResetTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unsafe.Close() })
+	daemonRunner := &loaded{pool: unsafe, code: hostileAnswer(t, "scorers/unguarded_code_runner.py")}
+	defer daemonRunner.close()
 	all := append(append([]CodeTest(nil), hostileCodeTests.Public...), hostileCodeTests.Private...)
 	for _, name := range []string{"answers/code_read_expected.py", "answers/code_daemon_serves.py", "answers/code_daemon_asks.py"} {
-		if strings.Contains(name, "daemon") && pool.Isolation() == sandbox.IsolationLandlock {
-			t.Logf("%s: no channel on the landlock layer (its processes cannot read /proc)", name)
-			continue
+		runner := runner
+		if strings.Contains(name, "daemon") {
+			runner = daemonRunner
 		}
 		res, err := unguardedRun(ctx, runner, hostileAnswer(t, name), all)
 		if err != nil || res.Failed != -1 {

@@ -119,7 +119,7 @@ func TestHostileContained(t *testing.T) {
 			// A program that runs into a deadline on purpose (its expected verdict names a timeout)
 			// gets the short deadlines; every other one gets deadlines that load does not reach, so
 			// that a loaded machine cannot turn its verdict (a memory error, say) into a timeout.
-			short, roomy := newPool(t, mode.iso), newPoolWith(t, mode.iso, roomyDeadlines)
+			short, roomy := newPoolWith(t, mode.iso, shortDeadlines), newPool(t, mode.iso)
 			for _, h := range hostile {
 				t.Run(h.Name, func(t *testing.T) {
 					pool := roomy

@@ -31,7 +31,7 @@ if os.fork() == 0:
         libc.prctl(15, ctypes.c_char_p(b"SPADEDAEMON"), 0, 0, 0)  # PR_SET_NAME
         os.write(ready_w, b"1")
         os.closerange(0, 1 << 16)
-        end = time.monotonic() + 60
+        end = time.monotonic() + 30
         while time.monotonic() < end:
             for pid, name in names():
                 if name.startswith("Q") and pid != os.getpid():
@@ -40,7 +40,7 @@ if os.fork() == 0:
                     except ValueError:
                         continue
                     libc.prctl(15, ctypes.c_char_p(("R%d:%d" % (x + y, pid)).encode()), 0, 0, 0)  # PR_SET_NAME
-            time.sleep(0.005)
+            time.sleep(0.01)
     os._exit(0)
 os.close(ready_w)
 os.read(ready_r, 1)  # (end of file when the daemon could not start)
