@@ -403,7 +403,7 @@ func (p *Pool) load(ctx context.Context, code string, extra map[string]any) (*Pr
 		r, err = ch.roundTrip(nil, p.opts.LoadTimeout, p.opts)
 	}
 	if err == nil {
-		err = w.checkMemory()
+		err = w.checkMemoryAfterReply()
 	}
 	if err != nil || len(r.Problems) > 0 {
 		if err != nil {
@@ -451,7 +451,7 @@ func (g *Program) NewEnv(ctx context.Context) (*Env, error) {
 	}
 	r, err := ch.roundTrip(nil, g.pool.opts.LoadTimeout, g.pool.opts)
 	if err == nil {
-		err = g.w.checkMemory()
+		err = g.w.checkMemoryAfterReply()
 	}
 	if err != nil {
 		ch.Close()
@@ -597,7 +597,7 @@ func (e *Env) do(ctx context.Context, op string, req map[string]any, timeout tim
 	cancelled := !stop() && err != nil && ctx.Err() != nil
 	if err == nil {
 		// what the program's processes hold when the reply came decides, whoever won the race
-		err = e.prog.w.checkMemory()
+		err = e.prog.w.checkMemoryAfterReply()
 	}
 	if err == nil && len(r.Obs) > e.prog.pool.opts.ObservationCap {
 		// the cap holds on the bytes we received, whatever the harness in the instance was made to check

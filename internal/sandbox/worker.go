@@ -98,6 +98,8 @@ type worker struct {
 	// peakMemory is the most memory (bytes) the worker's processes were seen to hold together
 	// (checkMemory).
 	peakMemory atomic.Int64
+	// memoryReadAt is when checkMemory last read the worker's processes (Unix nanoseconds).
+	memoryReadAt atomic.Int64
 	// spent is set once a program was loaded, and cleared when the server proved the worker
 	// clean after it: a spent worker is killed when released, never reused.
 	spent atomic.Bool
@@ -652,10 +654,10 @@ func (w *worker) watchMemory(limit int64) {
 // worker's high-water mark to it, and, when that mark is over Options.WorkerMemoryLimit, ends the
 // worker with a memory error (every call in flight and to come fails with it, the worker is replaced)
 // and returns that error; nil while the worker stayed within its limit or has none. The watchdog calls
-// it every memoryTick, and every call on an instance calls it once more when its reply came or its
-// deadline passed, before it says what happened: a tree over the limit at that moment is a memory
-// error whoever was first, the watchdog or the deadline, so the verdict does not depend on the
-// machine's load. A worker that died of anything else returns nil.
+// it every memoryTick; a call on a program that failed or whose deadline passed calls it once more
+// before it says what happened, and one that succeeded calls checkMemoryAfterReply. So a tree over the
+// limit when the call ends is a memory error whoever was first, the watchdog or the deadline, and the
+// verdict does not depend on the machine's load. A worker that died of anything else returns nil.
 func (w *worker) checkMemory() error {
 	limit := w.opts.WorkerMemoryLimit
 	if limit <= 0 || w.cmd == nil || w.cmd.Process == nil {
@@ -668,6 +670,7 @@ func (w *worker) checkMemory() error {
 		return nil
 	}
 	used := treeMemoryBytes(w.cmd.Process.Pid)
+	w.memoryReadAt.Store(time.Now().UnixNano())
 	peak := w.peakMemory.Load()
 	for used > peak && !w.peakMemory.CompareAndSwap(peak, used) {
 		peak = w.peakMemory.Load()
@@ -683,6 +686,21 @@ func (w *worker) checkMemory() error {
 		return w.deadErr
 	}
 	return nil
+}
+
+// checkMemoryAfterReply is checkMemory for a call that succeeded: it reads the tree only when the last
+// read is a memoryTick old or more (the watchdog is late, as a loaded machine makes it), and otherwise
+// relies on that read, which saw what the call's processes held less than a tick before the reply. A read
+// costs about as much as a step's round trip, so a fast step on a machine whose watchdog keeps time pays
+// none; either way the verdict is what the tree held within one tick of the reply.
+func (w *worker) checkMemoryAfterReply() error {
+	if time.Since(time.Unix(0, w.memoryReadAt.Load())) < memoryTick {
+		if w.isDead() && errors.Is(w.deadErr, ErrMemory) {
+			return w.deadErr
+		}
+		return nil
+	}
+	return w.checkMemory()
 }
 
 // maxMemoryTreeProcesses bounds the processes treeMemoryBytes reads (a worker runs up to its
