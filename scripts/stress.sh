@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # The stress suite (`make test-stress`): the packages whose tests run real sandboxes against deadlines
 # (by default internal/sandbox, stages/gate, internal/bench, stages/rollout) run beside a CPU hog of
 # twice the machine's cores, so that a test a loaded machine breaks fails here instead of on a user's
