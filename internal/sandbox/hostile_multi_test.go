@@ -517,3 +517,65 @@ func TestHarnessSealStopsPatches(t *testing.T) {
 		t.Fatalf("harness_patch.py sealed: %v", err)
 	}
 }
+
+// overLimitAtReset is a program whose processes pass a 1 GiB worker limit in reset: its __init__ forks
+// four children that fill 200 MiB each and hold it (under the limit), and reset forks a fifth that fills
+// 300 MiB; then reset replies at once (REPLY) or sleeps past its deadline. Most of the memory is filled
+// before reset's deadline starts, so a loaded machine reaches that deadline long after the limit.
+const overLimitAtReset = `
+import os
+import time
+
+REPLY = %s
+
+
+def hold(mib):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        blob = b"x" * (mib << 20)
+        os.write(w, b"1")
+        time.sleep(120 + len(blob) * 0)
+        os._exit(0)
+    os.read(r, 1)
+
+
+class OverLimitEnv:
+    def __init__(self):
+        for _ in range(4):
+            hold(200)
+
+    def reset(self, seed=None):
+        hold(300)
+        if not REPLY:
+            time.sleep(600)
+        return "held", {}
+
+    def step(self, action):
+        return "x", 0.0, True, False, {}
+`
+
+// TestMemoryVerdictWithoutTheWatchdog shows that the memory verdict does not rest on the watchdog
+// winning a race: with its reads switched off (a tick of an hour), a program whose processes together
+// pass the worker's limit is still a memory error, both when its call's deadline passes and when its
+// call replies while the memory is held, on the layers with a PID namespace.
+func TestMemoryVerdictWithoutTheWatchdog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a gigabyte per layer; skipped with -short")
+	}
+	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces} {
+		for _, reply := range []bool{false, true} {
+			name := map[bool]string{false: "deadline", true: "reply"}[reply]
+			t.Run(string(iso)+"/"+name, func(t *testing.T) {
+				// (the instance's start fills 800 MiB: a load deadline a loaded machine does not reach)
+				p := newTestPool(t, iso, func(o *Options) {
+					o.Workers, o.memoryTick, o.LoadTimeout, o.ResetTimeout = 1, time.Hour, 2*time.Minute, 15*time.Second
+				})
+				code := fmt.Sprintf(overLimitAtReset, map[bool]string{false: "False", true: "True"}[reply])
+				obs, err := playOnce(context.Background(), p, code)
+				if !errors.Is(err, ErrMemory) {
+					t.Fatalf("reset gave %q, %v; want a memory error", obs, err)
+				}
+			})
+		}
+	}
+}

@@ -636,7 +636,7 @@ const memoryTick = 100 * time.Millisecond
 // root of all it runs on every layer: a PID namespace's init (bwrap, namespaces) or the landlock init
 // (a subreaper), so children that detached themselves (setsid daemons) are counted too.
 func (w *worker) watchMemory(limit int64) {
-	ticker := time.NewTicker(memoryTick)
+	ticker := time.NewTicker(cmp.Or(w.opts.memoryTick, memoryTick))
 	defer ticker.Stop()
 	for {
 		select {
