@@ -19,7 +19,7 @@ HAVE_OPENBLAS := $(shell printf 'int main(void){return 0;}\n' | $(CC) -x c - -lo
 GOTAGS ?= $(if $(HAVE_OPENBLAS),,noopenblas)
 GOFLAGS_TAGS := $(if $(GOTAGS),-tags $(GOTAGS))
 
-.PHONY: deps build blas-note test test-go test-python test-short test-go-short test-python-short bench demo tools clean sample generate gate rollout regret grpo run metrics report eval
+.PHONY: deps build blas-note test test-go test-python test-stress test-short test-go-short test-python-short bench demo tools clean sample generate gate rollout regret grpo run metrics report eval
 
 build: blas-note
 	$(GO) build $(GOFLAGS_TAGS) -o $(SPADE) ./cmd/spade
@@ -51,6 +51,12 @@ test-python:
 	  cd stages/grpo/trainer && $(SPADE_PYTHON) -m unittest discover -s tests -v 2>&1 | tail -n 30; \
 	  exit $${PIPESTATUS[0]}; \
 	fi
+
+# test-stress runs the packages whose tests race real sandboxes against deadlines (sandbox, gate, bench,
+# rollout; STRESS_PACKAGES=...) beside a CPU hog of twice the cores (STRESS_HOGS=N busy loops, stopped when
+# the tests end), and fails when any test fails: a test a loaded machine breaks is a broken test.
+test-stress: deps tools blas-note
+	PATH=$(BIN):$$PATH GO="$(GO)" GOFLAGS_TAGS="$(GOFLAGS_TAGS)" ./scripts/stress.sh
 
 # test-short is the quick suite (under 5 minutes on 2 cores, with the build cache warm): go test -short,
 # under which the slow tests skip themselves (a -short skip is never a CI failure), and the trainer's

@@ -49,7 +49,9 @@ func (j *unguardedJudge) Equivalent(ctx context.Context, a, b string) (bool, str
 // unguardedRun is the code runner before it was guarded: one loaded program for every answer, every
 // test of an answer sent to one instance that forks the candidate per test and compares there.
 func unguardedRun(ctx context.Context, l *loaded, program string, tests []CodeTest) (CodeResult, error) {
-	raw, err := l.eval(ctx, 20*time.Second, "run", program, tests, "", 2.0, 15.0, 64<<10)
+	// each test's time and the answer's budget leave room for a loaded machine (a daemon's reply comes
+	// after its scan of /proc): the attacks are judged by their output, never by a deadline
+	raw, err := l.eval(ctx, 3*time.Minute, "run", program, tests, "", 30.0, 120.0, 64<<10)
 	if err != nil {
 		return CodeResult{}, err
 	}
@@ -84,11 +86,23 @@ func TestHostileAnswersReachTheirGoalsUnguarded(t *testing.T) {
 	}
 	runner := &loaded{pool: pool, code: hostileAnswer(t, "scorers/unguarded_code_runner.py")}
 	defer runner.close()
+	// The daemon pair runs where nothing but the runner could stop the daemon: with no isolation layer.
+	// Under bwrap and namespaces the layer's init kills a detached process within half a second, so
+	// there the pair meets only when the second answer starts within that time, which a loaded machine
+	// does not promise.
+	unsafe, err := sandbox.NewPool(ctx, sandbox.Options{Python: pool.Python().Executable, Isolation: sandbox.IsolationNone,
+		AllowUnsafe: true, Workers: 1, ResetTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unsafe.Close() })
+	daemonRunner := &loaded{pool: unsafe, code: hostileAnswer(t, "scorers/unguarded_code_runner.py")}
+	defer daemonRunner.close()
 	all := append(append([]CodeTest(nil), hostileCodeTests.Public...), hostileCodeTests.Private...)
 	for _, name := range []string{"answers/code_read_expected.py", "answers/code_daemon_serves.py", "answers/code_daemon_asks.py"} {
-		if strings.Contains(name, "daemon") && pool.Isolation() == sandbox.IsolationLandlock {
-			t.Logf("%s: no channel on the landlock layer (its processes cannot read /proc)", name)
-			continue
+		runner := runner
+		if strings.Contains(name, "daemon") {
+			runner = daemonRunner
 		}
 		res, err := unguardedRun(ctx, runner, hostileAnswer(t, name), all)
 		if err != nil || res.Failed != -1 {
@@ -112,7 +126,7 @@ func TestHostileAnswersContained(t *testing.T) {
 		t.Errorf("an honest answer after the hostile ones: score %v (%s, %v)", score, detail, err)
 	}
 	runner := NewCodeRunner(pool)
-	runner.TestTimeout = 2 * time.Second
+	runner.TestTimeout = 20 * time.Second // no case here ends by its deadline: room for a loaded machine
 	cases := []struct {
 		name  string
 		score float64
@@ -267,7 +281,8 @@ func TestSympyJudgeTimeout(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		began := time.Now()
 		eq, detail, err := judge.Equivalent(ctx, "1", "1")
-		if err != nil || eq || !strings.Contains(detail, "took longer") || time.Since(began) > 3*time.Second {
+		// (the comparison sleeps 30 s: 15 s, a loaded machine's load of sympy included, shows it was cut)
+		if err != nil || eq || !strings.Contains(detail, "took longer") || time.Since(began) > 15*time.Second {
 			t.Errorf("a slow comparison: %v %q %v after %v", eq, detail, err, time.Since(began))
 		}
 	}

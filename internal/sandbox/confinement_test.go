@@ -169,7 +169,7 @@ func TestPrivateScratch(t *testing.T) {
 				envs[0].Close()
 				// (an instance may not remove its directory, only empty it: the directory goes with
 				// the program's, which the worker's end or clean removes)
-				deadline := time.Now().Add(3 * time.Second)
+				deadline := time.Now().Add(settle)
 				for entries, _ := os.ReadDir(dirs[0].Cwd); len(entries) > 0; entries, _ = os.ReadDir(dirs[0].Cwd) {
 					if time.Now().After(deadline) {
 						t.Fatalf("%s still holds %v after its instance ended", dirs[0].Cwd, entries)

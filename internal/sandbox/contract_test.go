@@ -18,11 +18,11 @@ func mustEnv(t *testing.T, prog *Program) *Env {
 	return env
 }
 
-// waitOutput returns the program's output once it holds every one of want, or after two seconds.
+// waitOutput returns the program's output once it holds every one of want, or after settle.
 func waitOutput(t *testing.T, prog *Program, want ...string) string {
 	t.Helper()
 	var out string
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(settle); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		var err error
 		if out, err = prog.Output(context.Background()); err != nil {
 			t.Fatal(err)

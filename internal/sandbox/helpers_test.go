@@ -45,6 +45,11 @@ func newTestPool(t testing.TB, iso Isolation, mutate func(*Options)) *Pool {
 	return p
 }
 
+// settle is how long a test waits for what happens at once on a quiet machine (a process to end, a
+// directory to empty, output to arrive) before it says it did not: a load of 10 on 2 cores must not reach
+// it, and the wait ends as soon as the condition holds.
+const settle = 30 * time.Second
+
 // isoUnderTest is the layer most tests use: $SPADE_TEST_ISOLATION, else bwrap.
 func isoUnderTest() Isolation {
 	if v := os.Getenv("SPADE_TEST_ISOLATION"); v != "" {

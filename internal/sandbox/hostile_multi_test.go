@@ -126,6 +126,28 @@ type attack struct {
 	run     func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (reached bool, detail string)
 	// demo is false for attacks that need no isolation to fail (checked in Go or the harness alone).
 	demo bool
+	// roomy gives the attack's pool deadlines a loaded machine does not reach (roomyDeadlines): its
+	// verdict is not a timeout, and a slow machine must not make it one.
+	roomy bool
+}
+
+// roomyDeadlines gives a pool deadlines that a load of 10 on 2 cores does not reach for a program that
+// does not run into them on purpose.
+func roomyDeadlines(o *Options) {
+	o.LoadTimeout, o.ResetTimeout, o.StepTimeout = 30*time.Second, 30*time.Second, 15*time.Second
+}
+
+// poolOptions is the options of the attack's pool on a layer: workers, and roomy deadlines when asked.
+func (a attack) poolOptions(extra func(*Options)) func(*Options) {
+	return func(o *Options) {
+		o.Workers = a.workers
+		if a.roomy {
+			roomyDeadlines(o)
+		}
+		if extra != nil {
+			extra(o)
+		}
+	}
 }
 
 // playOnce loads code and resets one instance.
@@ -285,7 +307,7 @@ var attacks = []attack{
 		}
 		return reached, strings.Join(details, "; ")
 	}},
-	{name: "memory_tree", workers: 1, demo: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
+	{name: "memory_tree", workers: 1, demo: true, roomy: true, run: func(ctx context.Context, t *testing.T, p *Pool, code, innocent string) (bool, string) {
 		obs, err := playOnce(ctx, p, code)
 		if err != nil && !errors.Is(err, ErrMemory) {
 			t.Errorf("memory_tree ended with %v, want a memory error", err)
@@ -382,8 +404,8 @@ func TestHostileUnconfinedReachTheirGoals(t *testing.T) {
 			continue
 		}
 		t.Run(a.name, func(t *testing.T) {
-			p := newTestPool(t, IsolationNone, func(o *Options) { o.Workers = a.workers; o.unhardened = true; o.WorkerMemoryLimit = -1 })
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			p := newTestPool(t, IsolationNone, a.poolOptions(func(o *Options) { o.unhardened = true; o.WorkerMemoryLimit = -1 }))
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			if reached, detail := a.run(ctx, t, p, hostileSource(t, a.name), newInnocent(t)); !reached {
 				t.Fatalf("the attack did not reach its goal unconfined, so its containment proves nothing: %s", detail)
@@ -405,7 +427,7 @@ func TestHostileMultiProgram(t *testing.T) {
 	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces, IsolationLandlock} {
 		t.Run(string(iso), func(t *testing.T) {
 			innocent := newInnocent(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()
 			aloneSeq, aloneConc, err := transcripts(ctx, newTestPool(t, iso, nil), innocent)
 			if err != nil {
@@ -416,7 +438,7 @@ func TestHostileMultiProgram(t *testing.T) {
 			}
 			for _, a := range attacks {
 				t.Run(a.name, func(t *testing.T) {
-					p := newTestPool(t, iso, func(o *Options) { o.Workers = a.workers })
+					p := newTestPool(t, iso, a.poolOptions(nil))
 					if reached, detail := a.run(ctx, t, p, hostileSource(t, a.name), innocent); reached {
 						t.Fatalf("the attack reached its goal: %s", detail)
 					} else {
@@ -493,5 +515,67 @@ func TestHarnessSealStopsPatches(t *testing.T) {
 	}
 	if _, err := playOnce(ctx, p, code); !errors.Is(err, ErrEnv) || !strings.Contains(err.Error(), "TemplateTainted") {
 		t.Fatalf("harness_patch.py sealed: %v", err)
+	}
+}
+
+// overLimitAtReset is a program whose processes pass a 1 GiB worker limit in reset: its __init__ forks
+// four children that fill 200 MiB each and hold it (under the limit), and reset forks a fifth that fills
+// 300 MiB; then reset replies at once (REPLY) or sleeps past its deadline. Most of the memory is filled
+// before reset's deadline starts, so a loaded machine reaches that deadline long after the limit.
+const overLimitAtReset = `
+import os
+import time
+
+REPLY = %s
+
+
+def hold(mib):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        blob = b"x" * (mib << 20)
+        os.write(w, b"1")
+        time.sleep(120 + len(blob) * 0)
+        os._exit(0)
+    os.read(r, 1)
+
+
+class OverLimitEnv:
+    def __init__(self):
+        for _ in range(4):
+            hold(200)
+
+    def reset(self, seed=None):
+        hold(300)
+        if not REPLY:
+            time.sleep(600)
+        return "held", {}
+
+    def step(self, action):
+        return "x", 0.0, True, False, {}
+`
+
+// TestMemoryVerdictWithoutTheWatchdog shows that the memory verdict does not rest on the watchdog
+// winning a race: with its reads switched off (a tick of an hour), a program whose processes together
+// pass the worker's limit is still a memory error, both when its call's deadline passes and when its
+// call replies while the memory is held, on the layers with a PID namespace.
+func TestMemoryVerdictWithoutTheWatchdog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a gigabyte per layer; skipped with -short")
+	}
+	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces} {
+		for _, reply := range []bool{false, true} {
+			name := map[bool]string{false: "deadline", true: "reply"}[reply]
+			t.Run(string(iso)+"/"+name, func(t *testing.T) {
+				// (the instance's start fills 800 MiB: a load deadline a loaded machine does not reach)
+				p := newTestPool(t, iso, func(o *Options) {
+					o.Workers, o.memoryTick, o.LoadTimeout, o.ResetTimeout = 1, time.Hour, 2*time.Minute, 15*time.Second
+				})
+				code := fmt.Sprintf(overLimitAtReset, map[bool]string{false: "False", true: "True"}[reply])
+				obs, err := playOnce(context.Background(), p, code)
+				if !errors.Is(err, ErrMemory) {
+					t.Fatalf("reset gave %q, %v; want a memory error", obs, err)
+				}
+			})
+		}
 	}
 }

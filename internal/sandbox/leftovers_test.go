@@ -99,7 +99,7 @@ func alive(procs map[int]process) []string {
 // waitGone waits up to 5 s for procs to end and fails with what is left.
 func waitGone(t *testing.T, procs map[int]process, what string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(settle)
 	for {
 		left := alive(procs)
 		if len(left) == 0 {

@@ -85,6 +85,9 @@ type Options struct {
 	// harnessInfoCap (tests only) is the info cap the harness is told when it is not InfoCap, so that a
 	// test can show Go's own check holding for a harness that was made to check less.
 	harnessInfoCap int
+	// memoryTick (tests only) replaces memoryTick, how often the watchdog reads a worker's memory, so
+	// that a test can show the verdict without the watchdog's reads.
+	memoryTick time.Duration
 	// Preload lists the modules each worker imports before forking (default DefaultPreload).
 	Preload []string
 	// MaxTurns is passed to the env class as Cls(max_turns=MaxTurns), the authors' construction (a

@@ -287,6 +287,11 @@ func (w *worker) closeKey(key string) reply {
 // explain turns a channel failure into a typed *Error, asking the server what it saw of the
 // program (captured output, overflow) and killing the failed instance (pid > 0) or child.
 func (w *worker) explain(op, key string, pid int, cause error) error {
+	if w.checkMemory() != nil {
+		// over the worker's memory limit when the call failed (a deadline that passed while the
+		// program's processes filled memory included): a memory error, as the watchdog says
+		return w.deadErrFor(op)
+	}
 	var se *Error
 	if errors.As(cause, &se) && (se.Kind == KindEnv || se.Kind == KindMemory) {
 		// The program raised, but it may have started processes that outlive the instance (a fork
@@ -397,6 +402,9 @@ func (p *Pool) load(ctx context.Context, code string, extra map[string]any) (*Pr
 	if err == nil {
 		r, err = ch.roundTrip(nil, loadTimeout(ctx, p.opts.LoadTimeout), p.opts)
 	}
+	if err == nil {
+		err = w.checkMemoryAfterReply()
+	}
 	if err != nil || len(r.Problems) > 0 {
 		if err != nil {
 			err = w.explain("load", key, 0, err)
@@ -442,6 +450,9 @@ func (g *Program) NewEnv(ctx context.Context) (*Env, error) {
 		return nil, err
 	}
 	r, err := ch.roundTrip(nil, loadTimeout(ctx, g.pool.opts.LoadTimeout), g.pool.opts)
+	if err == nil {
+		err = g.w.checkMemoryAfterReply()
+	}
 	if err != nil {
 		ch.Close()
 		return nil, g.w.explain("new", g.key, r.PID, err)
@@ -584,6 +595,10 @@ func (e *Env) do(ctx context.Context, op string, req map[string]any, timeout tim
 	stop := context.AfterFunc(ctx, func() { _ = e.ch.conn.SetDeadline(time.Now()) })
 	r, err := e.ch.roundTrip(req, timeout, e.prog.pool.opts)
 	cancelled := !stop() && err != nil && ctx.Err() != nil
+	if err == nil {
+		// what the program's processes hold when the reply came decides, whoever won the race
+		err = e.prog.w.checkMemoryAfterReply()
+	}
 	if err == nil && len(r.Obs) > e.prog.pool.opts.ObservationCap {
 		// the cap holds on the bytes we received, whatever the harness in the instance was made to check
 		err = &Error{Kind: KindOutput, Msg: fmt.Sprintf("observation of %d bytes exceeds the cap of %d", len(r.Obs), e.prog.pool.opts.ObservationCap)}

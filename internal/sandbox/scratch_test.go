@@ -138,7 +138,7 @@ func TestScratchLimitPerInstance(t *testing.T) {
 			d, dDir := start()
 			if iso == IsolationLandlock { // the scratch space is on the host's file system: look
 				for _, dir := range []string{aDir.Cwd, bDir.Cwd, cDir.Cwd, eDir.Cwd} {
-					deadline := time.Now().Add(3 * time.Second)
+					deadline := time.Now().Add(settle)
 					for entries, _ := os.ReadDir(dir); len(entries) > 0; entries, _ = os.ReadDir(dir) {
 						if time.Now().After(deadline) {
 							t.Fatalf("%s still holds %v", dir, entries)
@@ -147,7 +147,7 @@ func TestScratchLimitPerInstance(t *testing.T) {
 					}
 				}
 			} else { // the worker's /tmp holds what every instance left (b and e empty their own as they end)
-				deadline := time.Now().Add(3 * time.Second)
+				deadline := time.Now().Add(settle)
 				for used := dDir.FsUsed; used >= 1<<20; {
 					if time.Now().After(deadline) {
 						t.Fatalf("the worker's /tmp still holds %d bytes after the instances ended", used)

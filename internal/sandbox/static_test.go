@@ -97,7 +97,8 @@ func TestStaticCheck(t *testing.T) {
 func TestLoadCheckedRefusesBeforeRunning(t *testing.T) {
 	for _, iso := range []Isolation{IsolationBwrap, IsolationNamespaces, IsolationLandlock} {
 		t.Run(string(iso), func(t *testing.T) {
-			p := newTestPool(t, iso, func(o *Options) { o.Workers = 1 })
+			// (a load deadline a loaded machine does not reach: a program that ran would spin until it)
+			p := newTestPool(t, iso, func(o *Options) { o.Workers = 1; o.LoadTimeout = time.Minute })
 			ctx := context.Background()
 			began := time.Now()
 			prog, problems, err := p.LoadChecked(ctx, "import os\nwhile True:\n    pass\n"+counterEnv, "games", DefaultStaticRules())

@@ -95,6 +95,11 @@ type worker struct {
 	deadOnce sync.Once
 	waited   chan struct{}
 	tainted  atomic.Bool
+	// peakMemory is the most memory (bytes) the worker's processes were seen to hold together
+	// (checkMemory).
+	peakMemory atomic.Int64
+	// memoryReadAt is when checkMemory last read the worker's processes (Unix nanoseconds).
+	memoryReadAt atomic.Int64
 	// spent is set once a program was loaded, and cleared when the server proved the worker
 	// clean after it: a spent worker is killed when released, never reused.
 	spent atomic.Bool
@@ -626,13 +631,12 @@ func seccompPipe() (*os.File, error) {
 // memoryTick is how often watchMemory reads the worker's processes.
 const memoryTick = 100 * time.Millisecond
 
-// watchMemory ends the worker (a memory error for every call in flight and to come, the worker
-// replaced) once its processes together hold more than limit bytes (Options.WorkerMemoryLimit), read every
-// memoryTick by treeMemoryBytes. The worker's own process is the root of all it runs on every layer:
-// a PID namespace's init (bwrap, namespaces) or the landlock init (a subreaper), so children that
-// detached themselves (setsid daemons) are counted too.
+// watchMemory ends the worker once its processes together hold more than limit bytes
+// (Options.WorkerMemoryLimit), read every memoryTick by checkMemory. The worker's own process is the
+// root of all it runs on every layer: a PID namespace's init (bwrap, namespaces) or the landlock init
+// (a subreaper), so children that detached themselves (setsid daemons) are counted too.
 func (w *worker) watchMemory(limit int64) {
-	ticker := time.NewTicker(memoryTick)
+	ticker := time.NewTicker(cmp.Or(w.opts.memoryTick, memoryTick))
 	defer ticker.Stop()
 	for {
 		select {
@@ -640,13 +644,63 @@ func (w *worker) watchMemory(limit int64) {
 			return
 		case <-ticker.C:
 		}
-		if used := treeMemoryBytes(w.cmd.Process.Pid); used > limit {
-			w.tainted.Store(true)
-			w.markDead(&Error{Kind: KindMemory, Op: "worker", Msg: fmt.Sprintf(
-				"the program's processes together held %d MiB, over the worker's limit of %d MiB (sandbox.worker_memory_mb)", used>>20, limit>>20)})
+		if w.checkMemory() != nil {
 			return
 		}
 	}
+}
+
+// checkMemory reads the memory the worker's processes hold now (treeMemoryBytes), raises the
+// worker's high-water mark to it, and, when that mark is over Options.WorkerMemoryLimit, ends the
+// worker with a memory error (every call in flight and to come fails with it, the worker is replaced)
+// and returns that error; nil while the worker stayed within its limit or has none. The watchdog calls
+// it every memoryTick; a call on a program that failed or whose deadline passed calls it once more
+// before it says what happened, and one that succeeded calls checkMemoryAfterReply. So a tree over the
+// limit when the call ends is a memory error whoever was first, the watchdog or the deadline, and the
+// verdict does not depend on the machine's load. A worker that died of anything else returns nil.
+func (w *worker) checkMemory() error {
+	limit := w.opts.WorkerMemoryLimit
+	if limit <= 0 || w.cmd == nil || w.cmd.Process == nil {
+		return nil
+	}
+	if w.isDead() {
+		if errors.Is(w.deadErr, ErrMemory) {
+			return w.deadErr
+		}
+		return nil
+	}
+	used := treeMemoryBytes(w.cmd.Process.Pid)
+	w.memoryReadAt.Store(time.Now().UnixNano())
+	peak := w.peakMemory.Load()
+	for used > peak && !w.peakMemory.CompareAndSwap(peak, used) {
+		peak = w.peakMemory.Load()
+	}
+	peak = max(peak, used)
+	if peak <= limit {
+		return nil
+	}
+	w.tainted.Store(true)
+	w.markDead(&Error{Kind: KindMemory, Op: "worker", Msg: fmt.Sprintf(
+		"the program's processes together held %d MiB, over the worker's limit of %d MiB (sandbox.worker_memory_mb)", peak>>20, limit>>20)})
+	if errors.Is(w.deadErr, ErrMemory) {
+		return w.deadErr
+	}
+	return nil
+}
+
+// checkMemoryAfterReply is checkMemory for a call that succeeded: it reads the tree only when the last
+// read is a memoryTick old or more (the watchdog is late, as a loaded machine makes it), and otherwise
+// relies on that read, which saw what the call's processes held less than a tick before the reply. A read
+// costs about as much as a step's round trip, so a fast step on a machine whose watchdog keeps time pays
+// none; either way the verdict is what the tree held within one tick of the reply.
+func (w *worker) checkMemoryAfterReply() error {
+	if time.Since(time.Unix(0, w.memoryReadAt.Load())) < memoryTick {
+		if w.isDead() && errors.Is(w.deadErr, ErrMemory) {
+			return w.deadErr
+		}
+		return nil
+	}
+	return w.checkMemory()
 }
 
 // maxMemoryTreeProcesses bounds the processes treeMemoryBytes reads (a worker runs up to its

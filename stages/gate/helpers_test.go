@@ -75,16 +75,38 @@ func testPython() string {
 	return "python3"
 }
 
-// newPool starts a pool with short deadlines for tests; in CI a missing layer fails.
+// newPool starts a pool for tests, with deadlines a loaded machine does not reach (roomyDeadlines); in CI
+// a missing layer fails.
 func newPool(t testing.TB, iso sandbox.Isolation) *sandbox.Pool {
+	t.Helper()
+	return newPoolWith(t, iso, roomyDeadlines)
+}
+
+// shortDeadlines gives a pool the short deadlines of a test whose programs run into them on purpose (a
+// loop at load, in reset or in step), so that each costs little.
+func shortDeadlines(o *sandbox.Options) {
+	o.LoadTimeout, o.ResetTimeout, o.StepTimeout = 2*time.Second, 2*time.Second, time.Second
+}
+
+// roomyDeadlines gives a pool deadlines that a loaded machine (a load of 10 on 2 cores) does not reach
+// for a program that does not run into them on purpose: a test whose verdict is not a timeout uses it,
+// so that load cannot turn its verdict into one.
+func roomyDeadlines(o *sandbox.Options) {
+	o.LoadTimeout, o.ResetTimeout, o.StepTimeout = 30*time.Second, 30*time.Second, 15*time.Second
+}
+
+// newPoolWith starts a pool whose options mutate sets (deadlines included); in CI a missing layer fails.
+func newPoolWith(t testing.TB, iso sandbox.Isolation, mutate func(*sandbox.Options)) *sandbox.Pool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := sandbox.NewPool(ctx, sandbox.Options{
+	opts := sandbox.Options{
 		Python: testPython(), Isolation: iso, Workers: 2,
 		LoadTimeout: 2 * time.Second, ResetTimeout: 2 * time.Second, StepTimeout: time.Second,
 		CPUSeconds: 10, AddressSpace: 512 << 20, WorkerMemoryLimit: 1 << 30,
-	})
+	}
+	mutate(&opts)
+	p, err := sandbox.NewPool(ctx, opts)
 	if err != nil {
 		t.Fatalf("sandbox pool (%s): %v", iso, err)
 	}

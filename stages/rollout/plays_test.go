@@ -381,7 +381,7 @@ func killSandboxWorkers(t *testing.T) int {
 	for _, pid := range victims {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // (ends as soon as they are gone)
 	for _, pid := range victims {
 		for alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)

@@ -32,7 +32,9 @@ func testPool(t testing.TB, workers int) *sandbox.Pool {
 	if python == "" {
 		python = "/usr/bin/python3"
 	}
-	opts := sandbox.Options{Python: python, Workers: workers, StepTimeout: time.Second, LoadTimeout: 5 * time.Second, ResetTimeout: 5 * time.Second, CPUSeconds: 10}
+	// Loads and resets get deadlines a loaded machine does not reach; the step deadline stays short, since
+	// the tests' spinning env (slowEnv) runs into it on every episode.
+	opts := sandbox.Options{Python: python, Workers: workers, StepTimeout: time.Second, LoadTimeout: 30 * time.Second, ResetTimeout: 30 * time.Second, CPUSeconds: 10}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	pool, err := sandbox.NewPool(ctx, opts)

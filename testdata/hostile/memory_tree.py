@@ -13,7 +13,7 @@ class MemoryTreeEnv:
             if os.fork() == 0:
                 blob = b"x" * (MIB << 20)  # written, so every page is resident
                 os.write(w, b"1")
-                time.sleep(5 + len(blob) * 0)
+                time.sleep(20 + len(blob) * 0)  # held past the reply, whatever the load
                 os._exit(0)
         got = 0
         while got < CHILDREN:

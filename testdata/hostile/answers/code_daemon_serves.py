@@ -1,7 +1,8 @@
 # attack: answer correctly, and leave a daemon (its own session, stdio closed) that keeps solving for
 # later answers on the same runner. The channel is process names, which every process of the sandbox
-# can set (prctl) and read (/proc/PID/stat): a later answer (code_daemon_asks.py, which computes
-# nothing) names itself "Q<input>", the daemon names itself "R<sum>:<its pid>"
+# can set (prctl) and read (/proc/PID/stat): the daemon names itself "SPADEDAEMON" once it serves
+# (this answer exits only then), a later answer (code_daemon_asks.py, which computes nothing) names
+# itself "Q<input>", and the daemon answers by naming itself "R<sum>:<its pid>"
 import ctypes
 import os
 import sys
@@ -22,12 +23,15 @@ def names():
             yield int(p), stat[stat.index(b"(") + 1:stat.rindex(b")")].decode("latin-1")
 
 
+ready_r, ready_w = os.pipe()
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        os.closerange(0, 1 << 16)
         libc = ctypes.CDLL(None)
-        end = time.monotonic() + 60
+        libc.prctl(15, ctypes.c_char_p(b"SPADEDAEMON"), 0, 0, 0)  # PR_SET_NAME
+        os.write(ready_w, b"1")
+        os.closerange(0, 1 << 16)
+        end = time.monotonic() + 30
         while time.monotonic() < end:
             for pid, name in names():
                 if name.startswith("Q") and pid != os.getpid():
@@ -36,5 +40,7 @@ if os.fork() == 0:
                     except ValueError:
                         continue
                     libc.prctl(15, ctypes.c_char_p(("R%d:%d" % (x + y, pid)).encode()), 0, 0, 0)  # PR_SET_NAME
-            time.sleep(0.005)
+            time.sleep(0.01)
     os._exit(0)
+os.close(ready_w)
+os.read(ready_r, 1)  # (end of file when the daemon could not start)
