@@ -218,7 +218,7 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 		return out
 	}
 	obs = neutral(obs)
-	data := PromptData{MaxTurns: cfg.Rollout.MaxTurns, ActionFormat: string(cfg.Rollout.ActionFormat), Observation: obs}
+	data := PromptData{MaxTurns: cfg.Rollout.MaxTurns, ActionFormat: string(cfg.Rollout.ActionFormat), Observation: obs, BoxedPassing: PassesBoxed(cfg)}
 	if ep.Hinted {
 		hint := neutral(e.Hint)
 		data.Observation = FirstObservation(obs, hint, cfg.Rollout.HintPlacement)

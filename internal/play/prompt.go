@@ -98,6 +98,9 @@ type PromptData struct {
 	Observation string
 	// ActionFormat is rollout.action_format: boxed or tag.
 	ActionFormat string
+	// BoxedPassing says the env's step receives the boxed answer itself (PassesBoxed: the first plain
+	// box is the move), rather than the last box's content.
+	BoxedPassing bool
 }
 
 // FirstObservation returns the first observation an episode shows: obs, followed by a blank line and

@@ -163,6 +163,11 @@ func TestEnvReceivesTheBoxedAction(t *testing.T) {
 	f := newScriptedFixture(t, "games", []schemas.EnvRow{envRow(0, 0, echoEnv, "h", schemas.SkillLogic, "games")}, script, authorsPlays(len(answers)))
 	useRunPool(t, f)
 	f.rollout(t, 0)
+	for _, req := range f.srv.Requests() {
+		if first := req.Messages[0].Content; !strings.Contains(first, "If you write several, the first is played.") || strings.Contains(first, "Only the last") {
+			t.Fatalf("the prompt does not say which box is played: %q", first)
+		}
+	}
 	want := []string{`\boxed{north}`, `\boxed{1}`, `\boxed{\frac{1}{2}}`, "no move at all", `\boxed{4}`, `\boxed{A}`}
 	turns := readStep[schemas.TurnRow](t, f, "turns", 0)
 	if len(turns) != len(want) {
