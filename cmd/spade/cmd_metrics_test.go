@@ -64,7 +64,7 @@ func TestAnalyticsCommands(t *testing.T) {
 		t.Errorf("ablate csv: %v", cmp)
 	}
 	rescore := analyticsCSV(t, must(t, env, "--run", "full", "ablate", "--rescore", "--format", "csv"))
-	if len(rescore) != 5 || rescore[1][0] != "regret_anchor" || rescore[1][2] != "1" {
+	if len(rescore) != 6 || rescore[1][0] != "regret_anchor" || rescore[1][2] != "1" || rescore[5][0] != "regret_based" {
 		t.Errorf("rescore csv: %v", rescore)
 	}
 	// The deployed variant's rescored reward of each pool's top env is the stored final reward.

@@ -68,6 +68,9 @@ func (e *evaluator) playItem(ctx context.Context, item schemas.BenchItemRow, sam
 		cfg.Setting = meta.Setting // the checks the program passed: tools programs are played with tools()
 	}
 	cfg.LLM.Agent.MaxTokens = e.agentMaxTokens
+	// A benchmark's env is played as it is: the load-time validation before a play is the training
+	// loader's, not the benchmark's.
+	cfg.Rollout.InstanceWarmup = config.WarmupNone
 	tmpl, err := p.template(&cfg)
 	if err != nil {
 		return schemas.EvalResultRow{}, err
