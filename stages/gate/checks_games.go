@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/play"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
 )
@@ -336,13 +337,13 @@ func (c *checker) checkHintLeak() (string, error) {
 // officialActions are the actions the official gate plays after a reset (the authors' validate_game).
 var officialActions = []string{"1", "2", "test"}
 
-// validateActions, validateSeed and validateReplaySeed are the authors' _validate_game_execution's
-// actions and seeds (spade/core/envs/synthetic_game_env.py): fixed and public, as theirs are.
-var validateActions = []string{`\boxed{1}`, `\boxed{test}`, `\boxed{42}`}
+// validateActions, validateSeed and validateReplaySeed are the load-time validation's actions and
+// seeds, the ones a play's instance also runs before its reset (internal/play): fixed and public.
+var validateActions = play.ValidationActions
 
 const (
-	validateSeed       = 42
-	validateReplaySeed = 123
+	validateSeed       = play.ValidationSeed
+	validateReplaySeed = play.ValidationReplaySeed
 	// validateRewardBound is the bound of the authors' reward range check: [−10, 10].
 	validateRewardBound = 10
 )
