@@ -15,13 +15,16 @@ import (
 	"github.com/spadekit/spade/stages/grpo"
 )
 
-// TestEveryPresetTrainsTheAuthorsBatch runs two steps (one pool) of each SPADE preset on the emulator,
-// the sizes shrunk with the ratio kept (2 envs per pool and a global batch of 4, as 24 and 192 give 8
-// plays an env), and checks per step what grpo_batches holds against the authors' rules, computed here
-// from the step's assembled samples: every accepted env plays ⌈4 / accepted⌉ unhinted episodes; the batch
-// is the Designer samples (the pool's, at its last step), then the Agent samples in play order, then
-// whole plays copied from the first while the plays are fewer than 4 minus the Designer samples, cut to
-// 4 at the tail; nothing is padded while an Agent play exists.
+// TestEveryPresetTrainsTheAuthorsBatch runs three steps (two pools of two steps, the run's last step 2)
+// of each SPADE preset on the emulator, the sizes shrunk with the ratio kept (2 envs per pool and a
+// global batch of 4, as 24 and 192 give 8 plays an env), and checks per step what grpo_batches holds
+// against the authors' rules, computed here from the step's assembled samples: every accepted env plays
+// ⌈4 / accepted⌉ unhinted episodes; the batch is the Designer samples, then the Agent samples in play
+// order, then whole plays copied from the first while the plays are fewer than 4 minus the Designer
+// samples, cut to 4 at the tail; nothing is padded while an Agent play exists. The Designer samples are
+// trained one pool later: none at steps 0 and 1 (pool 0's last step), pool 0's at step 2 (the next
+// pool's first step) and, since step 2 is the run's last (grpo.final_step), pool 2's there too; each is
+// the call that generated an env of its pool.
 func TestEveryPresetTrainsTheAuthorsBatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("six two-step runs in the real sandbox; skipped with -short")
@@ -48,7 +51,7 @@ func TestEveryPresetTrainsTheAuthorsBatch(t *testing.T) {
 			sets := []string{"llm.designer.base_url=" + emu.URL, "llm.designer.model=designer-model",
 				"llm.agent.base_url=" + emu.URL, "llm.agent.model=agent-model", "sample.corpus=testdata",
 				"sample.envs_per_step=2", "sample.refresh_every=2", fmt.Sprintf("grpo.global_batch=%d", batch),
-				"rollout.hinted_group_size=2", "rollout.max_turns=3", "gate.max_attempts=2"}
+				"rollout.hinted_group_size=2", "rollout.max_turns=3", "gate.max_attempts=2", "grpo.final_step=2"}
 			args := []string{"init", "--preset", preset}
 			cfg, err := config.Preset(preset)
 			if err != nil {
@@ -62,7 +65,7 @@ func TestEveryPresetTrainsTheAuthorsBatch(t *testing.T) {
 				}
 			}
 			must(t, env, args...)
-			if r := spade(t, env, "", "run", "--steps", "0-1"); r.code != 0 {
+			if r := spade(t, env, "", "run", "--steps", "0-2"); r.code != 0 {
 				t.Fatalf("spade run: exit %d\n%s\n%s", r.code, tail(r.stdout, 20), tail(r.stderr, 20))
 			}
 			ctx := context.Background()
@@ -70,15 +73,24 @@ func TestEveryPresetTrainsTheAuthorsBatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			envs, err := lake.ReadStep[schemas.EnvRow](ctx, lk, "p", schemas.EnvsSpec.Name, 0)
-			if err != nil {
-				t.Fatal(err)
+			poolEnvs := map[int64][]schemas.EnvRow{}
+			calledBy := map[string]int64{} // generating call → its pool
+			for _, pool := range []int64{0, 2} {
+				envs, err := lake.ReadStep[schemas.EnvRow](ctx, lk, "p", schemas.EnvsSpec.Name, pool)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(envs) == 0 {
+					t.Fatalf("the gate accepted no env at pool %d", pool)
+				}
+				poolEnvs[pool] = envs
+				for _, e := range envs {
+					calledBy[e.CallID] = pool
+				}
 			}
-			if len(envs) == 0 {
-				t.Fatal("the gate accepted no env")
-			}
-			perEnv := (batch + len(envs) - 1) / len(envs)
-			for step := int64(0); step < 2; step++ {
+			for step := int64(0); step < 3; step++ {
+				envs := poolEnvs[cfg.PoolStep(step)]
+				perEnv := (batch + len(envs) - 1) / len(envs)
 				episodes, err := lake.ReadStep[schemas.EpisodeRow](ctx, lk, "p", schemas.EpisodesSpec.Name, step)
 				if err != nil {
 					t.Fatal(err)
@@ -98,8 +110,19 @@ func TestEveryPresetTrainsTheAuthorsBatch(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if (len(asm.Designer) > 0) != (step == 1) {
-					t.Errorf("step %d: %d Designer samples assembled, want them at the pool's last step only", step, len(asm.Designer))
+				pools := map[int64]int{}
+				for _, r := range asm.Designer {
+					pool, ok := calledBy[r.SampleID]
+					if !ok {
+						t.Errorf("step %d: Designer sample %s is no env's generating call", step, r.SampleID)
+					}
+					pools[pool]++
+				}
+				switch {
+				case step < 2 && len(asm.Designer) > 0:
+					t.Errorf("step %d: %d Designer samples, want none before the next pool's first step", step, len(asm.Designer))
+				case step == 2 && (pools[0] == 0 || pools[2] == 0 || !slices.Equal(asm.DesignerPools, []int64{0, 2})):
+					t.Errorf("step 2: Designer samples by pool %v (pools %v), want pool 0's (one pool later) and pool 2's (the final step's flush)", pools, asm.DesignerPools)
 				}
 				want := authorsBatch(asm.Agent, asm.Designer, batch)
 				rows, err := lake.ReadStep[schemas.GRPOBatchRow](ctx, lk, "p", schemas.GRPOBatchesSpec.Name, step)

@@ -102,7 +102,7 @@ func TestEveryPresetTrainsWhatTheServerServed(t *testing.T) {
 				"--set", "llm.agent.base_url="+emu.URL, "--set", "llm.agent.model=agent-model",
 				"--set", "sample.corpus=testdata", "--set", "sample.envs_per_step=2", "--set", "sample.refresh_every=2",
 				"--set", "rollout.group_size=2", "--set", "rollout.plays_per_env=group_size", "--set", "grpo.batch_fill=pad", "--set", "grpo.batch_cut=random", "--set", "rollout.hinted_group_size=2", "--set", "rollout.max_turns=3",
-				"--set", "gate.max_attempts=2")
+				"--set", "gate.max_attempts=2", "--set", "grpo.final_step=1") // the run's last step flushes the Designer's samples
 			r := spade(t, env, "", "run", "--steps", "0-1")
 			if r.code != 0 {
 				t.Fatalf("spade run: exit %d\n%s\n%s", r.code, tail(r.stdout, 20), tail(r.stderr, 20))

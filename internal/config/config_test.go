@@ -320,7 +320,7 @@ func TestPresetsAreTheAuthorsScripts(t *testing.T) {
 		{"step timeout", games.Sandbox.StepTimeoutSeconds, 30},
 		{"hint", [5]any{games.Generate.HintMode, games.Generate.HintTemperature, games.Generate.HintTopP, games.Generate.HintMaxTokens, tools.Generate.HintMaxTokens}, [5]any{HintSeparate, 0.3, 0.9, 4096, 2048}},
 		{"regeneration", [3]any{games.Generate.Regen, games.Gate.MaxAttempts, games.Gate.Checks}, [3]any{RegenResample, 5, GateOfficial}},
-		{"documents", [4]any{games.Sample.DocDraw, games.Sample.ExcerptWords, tools.Sample.ExcerptWords, games.Sample.SkillOrder}, [4]any{DocUniform, 6000, 4000, SkillsRoundRobin}},
+		{"documents", [4]any{games.Sample.DocDraw, games.Sample.ExcerptWords, tools.Sample.ExcerptWords, games.Sample.SkillOrder}, [4]any{DocReplacement, 6000, 4000, SkillsRoundRobin}},
 		{"regret", [4]any{games.Regret.Scale, games.Regret.Ramp, games.Regret.Delta, games.Regret.EMAUpdate}, [4]any{0.15, 0.25, DeltaMatched, EMAPerPool}},
 		{"ema", [2]any{games.Regret.EMAFast, games.Regret.EMASlow}, [2]any{0.98, 0.85}},
 		{"designer scale", games.GRPO.DesignerAdvScale, "auto"},

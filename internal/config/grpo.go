@@ -138,11 +138,21 @@ type GRPO struct {
 	// training on it as a loss teaches giving up early (the authors' --spade-compact-filter, on in the
 	// tools presets).
 	CompactFilter bool `json:"compact_filter"`
+	// DesignerStep is the step at which a pool's Designer samples are trained: next_pool or pool_end.
+	// next_pool trains them at the next pool's first step, with the rewards of the finished pool (the
+	// authors' proposer delay, equal to the refresh interval), and at grpo.final_step whatever still waits,
+	// with the rewards of its window so far; pool_end trains them in the update of the pool's last step.
+	DesignerStep DesignerStep `json:"designer_step"`
+	// FinalStep is the run's last step (−1: none). There the Designer samples that still wait are trained
+	// and the regret stage scores the open pool's window as at a pool's end, so the last pool's Designer
+	// calls are not lost. The presets' is 399: the authors ran 400 rollout steps.
+	FinalStep int64 `json:"final_step" range:">=-1"`
 }
 
 func init() {
 	registerEnum(BatchFillValues())
 	registerEnum(BatchCutValues())
+	registerEnum(DesignerStepValues())
 	registerEnum(TrainerValues())
 	registerEnum(AggValues())
 	registerEnum(PublishValues())
@@ -254,6 +264,20 @@ const (
 // BatchCutValues lists every cut.
 func BatchCutValues() []BatchCut { return []BatchCut{CutTail, CutRandom} }
 
+// DesignerStep is grpo.designer_step: when a pool's Designer samples are trained.
+type DesignerStep string
+
+// The steps at which Designer samples are trained.
+const (
+	// DesignerNextPool trains them at the next pool's first step (the authors').
+	DesignerNextPool DesignerStep = "next_pool"
+	// DesignerPoolEnd trains them at the pool's last step.
+	DesignerPoolEnd DesignerStep = "pool_end"
+)
+
+// DesignerStepValues lists every Designer training step.
+func DesignerStepValues() []DesignerStep { return []DesignerStep{DesignerNextPool, DesignerPoolEnd} }
+
 // SampleUnit is grpo.sample_unit: what one Agent training sample is.
 type SampleUnit string
 
@@ -357,16 +381,17 @@ func presetGRPO(p presetSpec) GRPO {
 		Trainer: TrainerNone, TrainerGPUs: 1, Agg: AggSeqMeanTokenMean, MaxGradNorm: 1.0, Publish: PublishSGLang,
 		LoRARank: 0, LoRAAlpha: 64, MicroBatchTokens: 16384, GradientCheckpointing: true, DesignerAdvScale: "auto",
 		WeightDecay: 0.1, AdamBeta1: 0.9, AdamBeta2: 0.98, TIS: TISToken, SampleUnit: SampleEpisode, MixRoles: true,
-		BatchFill: FillDuplicate, BatchCut: CutTail,
+		BatchFill: FillDuplicate, BatchCut: CutTail, DesignerStep: DesignerNextPool, FinalStep: 399,
 		AdvStd: AdvStdPopulation, FailedPlay: FailedDrop, MaxLeftOutShare: 0.05}
 	if p.size == "qwen3-8b" || p.setting == schemas.SettingTools {
 		g.KLBeta = 0.005
 	}
 	g.CompactFilter = p.setting == schemas.SettingTools
-	if p.size == "qwen3-8b" {
+	if p.size == "qwen3-8b" && p.setting == schemas.SettingGames {
 		// A thinking Agent's turns are re-rendered from the canonical history (past think blocks
-		// stripped), so each turn is its own sample, every one with its play's advantage (the authors'
-		// per-turn records, trajectory_converter.py).
+		// stripped), so each turn is its own sample, every one with its play's advantage. A tools play
+		// stays one token-in-token-out sample per episode even when it thinks: its tool turns are
+		// built token by token.
 		g.SampleUnit = SampleTurn
 	}
 	if p.ownToolsScript() {

@@ -77,8 +77,9 @@ type Role struct {
 	TopK int `json:"top_k" range:">=0"`
 	// Thinking is whether the role's chat requests ask a hybrid thinking template to think: default, on or
 	// off. on and off send chat_template_kwargs {"enable_thinking": true|false} (read by vLLM and SGLang
-	// alike); default sends none, leaving the template's own default (Qwen3-8B thinks). The authors' 8B
-	// recipes think in both roles (--spade-env-enable-thinking, ACTOR_THINKING=1).
+	// alike); default sends none, leaving the template's own default (Qwen3-8B thinks). In the 8B presets
+	// the Agent thinks and the Designer does not; on for the Designer is the thinking Designer the 8B
+	// scripts' flags suggest.
 	Thinking Thinking `json:"thinking"`
 }
 
@@ -135,20 +136,22 @@ func LLMServerValues() []LLMServer { return []LLMServer{ServerAuto, ServerVLLM, 
 func (LLM) validate(*Config) error { return nil }
 
 // presetLLM is the sampling of the authors' launch scripts for the Designer and the Agent (temperature
-// 0.6, top-p 0.95, top-k 20; 16,384 Designer tokens, 20,000 at 8B; 8,192 Agent tokens; both thinking at
-// 8B, the only hybrid model), a greedy screen,
+// 0.6, top-p 0.95, top-k 20; 16,384 Designer tokens, 20,000 at 8B; 8,192 Agent tokens; at 8B, the only
+// hybrid model, the Agent thinks and the Designer does not), a greedy screen,
 // and the client limits: calls in flight as the plays make them, up to 1024 per server, 10 minutes per
 // attempt, 6 retries.
 func presetLLM(p presetSpec) LLM {
-	designerTokens, thinking := 16384, ThinkingDefault
+	designerTokens, designerThinking, agentThinking := 16384, ThinkingDefault, ThinkingDefault
 	if p.size == "qwen3-8b" {
-		designerTokens, thinking = 20000, ThinkingOn
+		// The hybrid 8B model: the Agent thinks; the Designer's corpus-grounded call is rendered with the
+		// run's template default, which the scripts set to no thinking.
+		designerTokens, designerThinking, agentThinking = 20000, ThinkingOff, ThinkingOn
 	}
 	return LLM{
 		Designer: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: designerTokens,
-			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: thinking},
+			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: designerThinking},
 		Agent: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 8192,
-			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: thinking},
+			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: agentThinking},
 		Screen:            Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0, Thinking: ThinkingDefault},
 		MaxInFlight:       0,
 		ServerMaxInFlight: 1024,

@@ -28,14 +28,58 @@ type Memory struct {
 	Negatives int `json:"negatives" range:">=0"`
 	// NegativesCode shows a negative's program; off, a negative shows its class name only.
 	NegativesCode bool `json:"negatives_code"`
+	// WrittenAt is when the regret stage adds a pool's envs to the memory: pool_start or pool_end.
+	// pool_start writes them at the pool's first step from that step's plays: the win rate is the share
+	// of unhinted plays with an outcome above 0 and the regret that step's hinted minus unhinted mean (the
+	// authors'); pool_end writes them at the pool's last step from its whole window, with the solve rate.
+	WrittenAt MemoryWrittenAt `json:"written_at"`
+	// NegativeName is how a negative shown by name only is named: class or file_stem. class is the
+	// program's class; file_stem is the name the authors' loader gave its file,
+	// game_<pool step, 5 digits>_<slot, 3 digits>_<skill in lower case, spaces as _>.
+	NegativeName NegativeName `json:"negative_name"`
+}
+
+// MemoryWrittenAt is memory.written_at: the step at which a pool's envs join the memory.
+type MemoryWrittenAt string
+
+// The steps at which memory is written.
+const (
+	// MemoryAtPoolStart writes at the pool's first step, from its plays (the authors').
+	MemoryAtPoolStart MemoryWrittenAt = "pool_start"
+	// MemoryAtPoolEnd writes at the pool's last step, from its window.
+	MemoryAtPoolEnd MemoryWrittenAt = "pool_end"
+)
+
+// MemoryWrittenAtValues lists every memory.written_at.
+func MemoryWrittenAtValues() []MemoryWrittenAt {
+	return []MemoryWrittenAt{MemoryAtPoolStart, MemoryAtPoolEnd}
+}
+
+// NegativeName is memory.negative_name: how a negative shown without its program is named.
+type NegativeName string
+
+// The names of a negative.
+const (
+	// NegativeByClass names it by its program's class.
+	NegativeByClass NegativeName = "class"
+	// NegativeByFileStem names it by the authors' file stem (the authors').
+	NegativeByFileStem NegativeName = "file_stem"
+)
+
+// NegativeNameValues lists every memory.negative_name.
+func NegativeNameValues() []NegativeName { return []NegativeName{NegativeByClass, NegativeByFileStem} }
+
+func init() {
+	registerEnum(MemoryWrittenAtValues())
+	registerEnum(NegativeNameValues())
 }
 
 // validate has no rule beyond the declared ranges.
 func (Memory) validate(*Config) error { return nil }
 
 // presetMemory is the authors' env memory: 200 entries, 2 seeds drawn from the top 10 with programs cut
-// at 2,000 characters and no hints, 1 negative shown by name.
+// at 2,000 characters and no hints, 1 negative shown by its file's name, written at the pool's first step.
 func presetMemory(presetSpec) Memory {
 	return Memory{Capacity: 200, Seeds: 2, Examples: 2, SeedPool: 10, CodeChars: 2000, ShowHint: false, Negatives: 1,
-		NegativesCode: false}
+		NegativesCode: false, WrittenAt: MemoryAtPoolStart, NegativeName: NegativeByFileStem}
 }

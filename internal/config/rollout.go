@@ -427,13 +427,17 @@ func presetRollout(p presetSpec) Rollout {
 	if p.ownToolsScript() {
 		r.GroupSize, r.HintedGroupSize = 16, 4
 	}
-	// The authors' actor builds every play token by token (orchestrator.py ~380-460): token mode, for
-	// the models that do not think. The 8B Agent thinks: one sample per turn, in chat.
-	if p.size != "qwen3-8b" {
+	// A play is built token by token (token mode) for the models that do not think and for every tools
+	// play, thinking or not. The 8B games Agent thinks: one sample per turn, in chat.
+	if p.size != "qwen3-8b" || p.setting == schemas.SettingTools {
 		r.TokenIO = TokenIOTokens
 	}
+	// At 8B the hinted games plays do not think; hinted tools plays take the Agent's settings, so think.
 	r.HintedThinking = ThinkingDefault
-	if p.size == "qwen3-8b" {
+	switch {
+	case p.size == "qwen3-8b" && p.setting == schemas.SettingTools:
+		r.HintedThinking = ThinkingOn
+	case p.size == "qwen3-8b":
 		r.HintedThinking = ThinkingOff
 	}
 	return r

@@ -31,9 +31,16 @@ type Sample struct {
 	// words. The authors' launch scripts cut games documents at 6,000 and tools documents at 4,000 tokens
 	// (--spade-corpus-max-doc-tokens); spade cuts words.
 	ExcerptWords int `json:"excerpt_words" range:">=0"`
-	// DocDraw is how a slot's document is drawn: uniform or matched. uniform draws among the unused
-	// documents (the authors'); matched prefers documents whose domain suits the slot's skill.
+	// DocDraw is how a slot's document is drawn: replacement, uniform or matched. replacement draws every
+	// slot's and every resampled attempt's document uniformly from the whole corpus, independently, so
+	// documents repeat (the authors'); uniform draws among the documents the run has not used yet;
+	// matched prefers unused documents whose domain suits the slot's skill.
 	DocDraw DocDraw `json:"doc_draw"`
+	// ExcerptCut is how sample.excerpt_words cuts a document: marked or plain. marked joins the first
+	// excerpt_words words with single spaces and adds a line saying the document was truncated at about
+	// that many words (the authors' loader); plain keeps the text up to the end of that word, whitespace
+	// and all, with no marker.
+	ExcerptCut ExcerptCut `json:"excerpt_cut"`
 	// Skills is the comma-separated list of skills the pools rotate through; empty means every skill.
 	// Every skill is, in games, math_reasoning, logical_deduction, spatial_reasoning,
 	// pattern_recognition, optimization and causal_inference, in that order, and tool_use in tools; the
@@ -62,6 +69,7 @@ type Sample struct {
 
 func init() {
 	registerEnum(DocDrawValues())
+	registerEnum(ExcerptCutValues())
 	registerEnum(SkillOrderValues())
 }
 
@@ -70,14 +78,30 @@ type DocDraw string
 
 // The document draws.
 const (
-	// DocUniform draws uniformly among unused documents (the authors').
+	// DocReplacement draws uniformly from the whole corpus for every slot and attempt (the authors').
+	DocReplacement DocDraw = "replacement"
+	// DocUniform draws uniformly among unused documents.
 	DocUniform DocDraw = "uniform"
 	// DocMatched prefers documents whose domain suits the slot's skill.
 	DocMatched DocDraw = "matched"
 )
 
 // DocDrawValues lists every draw.
-func DocDrawValues() []DocDraw { return []DocDraw{DocUniform, DocMatched} }
+func DocDrawValues() []DocDraw { return []DocDraw{DocReplacement, DocUniform, DocMatched} }
+
+// ExcerptCut is sample.excerpt_cut: how a document is cut by words.
+type ExcerptCut string
+
+// The word cuts.
+const (
+	// ExcerptMarked joins the kept words with single spaces and adds a truncation line (the authors').
+	ExcerptMarked ExcerptCut = "marked"
+	// ExcerptPlain keeps the text as it is up to the last kept word.
+	ExcerptPlain ExcerptCut = "plain"
+)
+
+// ExcerptCutValues lists every word cut.
+func ExcerptCutValues() []ExcerptCut { return []ExcerptCut{ExcerptMarked, ExcerptPlain} }
 
 // SkillOrder is sample.skill_order: how the active skills of each pool are chosen.
 type SkillOrder string
@@ -133,7 +157,7 @@ func (c *Config) SkillList() ([]string, error) {
 // pool; games regenerate every 4 steps and cut documents at 6,000, tools every 8 and at 4,000.
 func presetSample(p presetSpec) Sample {
 	s := Sample{EnvsPerStep: 24, SkillsPerWindow: 3, RefreshEvery: 4, Corpus: "default", ExcerptWords: 6000,
-		DocDraw: DocUniform, SkillOrder: SkillsRoundRobin, RLVETauAcc: 0.9, RLVETauNum: 128, RLVEWindow: 4, RLVEMaxLevel: 20}
+		DocDraw: DocReplacement, ExcerptCut: ExcerptMarked, SkillOrder: SkillsRoundRobin, RLVETauAcc: 0.9, RLVETauNum: 128, RLVEWindow: 4, RLVEMaxLevel: 20}
 	if p.setting == schemas.SettingTools {
 		s.RefreshEvery, s.ExcerptWords = 8, 4000
 	}

@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -52,4 +53,26 @@ func cutChars(text string, maxChars int) string {
 		}
 	}
 	return head
+}
+
+// MarkedExcerpt cuts a document the way the authors' corpus loader does (sample.excerpt_cut marked): a
+// document of more than maxWords words (runs of non-space) becomes its first maxWords words joined by
+// single spaces, then a line "[Document truncated at ~N words]"; a shorter one, or maxWords ≤ 0, is kept
+// as it is, whitespace and all. The character cut (maxChars, as in Excerpt) applies after.
+func MarkedExcerpt(text string, maxChars, maxWords int) string {
+	if maxWords > 0 {
+		if words := strings.Fields(text); len(words) > maxWords {
+			text = strings.Join(words[:maxWords], " ") + fmt.Sprintf("\n[Document truncated at ~%d words]", maxWords)
+		}
+	}
+	return cutChars(text, maxChars)
+}
+
+// Cut is the excerpt of a document for a Designer prompt under the run's settings: MarkedExcerpt when
+// marked (sample.excerpt_cut marked), else Excerpt.
+func Cut(text string, maxChars, maxWords int, marked bool) string {
+	if marked {
+		return MarkedExcerpt(text, maxChars, maxWords)
+	}
+	return Excerpt(text, maxChars, maxWords)
 }

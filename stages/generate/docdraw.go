@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/corpus"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
@@ -33,14 +34,15 @@ func ResampleIndex(slot, attempt int32, slots int) int {
 }
 
 // resampleDoc returns the document (id and excerpt) of a resampled attempt (generate.regen = resample;
-// the authors draw a fresh document for every attempt). The draw rule: the run's corpus
+// the authors draw a fresh document for every attempt). Under sample.doc_draw replacement it is
+// corpus.DrawWithReplacement's, as the sample stage draws attempt 1. Otherwise the draw rule: the run's corpus
 // (sample.corpus) ordered by ResampleKey(seed, step, doc_id); the unused documents are those that no
 // samples partition of the run at or before the step and no candidate of an earlier step holds; attempt
 // a of slot s takes the unused document at ResampleIndex(s, a, slots) (slots: the step's sample count),
 // and once that runs past the unused ones, the document at that index modulo the corpus size (a reuse).
 // The choice depends only on (seed, step, slot, attempt) and committed tables, never on scheduling, so a
 // re-run or a replay draws the same. The excerpt is cut by sample.excerpt_words and sample.excerpt_chars
-// (corpus.Excerpt). Under ablation.no_corpus there is no document.
+// (corpus.Cut). Under ablation.no_corpus there is no document.
 func (g *Generator) resampleDoc(ctx context.Context, step int64, slot, attempt int32) (docID, excerpt string, err error) {
 	if g.cfg.Ablation.NoCorpus {
 		return "", "", nil
@@ -48,6 +50,13 @@ func (g *Generator) resampleDoc(ctx context.Context, step int64, slot, attempt i
 	draw, err := g.docDraw(ctx, step)
 	if err != nil {
 		return "", "", err
+	}
+	cut := func(doc schemas.CorpusRow) string {
+		return corpus.Cut(doc.Text, g.cfg.Sample.ExcerptChars, g.cfg.Sample.ExcerptWords, g.cfg.Sample.ExcerptCut == config.ExcerptMarked)
+	}
+	if g.cfg.Sample.DocDraw == config.DocReplacement {
+		doc := corpus.DrawWithReplacement(draw.all, g.cfg.Seed, step, slot, attempt)
+		return doc.DocID, cut(doc), nil
 	}
 	samples, err := g.slotSamples(ctx, step)
 	if err != nil {
@@ -60,7 +69,7 @@ func (g *Generator) resampleDoc(ctx context.Context, step int64, slot, attempt i
 	} else {
 		g.log.Warn("generate: corpus exhausted, a resampled attempt reuses a document", "step", step, "slot", slot, "attempt", attempt, "doc", doc.DocID)
 	}
-	return doc.DocID, corpus.Excerpt(doc.Text, g.cfg.Sample.ExcerptChars, g.cfg.Sample.ExcerptWords), nil
+	return doc.DocID, cut(doc), nil
 }
 
 // docDraw reads (once per step) the corpus and the documents the run used, and orders them.

@@ -45,7 +45,7 @@ type Generator struct {
 
 	mu       sync.Mutex // guards the caches
 	samples  map[int64][]schemas.SampleRow
-	memories map[int64][]schemas.MemoryRow
+	memories map[int64]memorySnapshot
 	draws    map[int64]*docDraw
 }
 
@@ -74,7 +74,7 @@ func NewGenerator(ctx context.Context, env *stage.Env, step int64) (*Generator, 
 	}
 	return &Generator{lk: env.Lake, run: env.Run, cfg: cfg, client: client, spec: spec, tmpl: tmpl, hintTmpl: hintTmpl,
 		log: env.Logger(), shard: env.Shard.Index, shards: env.Shard.Shards(),
-		samples: map[int64][]schemas.SampleRow{}, memories: map[int64][]schemas.MemoryRow{}, draws: map[int64]*docDraw{}}, nil
+		samples: map[int64][]schemas.SampleRow{}, memories: map[int64]memorySnapshot{}, draws: map[int64]*docDraw{}}, nil
 }
 
 // Stage is the generate stage as the stage contract runs it (stage.Execute).
@@ -267,7 +267,7 @@ func (g *Generator) takeCall(callID string) []llm.Call {
 }
 
 // attempt renders the prompt of one slot, calls the Designer and parses the answer.
-func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory []schemas.MemoryRow, attempt int32, previous *Previous) (schemas.CandidateRow, error) {
+func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory memorySnapshot, attempt int32, previous *Previous) (schemas.CandidateRow, error) {
 	data := NewPromptData(string(s.Setting), s.Skill)
 	data.SetMaxTurns(g.cfg.Rollout.MaxTurns)
 	data.Gymnasium = g.cfg.Generate.Contract == schemas.ContractGymnasium
@@ -283,7 +283,9 @@ func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory []s
 		data.Excerpt = s.Excerpt
 	}
 	if !g.cfg.Ablation.NoMemory {
-		data.Memory = ChooseMemory(memory, s.Skill, MemoryOptionsFrom(g.cfg, s.Step, s.Slot))
+		opts := MemoryOptionsFrom(g.cfg, s.Step, s.Slot)
+		opts.Names = memory.names
+		data.Memory = ChooseMemory(memory.rows, s.Skill, opts)
 	}
 	prompt, err := Render(g.tmpl, data)
 	if err != nil {
@@ -353,10 +355,20 @@ func (g *Generator) slotSamples(ctx context.Context, step int64) ([]schemas.Samp
 	return rows, nil
 }
 
-// memory reads (once) the newest memory snapshot committed before step; none is an empty memory.
-func (g *Generator) memory(ctx context.Context, step int64) ([]schemas.MemoryRow, error) {
+// memorySnapshot is the memory a step's Designer prompts show from, and under memory.negative_name
+// file_stem the names its negatives are shown by (FileStem, by env id).
+type memorySnapshot struct {
+	rows  []schemas.MemoryRow
+	names map[string]string
+}
+
+// memory reads (once) the newest memory snapshot committed before step; none is an empty memory. Under
+// memory.negative_name file_stem it also reads the envs of the pools the snapshot remembers, for each
+// entry's slot.
+func (g *Generator) memory(ctx context.Context, step int64) (memorySnapshot, error) {
+	var snap memorySnapshot
 	if g.cfg.Ablation.NoMemory {
-		return nil, nil
+		return snap, nil
 	}
 	g.mu.Lock()
 	cached, ok := g.memories[step]
@@ -366,20 +378,47 @@ func (g *Generator) memory(ctx context.Context, step int64) ([]schemas.MemoryRow
 	}
 	steps, err := g.lk.Steps(ctx, g.run, schemas.MemorySpec.Name)
 	if err != nil {
-		return nil, err
+		return snap, err
 	}
-	var rows []schemas.MemoryRow
 	for i := len(steps) - 1; i >= 0; i-- {
 		if steps[i] < step {
-			rows, err = lake.ReadRows[schemas.MemoryRow](ctx, g.lk, lake.PartitionKey{Run: g.run, Table: schemas.MemorySpec.Name, Step: steps[i]})
+			snap.rows, err = lake.ReadRows[schemas.MemoryRow](ctx, g.lk, lake.PartitionKey{Run: g.run, Table: schemas.MemorySpec.Name, Step: steps[i]})
 			if err != nil {
-				return nil, err
+				return snap, err
 			}
 			break
 		}
 	}
+	if g.cfg.Memory.NegativeName == config.NegativeByFileStem && len(snap.rows) > 0 {
+		if snap.names, err = g.fileStems(ctx, snap.rows); err != nil {
+			return snap, err
+		}
+	}
 	g.mu.Lock()
-	g.memories[step] = rows
+	g.memories[step] = snap
 	g.mu.Unlock()
-	return rows, nil
+	return snap, nil
+}
+
+// fileStems returns FileStem of every remembered env, read from the envs of the pools it came from; an
+// env whose pool's envs are not in the lake is left out (it is shown by its class name).
+func (g *Generator) fileStems(ctx context.Context, rows []schemas.MemoryRow) (map[string]string, error) {
+	wanted := map[int64]bool{}
+	for _, m := range rows {
+		wanted[m.PoolStep] = true
+	}
+	names := map[string]string{}
+	for pool := range wanted {
+		envs, err := lake.ReadRows[schemas.EnvRow](ctx, g.lk, lake.PartitionKey{Run: g.run, Table: schemas.EnvsSpec.Name, Step: pool})
+		if errors.Is(err, lake.ErrNotCommitted) {
+			continue // a memory written without its envs (an imported one): those entries keep their class name
+		}
+		if err != nil {
+			return nil, fmt.Errorf("generate: the envs of pool %d, which memory remembers: %w", pool, err)
+		}
+		for _, e := range envs {
+			names[e.EnvID] = FileStem(e.PoolStep, e.Slot, e.Skill)
+		}
+	}
+	return names, nil
 }

@@ -292,7 +292,7 @@ func (f *fixture) env(t *testing.T, weights string) *stage.Env {
 }
 
 // beforeAuthorsKeys sets the Designer-side keys to their values before the presets took the authors'
-// (the inline hint, repair regenerations, today's memory selection, trained weights served as a LoRA
+// (the inline hint, repair regenerations, today's memory selection, the unused-document draw, trained weights served as a LoRA
 // adapter called by its version name): the tests of those mechanics use them; the authors' values are
 // tested in separate_test.go and memory_test.go.
 func beforeAuthorsKeys(cfg *config.Config) {
@@ -300,4 +300,5 @@ func beforeAuthorsKeys(cfg *config.Config) {
 	cfg.Generate.HintMode, cfg.Generate.Regen = config.HintInline, config.RegenRepair
 	cfg.Memory.Seeds, cfg.Memory.SeedPool, cfg.Memory.CodeChars = 4, 0, 0
 	cfg.Memory.ShowHint, cfg.Memory.Negatives, cfg.Memory.NegativesCode = true, 0, true
+	cfg.Sample.DocDraw = config.DocUniform // resampled attempts take unused documents (docdraw.go's rule)
 }

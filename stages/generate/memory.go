@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/schemas"
@@ -84,6 +85,9 @@ type MemoryOptions struct {
 	// of one skill do not all see the same seeds.
 	RunSeed, Step int64
 	Slot          int32
+	// Names, when set, names each entry (by env id) in place of its program's class: the file stems of
+	// memory.negative_name file_stem.
+	Names map[string]string
 }
 
 // MemoryOptionsFrom reads the memory.* settings of a run for one slot of a refresh step.
@@ -121,6 +125,9 @@ func ChooseMemory(memory []schemas.MemoryRow, skill string, o MemoryOptions) Mem
 	show := func(m schemas.MemoryRow, negative bool) MemoryEntry {
 		e := MemoryEntry{EnvID: m.EnvID, Skill: m.Skill, Regret: m.Regret, SolveRate: m.SolveRate, Hint: m.Hint,
 			ClassName: ClassName(m.Code)}
+		if name, ok := o.Names[m.EnvID]; ok {
+			e.ClassName = name
+		}
 		switch {
 		case o.CodeChars > 0:
 			e.Code = cutRunes(m.Code, o.CodeChars)
@@ -252,6 +259,12 @@ func ClassName(code string) string {
 		return m[1]
 	}
 	return ""
+}
+
+// FileStem is the name the authors' loader gave an env's program file (without .py), which their memory
+// shows a negative by: game_<pool step, 5 digits>_<slot, 3 digits>_<skill in lower case, spaces as _>.
+func FileStem(poolStep int64, slot int32, skill string) string {
+	return fmt.Sprintf("game_%05d_%03d_%s", poolStep, slot, strings.ReplaceAll(strings.ToLower(skill), " ", "_"))
 }
 
 // cutRunes cuts code to at most limit characters (runes), marking a cut with a "# … cut" line.

@@ -1,12 +1,15 @@
 package generate_test
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/generate"
 )
@@ -249,5 +252,57 @@ func TestClassName(t *testing.T) {
 		if got := generate.ClassName(code); got != want {
 			t.Errorf("ClassName(%q) = %q, want %q", code, got, want)
 		}
+	}
+}
+
+// FileStem is the authors' loader's file name of a program, which their memory shows a negative by.
+func TestFileStem(t *testing.T) {
+	for _, c := range []struct {
+		pool  int64
+		slot  int32
+		skill string
+		want  string
+	}{
+		{0, 3, "math_reasoning", "game_00000_003_math_reasoning"},
+		{396, 23, "Spatial Reasoning", "game_00396_023_spatial_reasoning"},
+		{12345, 7, "tool use", "game_12345_007_tool_use"},
+	} {
+		if got := generate.FileStem(c.pool, c.slot, c.skill); got != c.want {
+			t.Errorf("FileStem(%d, %d, %q) = %q, want %q", c.pool, c.slot, c.skill, got, c.want)
+		}
+	}
+}
+
+// Under the presets' memory.negative_name file_stem a negative shown by name only is named by its file
+// stem (its pool, its slot read from the pool's envs, its skill), not by its class; an entry whose pool's
+// envs are not in the lake keeps its class name.
+func TestNegativeShownByItsFileStem(t *testing.T) {
+	f := newFixture(t, func(c *config.Config) {
+		c.Memory.SeedPool, c.Memory.Negatives, c.Memory.NegativesCode = 10, 5, false
+		c.Memory.NegativeName = config.NegativeByFileStem
+	})
+	envs := []schemas.EnvRow{
+		{PoolStep: 0, Slot: 7, EnvID: "env-old-easy", Skill: schemas.SkillMath, Setting: schemas.SettingGames, Code: "x", CodeSHA256: strings.Repeat("0", 64)},
+		{PoolStep: 0, Slot: 2, EnvID: "env-old-seed", Skill: schemas.SkillMath, Setting: schemas.SettingGames, Code: "x", CodeSHA256: strings.Repeat("0", 64)},
+	}
+	laketest.Write(t, f.lk, lake.PartitionKey{Run: f.run, Table: schemas.EnvsSpec.Name, Step: 0}, envs)
+	if _, err := generate.Run(context.Background(), f.env(t, trainedModel), refreshStep); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, c := range f.calls(t) {
+		if !strings.Contains(c.Request, "math reasoning") {
+			continue
+		}
+		seen++
+		if !strings.Contains(c.Request, "class game_00000_007_math_reasoning") || strings.Contains(c.Request, "class EasyEnv") {
+			t.Errorf("the too-easy negative is not named by its file stem:\n%s", c.Request)
+		}
+		if strings.Contains(c.Request, "MEMORY-EASY") {
+			t.Error("a negative's code is shown under negatives_code false")
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no math prompt recorded")
 	}
 }

@@ -76,6 +76,8 @@ func goldenLake(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) 
 	// the hand-made calls' prompts do not extend one another (episode samples are tested apart).
 	cfg.GRPO.SampleUnit, cfg.GRPO.MixRoles, cfg.GRPO.AdvStd, cfg.GRPO.FailedPlay = config.SampleTurn, false, config.AdvStdSample, config.FailedEnvError
 	cfg.GRPO.DesignerAdvScale = "1"
+	// The goldens train the pool's Designer samples at its last step (step 1).
+	cfg.GRPO.DesignerStep, cfg.GRPO.FinalStep = config.DesignerPoolEnd, -1
 	if mutate != nil {
 		mutate(cfg)
 	}

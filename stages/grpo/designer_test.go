@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spadekit/spade/internal/config"
+	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -105,5 +106,90 @@ func TestNoDesignerGradDropsDesignerSamples(t *testing.T) {
 	}
 	if agentWithout != agentWith || agentWith == 0 {
 		t.Errorf("no_designer_grad changed the agent samples: %d, want %d", agentWithout, agentWith)
+	}
+}
+
+// copyStep commits step `from`'s episodes, turns and llm_calls again as step `to` (the golden lake has
+// two steps; a third is the next pool's first step).
+func copyStep(t *testing.T, lk *lake.Lake, run string, from, to int64) {
+	t.Helper()
+	ctx := context.Background()
+	episodes, err := lake.ReadRows[schemas.EpisodeRow](ctx, lk, partition(run, schemas.EpisodesSpec.Name, from))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := lake.ReadRows[schemas.TurnRow](ctx, lk, partition(run, schemas.TurnsSpec.Name, from))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, err := lake.ReadRows[schemas.LLMCallRow](ctx, lk, partition(run, schemas.LLMCallsSpec.Name, from))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range episodes {
+		episodes[i].Step = to
+	}
+	for i := range turns {
+		turns[i].Step = to
+	}
+	for i := range calls {
+		calls[i].Step = to
+	}
+	for _, err := range []error{
+		writeErr(lake.WriteRows(ctx, lk, partition(run, schemas.EpisodesSpec.Name, to), episodes, lake.WriteOptions{})),
+		writeErr(lake.WriteRows(ctx, lk, partition(run, schemas.TurnsSpec.Name, to), turns, lake.WriteOptions{})),
+		writeErr(lake.WriteRows(ctx, lk, partition(run, schemas.LLMCallsSpec.Name, to), calls, lake.WriteOptions{})),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func writeErr(_ lake.WriteResult, err error) error { return err }
+
+// Under grpo.designer_step next_pool (the presets'), the golden pool's Designer samples are not trained
+// at its last step (1) but at the next pool's first step (2), with the pool's final rewards read from
+// step 1, the same advantages, and the generating calls of step 0. With grpo.final_step 1 they are trained at step 1 instead, and not again at 2.
+func TestDesignerSamplesTrainAtTheNextPoolsFirstStep(t *testing.T) {
+	ctx := context.Background()
+	reference, _ := designerRows(t, nil) // pool_end: the goldens at step 1
+	lk, run := goldenLake(t, func(c *config.Config) { c.GRPO.DesignerStep, c.GRPO.FinalStep = config.DesignerNextPool, -1 })
+	copyStep(t, lk, run, 1, 2)
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atEnd, err := Assemble(ctx, lk, run, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !atEnd.PoolEnd || len(atEnd.Designer) != 0 {
+		t.Fatalf("step 1 (pool end) under next_pool: pool end %v, %d Designer samples, want none", atEnd.PoolEnd, len(atEnd.Designer))
+	}
+	next, err := Assemble(ctx, lk, run, cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(next.Designer) != len(reference) || len(next.Designer) == 0 {
+		t.Fatalf("step 2: %d Designer samples, want the pool's %d", len(next.Designer), len(reference))
+	}
+	for _, r := range next.Designer {
+		want, ok := reference[r.EnvID]
+		if !ok || !close6(r.Advantage, want) || r.SampleID != "gen-"+r.EnvID {
+			t.Errorf("step 2 sample %s (call %s): advantage %v, want %v (in reference: %v)", r.EnvID, r.SampleID, r.Advantage, want, ok)
+		}
+	}
+	if len(next.DesignerPools) != 1 || next.DesignerPools[0] != 0 {
+		t.Errorf("step 2 trains pools %v, want [0]", next.DesignerPools)
+	}
+
+	cfg.GRPO.FinalStep = 1
+	flushed, err := Assemble(ctx, lk, run, cfg, 1)
+	if err != nil || len(flushed.Designer) != len(reference) {
+		t.Fatalf("final step 1: %d Designer samples (%v), want %d", len(flushed.Designer), err, len(reference))
+	}
+	if again, err := Assemble(ctx, lk, run, cfg, 2); err != nil || len(again.Designer) != 0 {
+		t.Errorf("after the flush at step 1, step 2 trains %d Designer samples (%v), want none", len(again.Designer), err)
 	}
 }

@@ -18,7 +18,8 @@ type Result struct {
 	OtherShardCommitted bool
 	// AgentSamples, DesignerSamples and Batches count the step's whole batch (every shard's rows).
 	AgentSamples, DesignerSamples, Batches int
-	// PoolEnd is true when the step ended its pool (designer samples were assembled).
+	// PoolEnd is true when the step ended its pool. DesignerSamples says whether Designer samples were
+	// trained (grpo.designer_step decides at which step).
 	PoolEnd bool
 	// PadSamples counts the inert copies in the batch (grpo.mix_roles); they are not in AgentSamples or
 	// DesignerSamples. Trimmed counts the samples cut off past grpo.global_batch and AdvantageScale the
@@ -208,10 +209,13 @@ func countRows(res *Result, rows []schemas.GRPOBatchRow) {
 
 // Batch is a step's assembled samples.
 type Batch struct {
-	// Agent and Designer are the roles' samples; Designer is empty but at a pool's last step.
+	// Agent and Designer are the roles' samples; Designer is empty but at the steps that train a pool's
+	// Designer samples (config.DesignerWindows).
 	Agent, Designer []schemas.GRPOBatchRow
 	// PoolEnd reports whether the step ended its pool.
 	PoolEnd bool
+	// DesignerPools are the refresh steps of the pools whose Designer samples the step trains.
+	DesignerPools []int64
 	// Plays, LeftOut and Compacted are AssembleAgent's: the plays that were to give samples, those left
 	// out and those masked by grpo.compact_filter.
 	Plays     int
@@ -219,8 +223,9 @@ type Batch struct {
 	Compacted int
 }
 
-// Assemble reads the step's inputs and returns its agent samples and, at a pool's last step, its designer
-// samples. Agent plays that cannot be assembled are left out and counted (AssembleAgent); when more than
+// Assemble reads the step's inputs and returns its agent samples and, at the steps grpo.designer_step
+// names (config.DesignerWindows), the Designer samples of the pools due, with the final rewards of their
+// windows. Agent plays that cannot be assembled are left out and counted (AssembleAgent); when more than
 // grpo.max_left_out_share of the plays are, the error names the causes, the first play's error (which it
 // wraps) and the setting.
 //
@@ -255,40 +260,59 @@ func Assemble(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config
 		return b, leftOutError(step, agent, cfg.GRPO.MaxLeftOutShare)
 	}
 	b.Agent, b.Plays, b.LeftOut, b.Compacted = agent.Samples, agent.Plays, agent.LeftOut, agent.Compacted
-	poolStep := cfg.PoolStep(step)
-	if !cfg.PoolEnd(step) {
+	b.PoolEnd = cfg.PoolEnd(step)
+	windows := cfg.DesignerWindows(step)
+	if len(windows) == 0 {
 		return b, nil
 	}
-	b.PoolEnd = true
 	if cfg.Ablation.FrozenDesigner || cfg.Ablation.NoDesignerGrad || cfg.Sample.Pool != "" { // a static pool has no Designer call to train on
 		return b, nil
 	}
 	if _, err := schemas.ParseVariant(string(cfg.Regret.Variant)); err != nil {
 		return Batch{}, fmt.Errorf("grpo: config key regret.variant: %w", err)
 	}
-	rewards, err := readStep[schemas.DesignerRewardRow](ctx, lk, run, schemas.DesignerRewardsSpec.Name, step, stage.Regret)
-	if err != nil {
-		return Batch{}, err
-	}
-	envs, err := readStep[schemas.EnvRow](ctx, lk, run, schemas.EnvsSpec.Name, poolStep, stage.Gate)
-	if err != nil {
-		return Batch{}, err
-	}
-	poolCalls := calls
-	if poolStep != step {
-		if poolCalls, err = readStepCalls(ctx, lk, run, poolStep, stage.Generate); err != nil {
+	in := DesignerInput{Variant: cfg.Regret.Variant, TISCap: cfg.GRPO.TISCap}
+	for _, end := range windows {
+		if err := readDesignerWindow(ctx, lk, run, cfg, step, end, calls, &in); err != nil {
 			return Batch{}, err
 		}
 	}
-	scale, err := DesignerAdvScale(cfg, episodes, envs)
-	if err != nil {
+	if in.Scale, err = DesignerAdvScale(cfg, episodes, in.Envs); err != nil {
 		return Batch{}, err
 	}
-	if b.Designer, err = DesignerSamples(DesignerInput{Rewards: rewards, Variant: cfg.Regret.Variant, Envs: envs, Calls: poolCalls,
-		TISCap: cfg.GRPO.TISCap, Scale: scale}); err != nil {
+	if b.Designer, err = DesignerSamples(in); err != nil {
 		return Batch{}, err
+	}
+	b.DesignerPools = make([]int64, len(windows))
+	for i, end := range windows {
+		b.DesignerPools[i] = cfg.PoolStep(end)
 	}
 	return b, nil
+}
+
+// readDesignerWindow adds to in what the Designer samples of the pool whose window ends at end need: the
+// final designer_rewards written at end, the pool's envs and the Designer calls of its refresh step
+// (stepCalls when that is the step being trained).
+func readDesignerWindow(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, step, end int64, stepCalls []schemas.LLMCallRow, in *DesignerInput) error {
+	poolStep := cfg.PoolStep(end)
+	rewards, err := readStep[schemas.DesignerRewardRow](ctx, lk, run, schemas.DesignerRewardsSpec.Name, end, stage.Regret)
+	if err != nil {
+		return err
+	}
+	envs, err := readStep[schemas.EnvRow](ctx, lk, run, schemas.EnvsSpec.Name, poolStep, stage.Gate)
+	if err != nil {
+		return err
+	}
+	calls := stepCalls
+	if poolStep != step {
+		if calls, err = readStepCalls(ctx, lk, run, poolStep, stage.Generate); err != nil {
+			return err
+		}
+	}
+	in.Rewards = append(in.Rewards, rewards...)
+	in.Envs = append(in.Envs, envs...)
+	in.Calls = append(in.Calls, calls...)
+	return nil
 }
 
 // leftOutError is the stage's error when more than share of a step's plays were left out.

@@ -165,6 +165,7 @@ func newRun(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) {
 	cfg := config.Default()
 	cfg.Sample.RefreshEvery = 2
 	unscaledKeys(cfg)
+	cfg.Memory.WrittenAt = config.MemoryAtPoolEnd // the goldens' memory is the pool's window
 	if mutate != nil {
 		mutate(cfg)
 	}

@@ -1,6 +1,9 @@
 package regret
 
-import "github.com/spadekit/spade/schemas"
+import (
+	"github.com/spadekit/spade/internal/outcome"
+	"github.com/spadekit/spade/schemas"
+)
 
 // MemoryLabel labels a scored env for the Designer's memory (SPADE §2.4) against the learnable band
 // [lo, hi] (metrics.band_lo, metrics.band_hi):
@@ -41,4 +44,27 @@ func PushFIFO(memory, entries []schemas.MemoryRow, capacity int, step int64) []s
 		out[i] = r
 	}
 	return out
+}
+
+// WinRate is the share of an env's unhinted plays that won, as the authors' memory records it:
+//
+//	win rate = |{unhinted counted plays p : outcome(p) > 0}| / |unhinted counted plays|
+//
+// over the plays rules count, with outcome their outcome.value. No counted unhinted play gives 0.
+func WinRate(episodes []schemas.EpisodeRow, rules outcome.Rules) float64 {
+	won, plays := 0, 0
+	for i := range episodes {
+		e := &episodes[i]
+		if e.Hinted || !rules.Counts(e) {
+			continue
+		}
+		plays++
+		if rules.Of(e) > 0 {
+			won++
+		}
+	}
+	if plays == 0 {
+		return 0
+	}
+	return float64(won) / float64(plays)
 }

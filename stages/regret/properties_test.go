@@ -191,3 +191,54 @@ func readSorted(t *testing.T, lk *lake.Lake, run, table string) string {
 	sort.Strings(lines)
 	return fmt.Sprint(lines)
 }
+
+// Under memory.written_at pool_start (the presets'), the pool's envs join the memory at its first step,
+// scored on that step's plays alone: the win rate is the share of counted unhinted plays with a return
+// above 0 and the regret the step's hinted minus unhinted mean. By hand from testdata/regret (step 0;
+// env_error plays are not counted; D has none left and is not remembered):
+//
+//	A  returns 1 0 0 0     win 1/4   hinted 1 1 0 1 → .75 − .25  =  .5
+//	B  returns 1 1 1 .5    win 4/4   hinted 1 1 1 1 → 1 − .875   =  .125  (solve rate 3/4: success is not win)
+//	C  returns .5 .5       win 2/2   no hinted play              =  0
+//	E  returns .2          win 1/1   hinted −.4     → −.4 − .2   = −.6
+//	F  returns 1 0 (+err)  win 1/2   hinted 1 (+err) → 1 − .5    =  .5
+//
+// Step 1 (the pool's end) writes no snapshot.
+func TestMemoryIsWrittenAtThePoolsFirstStep(t *testing.T) {
+	ctx := context.Background()
+	lk, run := newRun(t, func(c *config.Config) { c.Memory.WrittenAt = config.MemoryAtPoolStart })
+	res0, err := Run(ctx, testEnv(t, lk, run, shard.All, false), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res0.MemoryWritten || res0.Memory != 5 {
+		t.Fatalf("step 0: %+v, want a snapshot of 5 entries", res0)
+	}
+	mem, err := lake.ReadRows[schemas.MemoryRow](ctx, lk, key(run, schemas.MemorySpec.Name, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		id          string
+		win, regret float64
+	}{{"A", .25, .5}, {"B", 1, .125}, {"C", 1, 0}, {"E", 1, -.6}, {"F", .5, .5}}
+	if len(mem) != len(want) {
+		t.Fatalf("memory = %+v, want %d entries", mem, len(want))
+	}
+	for i, w := range want {
+		m := mem[i]
+		if m.EnvID != w.id || !near(m.SolveRate, w.win) || !near(m.Regret, w.regret) || m.Step != 0 || m.PoolStep != 0 {
+			t.Errorf("memory[%d] = %s win %.4f regret %.4f (step %d), want %s win %.4f regret %.4f", i, m.EnvID, m.SolveRate, m.Regret, m.Step, w.id, w.win, w.regret)
+		}
+	}
+	res1, err := Run(ctx, testEnv(t, lk, run, shard.All, false), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res1.MemoryWritten {
+		t.Errorf("step 1 (pool end) wrote a memory snapshot under pool_start: %+v", res1)
+	}
+	if _, err := lake.ReadRows[schemas.MemoryRow](ctx, lk, key(run, schemas.MemorySpec.Name, 1)); err == nil {
+		t.Error("a memory partition was committed at step 1")
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/outcome"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/stage"
 )
@@ -19,8 +20,10 @@ type Result struct {
 	Envs, Excluded int
 	// PoolEnd is true when the step ended its pool (final rewards and a memory snapshot were written).
 	PoolEnd bool
-	// Memory is the size of the memory snapshot written at a pool end.
+	// Memory is the size of the memory snapshot written (at the step memory.written_at names).
 	Memory int
+	// MemoryWritten is true when the step wrote a memory snapshot.
+	MemoryWritten bool
 }
 
 // Stage is the regret stage as the stage contract runs it (stage.Execute).
@@ -50,7 +53,10 @@ func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error
 	}
 	line := fmt.Sprintf("%d envs scored (%d excluded)", res.Envs, res.Excluded)
 	if res.PoolEnd {
-		line += fmt.Sprintf(", pool end: final rewards, memory %d entries", res.Memory)
+		line += ", pool end: final rewards"
+	}
+	if res.MemoryWritten {
+		line += fmt.Sprintf(", memory %d entries", res.Memory)
 	}
 	return line, nil
 }
@@ -73,7 +79,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	res := Result{Envs: len(out.StepScores), PoolEnd: out.PoolEnd, Memory: len(out.Memory)}
+	res := Result{Envs: len(out.StepScores), PoolEnd: out.PoolEnd, Memory: len(out.Memory), MemoryWritten: out.MemoryDue}
 	for _, s := range out.StepScores {
 		if !s.Rewarded() {
 			res.Excluded++
@@ -91,7 +97,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	if err := write(wctx, lk, key(run, schemas.EMAStateSpec.Name, step), global(out.EMA), wopts); err != nil {
 		return res, err
 	}
-	if out.PoolEnd {
+	if out.MemoryDue {
 		memory := out.Memory
 		if !env.Shard.First() {
 			memory = nil
@@ -122,9 +128,13 @@ type Output struct {
 	EMA []schemas.EMAStateRow
 	// Rewards holds the designer_rewards rows: per-step rows, then final rows at a pool end.
 	Rewards []schemas.DesignerRewardRow
-	// PoolEnd is true at the pool's last step; Memory is then the new snapshot.
+	// PoolEnd is true where the pool's window is scored (config.WindowEnd: its last step, or
+	// grpo.final_step inside it).
 	PoolEnd bool
-	Memory  []schemas.MemoryRow
+	// MemoryDue is true at the step memory.written_at names: the pool's first step (pool_start) or where
+	// its window is scored (pool_end); Memory is then the new snapshot.
+	MemoryDue bool
+	Memory    []schemas.MemoryRow
 }
 
 // Compute reads the step's inputs from the lake and computes every output, without writing.
@@ -142,7 +152,7 @@ func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config,
 	}
 	out := &Output{StepScores: ScoreEpisodes(episodes, p)}
 	poolStep := cfg.PoolStep(step)
-	out.PoolEnd = cfg.PoolEnd(step)
+	out.PoolEnd = cfg.WindowEnd(step)
 	if out.PoolEnd {
 		window := episodes
 		for s := poolStep; s < step; s++ {
@@ -172,11 +182,21 @@ func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config,
 		slow = BaselinesOrFirst(out.EMA, out.StepScores)
 	}
 	out.Rewards = rewardRows(out.StepScores, p, slow, step, false)
-	if !out.PoolEnd {
+	if out.PoolEnd {
+		out.Rewards = append(out.Rewards, rewardRows(out.FinalScores, p, slow, step, true)...)
+	}
+	var entries func(envs []schemas.EnvRow) []schemas.MemoryRow
+	switch {
+	case cfg.Memory.WrittenAt == config.MemoryAtPoolStart && cfg.IsRefresh(step):
+		// The pool's first step: its unhinted plays give the win rate, its hinted ones the regret.
+		entries = func(envs []schemas.EnvRow) []schemas.MemoryRow {
+			return memoryEntries(envs, withWinRates(out.StepScores, episodes, p.Outcome), p)
+		}
+	case cfg.Memory.WrittenAt != config.MemoryAtPoolStart && out.PoolEnd:
+		entries = func(envs []schemas.EnvRow) []schemas.MemoryRow { return memoryEntries(envs, out.FinalScores, p) }
+	default:
 		return out, nil
 	}
-	out.Rewards = append(out.Rewards, rewardRows(out.FinalScores, p, slow, step, true)...)
-
 	envs, err := lake.ReadRows[schemas.EnvRow](ctx, lk, key(run, schemas.EnvsSpec.Name, poolStep))
 	if errors.Is(err, lake.ErrNotCommitted) {
 		return nil, fmt.Errorf("regret: envs of pool %d are not committed (run `%s` first): %w", poolStep, stage.Command(lk, run, "gate", "--step", strconv.FormatInt(poolStep, 10)), err)
@@ -189,8 +209,23 @@ func Compute(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config,
 		return nil, err
 	}
 	sort.Slice(memory, func(i, j int) bool { return memory[i].Position < memory[j].Position })
-	out.Memory = PushFIFO(memory, memoryEntries(envs, out.FinalScores, p), cfg.Memory.Capacity, step)
+	out.MemoryDue = true
+	out.Memory = PushFIFO(memory, entries(envs), cfg.Memory.Capacity, step)
 	return out, nil
+}
+
+// withWinRates returns a copy of scores whose SolveRate is each env's win rate on episodes (WinRate), the
+// share the authors' memory records.
+func withWinRates(scores []EnvScore, episodes []schemas.EpisodeRow, rules outcome.Rules) []EnvScore {
+	byEnv := map[string][]schemas.EpisodeRow{}
+	for _, e := range episodes {
+		byEnv[e.EnvID] = append(byEnv[e.EnvID], e)
+	}
+	out := append([]EnvScore(nil), scores...)
+	for i := range out {
+		out[i].SolveRate = WinRate(byEnv[out[i].EnvID], rules)
+	}
+	return out
 }
 
 // memoryEntries returns the pool's scored envs as memory entries, in slot order (then env_id).

@@ -152,10 +152,15 @@ func TestExcerptWords(t *testing.T) {
 	if len(rows[0].Excerpt) > 30 {
 		t.Fatalf("excerpt %d chars, want ≤ 30", len(rows[0].Excerpt))
 	}
-	cfg.Sample.ExcerptChars = 0
+	cfg.Sample.ExcerptChars, cfg.Sample.ExcerptCut = 0, config.ExcerptPlain
 	rows, _, _ = sample.Draw(cfg, 0, long, nil)
 	if n := len(strings.Fields(rows[0].Excerpt)); n != 50 {
 		t.Fatalf("excerpt has %d words, want 50", n)
+	}
+	cfg.Sample.ExcerptCut = config.ExcerptMarked // the presets': the words, then the marker line
+	rows, _, _ = sample.Draw(cfg, 0, long, nil)
+	if want := strings.TrimSpace(strings.Repeat("word ", 50)) + "\n[Document truncated at ~50 words]"; rows[0].Excerpt != want {
+		t.Fatalf("marked excerpt %q, want %q", rows[0].Excerpt, want)
 	}
 }
 
@@ -164,6 +169,9 @@ func TestExcerptWords(t *testing.T) {
 // pairs sharing one while the corpus lasts.
 func TestAttemptDrawsAFreshDocument(t *testing.T) {
 	for _, draw := range config.DocDrawValues() {
+		if draw == config.DocReplacement {
+			continue // documents repeat by design: TestReplacementDrawsEveryAttemptFromTheWholeCorpus
+		}
 		cfg := smallConfig(t)
 		cfg.Sample.DocDraw = draw
 		docs := corpus(200, func(i int) string { return []string{"math", "science", ""}[i%3] })
@@ -238,6 +246,39 @@ func TestLoadDrawerLeavesOutEarlierSamples(t *testing.T) {
 			row, _ := d.Attempt(slot, attempt)
 			if slices.ContainsFunc(first, func(r schemas.SampleRow) bool { return r.DocID == row.DocID }) {
 				t.Fatalf("step 4 slot %d attempt %d reuses step 0's %s", slot, attempt, row.DocID)
+			}
+		}
+	}
+}
+
+// Under the presets' sample.doc_draw replacement, every slot and every attempt draws from the whole
+// corpus (icorpus.DrawWithReplacement), so documents used before the step may come back and a step's
+// slots may share one; attempt 1 is the slot's row, and a draw is reproducible.
+func TestReplacementDrawsEveryAttemptFromTheWholeCorpus(t *testing.T) {
+	cfg := smallConfig(t)
+	cfg.Sample.DocDraw = config.DocReplacement
+	docs := corpus(3, func(int) string { return "" })
+	used := map[string]bool{"d000": true, "d001": true, "d002": true}
+	d, err := sample.NewDrawer(cfg, 8, docs, used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := d.Rows()
+	if len(rows) <= len(docs) {
+		t.Fatalf("%d slots, want more than the %d documents", len(rows), len(docs))
+	}
+	for slot, r := range rows {
+		want := icorpus.DrawWithReplacement(docs, cfg.Seed, 8, int32(slot), 1)
+		if r.DocID != want.DocID || !r.Reused {
+			t.Errorf("slot %d drew %s (reused %v), want %s, marked reused (every document was used before)", slot, r.DocID, r.Reused, want.DocID)
+		}
+		for attempt := 2; attempt <= 4; attempt++ {
+			row, err := d.Attempt(slot, attempt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := icorpus.DrawWithReplacement(docs, cfg.Seed, 8, int32(slot), int32(attempt)); row.DocID != want.DocID {
+				t.Errorf("slot %d attempt %d drew %s, want %s", slot, attempt, row.DocID, want.DocID)
 			}
 		}
 	}

@@ -162,7 +162,9 @@ type Drawer struct {
 }
 
 // NewDrawer draws the slots of refresh step `step` from docs, leaving out the documents in used (those of
-// the run's earlier samples). sample.doc_draw picks the rule: uniform takes the unused documents in the
+// the run's earlier samples). sample.doc_draw picks the rule: replacement takes, for each slot,
+// corpus.DrawWithReplacement's document (documents may repeat, within the step and across steps; a
+// repeat of an earlier step's is marked Reused); uniform takes the unused documents in the
 // step's seeded order (the authors' uniform draw, without replacement); matched takes, for each slot, the
 // unused document whose domain suits the slot's skill best (see suits), then the lowest key. Once no
 // unused document is left a slot reuses one (lowest key first, a document not yet taken at this step
@@ -189,9 +191,13 @@ func NewDrawer(cfg *config.Config, step int64, docs []schemas.CorpusRow, used ma
 		row := d.slotRow(slot)
 		if len(d.order) > 0 {
 			var doc schemas.CorpusRow
-			if cfg.Sample.DocDraw == config.DocUniform {
+			switch cfg.Sample.DocDraw {
+			case config.DocReplacement:
+				doc = corpus.DrawWithReplacement(d.order, cfg.Seed, step, int32(slot), 1)
+				row.Reused = taken[doc.DocID]
+			case config.DocUniform:
 				doc, row.Reused = pickUniform(d.order, taken, thisStep)
-			} else {
+			default:
 				doc, row.Reused = pick(d.order, row.Skill, taken)
 			}
 			taken[doc.DocID], thisStep[doc.DocID] = true, true
@@ -223,8 +229,9 @@ func (d *Drawer) Rows() []schemas.SampleRow { return append([]schemas.SampleRow(
 
 // Attempt returns the sample of attempt `attempt` (1-based) of slot `slot`: attempt 1 is the slot's own
 // row (Rows); every later attempt gets a fresh document (the authors draw one per attempt), a function of
-// (seed, step, slot, attempt) alone, never one of the documents used before the step or drawn for the
-// step's slots. Under uniform, attempt a of slot s takes position (a−1)·n + s of the step's unused
+// (seed, step, slot, attempt) alone. Under replacement it is corpus.DrawWithReplacement's, from the whole
+// corpus. Otherwise it is never one of the documents used before the step or drawn for the step's
+// slots: under uniform, attempt a of slot s takes position (a−1)·n + s of the step's unused
 // documents (n = sample.envs_per_step), so no two (slot, attempt) pairs share a document while the corpus
 // lasts; under matched, position (a−2)·m + j of the unused documents suited to the slot's skill that no
 // slot took (m slots have the skill, the slot is the j-th of them), distinct within a skill. Past the end
@@ -240,6 +247,12 @@ func (d *Drawer) Attempt(slot, attempt int) (schemas.SampleRow, error) {
 		return d.rows[slot], nil
 	}
 	row := d.slotRow(slot)
+	if d.cfg.Sample.DocDraw == config.DocReplacement {
+		doc := corpus.DrawWithReplacement(d.order, d.cfg.Seed, d.step, int32(slot), int32(attempt))
+		row.Reused = d.used[doc.DocID]
+		d.setDoc(&row, doc)
+		return row, nil
+	}
 	if d.cfg.Sample.DocDraw == config.DocUniform {
 		var fresh []schemas.CorpusRow
 		for _, doc := range d.order {
@@ -292,10 +305,11 @@ func (d *Drawer) slotRow(slot int) schemas.SampleRow {
 	return schemas.SampleRow{Step: d.step, Slot: int32(slot), Skill: SlotSkill(d.active, slot), Setting: d.cfg.Setting}
 }
 
-// setDoc puts doc and its excerpt (sample.excerpt_words, then sample.excerpt_chars) in row.
+// setDoc puts doc and its excerpt (sample.excerpt_words cut as sample.excerpt_cut says, then
+// sample.excerpt_chars) in row.
 func (d *Drawer) setDoc(row *schemas.SampleRow, doc schemas.CorpusRow) {
 	row.DocID = doc.DocID
-	row.Excerpt = corpus.Excerpt(doc.Text, d.cfg.Sample.ExcerptChars, d.cfg.Sample.ExcerptWords)
+	row.Excerpt = corpus.Cut(doc.Text, d.cfg.Sample.ExcerptChars, d.cfg.Sample.ExcerptWords, d.cfg.Sample.ExcerptCut == config.ExcerptMarked)
 }
 
 // pick returns the best unused suited document (best domain rank, then draw order), else a reused one.
