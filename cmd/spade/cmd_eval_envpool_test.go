@@ -82,7 +82,7 @@ func TestEvalEnvPool(t *testing.T) {
 
 	initRun := func(run, baseURL string) {
 		must(t, env, "--run", run, "init", "--preset", "qwen3-4b-games", "--set", "llm.agent.base_url="+baseURL,
-			"--set", "llm.agent.model=agent-model", "--set", "eval.chunk_items=4", "--set", "sandbox.load_timeout_seconds=5",
+			"--set", "llm.agent.model=agent-model", "--set", "eval.chunk_items=4", "--set", "sandbox.load_timeout_seconds=120",
 			"--set", "rollout.max_turns=4", "--set", "sandbox.step_timeout_seconds=2")
 	}
 	initRun("a", srv.URL)

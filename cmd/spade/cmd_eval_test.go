@@ -118,7 +118,7 @@ func importEvalBenches(t *testing.T, env []string) {
 func initEvalRun(t *testing.T, env []string, run, baseURL string, chunk int) {
 	must(t, env, "--run", run, "init", "--preset", "qwen3-4b-games", "--set", "llm.agent.base_url="+baseURL,
 		"--set", "llm.agent.model=agent-model", "--set", fmt.Sprintf("eval.chunk_items=%d", chunk),
-		"--set", "sandbox.load_timeout_seconds=5")
+		"--set", "sandbox.load_timeout_seconds=120")
 }
 
 const evalBenchList = "tmath,tchoice,tcode,tcalls"

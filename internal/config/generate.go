@@ -23,6 +23,10 @@ type Generate struct {
 	// default follows llm.designer.thinking (the hint writer is the Designer's model). The authors write
 	// hints with thinking off at 8B.
 	HintThinking Thinking `json:"hint_thinking"`
+	// HintAttempts is how many times the separate hint call is made for one env when it fails or answers
+	// nothing (the authors retry their hint writer 3 times); the env keeps an empty hint when every
+	// attempt did.
+	HintAttempts int `json:"hint_attempts" range:">=1"`
 	// HintPromptFile names a template file to use instead of the embedded hint prompt; empty uses it.
 	HintPromptFile string `json:"hint_prompt_file"`
 	// Regen is how a slot whose candidate failed the gate is asked again: resample or repair. resample
@@ -82,7 +86,7 @@ func (Generate) validate(*Config) error { return nil }
 // and top-p 0.9 with 4,096 tokens (2,048 in tools), failed slots resampled, and their env contract
 // (Gymnasium's).
 func presetGenerate(p presetSpec) Generate {
-	g := Generate{HintMode: HintSeparate, HintTemperature: 0.3, HintTopP: 0.9, HintMaxTokens: 4096, Regen: RegenResample, HintThinking: ThinkingDefault,
+	g := Generate{HintMode: HintSeparate, HintTemperature: 0.3, HintTopP: 0.9, HintMaxTokens: 4096, Regen: RegenResample, HintThinking: ThinkingDefault, HintAttempts: 3,
 		Contract: schemas.ContractGymnasium}
 	if p.size == "qwen3-8b" {
 		g.HintThinking = ThinkingOff

@@ -54,6 +54,17 @@ type Rollout struct {
 	// env_error. none starts the play on a fresh instance. Read in the games setting (a tools env's
 	// actions are tool calls).
 	InstanceWarmup InstanceWarmup `json:"instance_warmup"`
+	// PlayRetry is which failed plays are played once more: failed or worker_death. failed replays, once,
+	// every play that ended in env_error or agent_error (the program could not start or reset an
+	// instance, the sandbox failed under it, a model call failed after its retries), from a fresh instance
+	// with the same seed, the first attempt's turns and calls left out; a play that timed out is not
+	// replayed (its env is hung and dropped for the pool). worker_death replays only a play whose sandbox
+	// worker died under it. Either way a program that does not load is not replayed.
+	PlayRetry PlayRetry `json:"play_retry"`
+	// EmptyHint is what an env whose hint is empty (every hint call failed or answered nothing) gets
+	// instead of its hinted plays: skip or play. skip plays none for it, so its regret is 0 (the authors');
+	// play plays them with the empty hint.
+	EmptyHint EmptyHint `json:"empty_hint"`
 	// EnvError is what an exception in an env's step (or a step return of the wrong shape or types)
 	// does to the play: score or drop. score ends the play at that turn with the observation
 	// "Error: MESSAGE", reward −1 and terminated, so the play counts with outcome −1 in its Agent group
@@ -177,6 +188,8 @@ func init() {
 	registerEnum(ActionPassingValues())
 	registerEnum(EnvErrorPolicyValues())
 	registerEnum(InstanceWarmupValues())
+	registerEnum(PlayRetryValues())
+	registerEnum(EmptyHintValues())
 	registerEnum(HintedAtValues())
 	registerEnum(PlaysPerEnvValues())
 	registerEnum(ContextPolicyValues())
@@ -244,6 +257,34 @@ const (
 
 // InstanceWarmupValues lists every instance warm-up.
 func InstanceWarmupValues() []InstanceWarmup { return []InstanceWarmup{WarmupValidation, WarmupNone} }
+
+// PlayRetry is rollout.play_retry: which failed plays are played once more.
+type PlayRetry string
+
+// The play retries.
+const (
+	// RetryFailed replays once every play that ended in env_error or agent_error (the authors').
+	RetryFailed PlayRetry = "failed"
+	// RetryWorkerDeath replays only a play whose sandbox worker died.
+	RetryWorkerDeath PlayRetry = "worker_death"
+)
+
+// PlayRetryValues lists every play retry.
+func PlayRetryValues() []PlayRetry { return []PlayRetry{RetryFailed, RetryWorkerDeath} }
+
+// EmptyHint is rollout.empty_hint: the hinted plays of an env without a hint.
+type EmptyHint string
+
+// The ways to treat an env without a hint.
+const (
+	// EmptyHintSkip plays no hinted play for it (the authors').
+	EmptyHintSkip EmptyHint = "skip"
+	// EmptyHintPlay plays its hinted plays with the empty hint.
+	EmptyHintPlay EmptyHint = "play"
+)
+
+// EmptyHintValues lists every rollout.empty_hint.
+func EmptyHintValues() []EmptyHint { return []EmptyHint{EmptyHintSkip, EmptyHintPlay} }
 
 // EnvErrorPolicy is rollout.env_error: what a step that raised does to its play.
 type EnvErrorPolicy string
@@ -421,7 +462,7 @@ func presetRollout(p presetSpec) Rollout {
 	r := Rollout{GroupSize: 8, PlaysPerEnv: PlaysFillBatch, HintedGroupSize: 16, HintedAt: HintedAtPoolStart, MaxTurns: 25, ContextTokens: 32768,
 		Context: ContextTruncate, PairedSeeds: false, Return: ReturnTerminal, HintPlacement: HintInObservation,
 		ActionFormat: ActionBoxed, TurnBudget: TurnBudgetOwn, ActionPassing: ActionPassBoxed, EnvError: EnvErrorScore,
-		InstanceWarmup: WarmupValidation,
+		InstanceWarmup: WarmupValidation, PlayRetry: RetryFailed, EmptyHint: EmptyHintSkip,
 		TokenIO:        TokenIOChat, TokenIODelta: DeltaAuto, TokenIOTemplate: qwen3TokenIOTemplate,
 		TokenIOToolResult: qwen3ToolResult, AgentPrompt: AgentPromptSetting}
 	if p.ownToolsScript() {

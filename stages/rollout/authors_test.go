@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/spadekit/spade/internal/config"
@@ -312,6 +313,88 @@ func TestPlayStartsWhereTheValidationLeftTheInstance(t *testing.T) {
 				if tr.Turn == 0 && strings.ReplaceAll(tr.Info, " ", "") != c.first {
 					t.Errorf("first step's info %s, want %s", tr.Info, c.first)
 				}
+			}
+		})
+	}
+}
+
+// Under rollout.play_retry failed (the presets') a play whose model call failed after the client's
+// retries (agent_error) is played once more, and only its second attempt is kept: the episode ends as the
+// second attempt did, its turns are the second attempt's, and the first attempt's failed turn is not in
+// the lake. Under worker_death the play stays an agent_error.
+func TestFailedPlayIsPlayedOnceMore(t *testing.T) {
+	for _, retry := range config.PlayRetryValues() {
+		t.Run(string(retry), func(t *testing.T) {
+			var mu sync.Mutex
+			requests := 0
+			// The fixture's client tries a call 3 times: the first 3 requests fail, so the first attempt's
+			// first call fails for good; every later request answers.
+			script := func(*llm.ChatRequestBody) llmtest.Reply {
+				mu.Lock()
+				defer mu.Unlock()
+				requests++
+				if requests <= 3 {
+					return llmtest.Reply{Status: 500}
+				}
+				return llmtest.Reply{Text: `\boxed{go}`}
+			}
+			f := newScriptedFixture(t, "games", []schemas.EnvRow{envRow(0, 0, echoEnv, "h", schemas.SkillLogic, "games")}, script, func(c *config.Config) {
+				authorsPlays(2)(c)
+				c.Rollout.PlayRetry = retry
+			})
+			useRunPool(t, f)
+			res := f.rollout(t, 0)
+			episodes := readStep[schemas.EpisodeRow](t, f, "episodes", 0)
+			turns := readStep[schemas.TurnRow](t, f, "turns", 0)
+			if len(episodes) != 1 {
+				t.Fatalf("%d episodes, want 1", len(episodes))
+			}
+			e := episodes[0]
+			switch retry {
+			case config.RetryFailed:
+				if e.EndedBy == schemas.EndedAgentError || res.Retried != 1 || e.Turns != 2 || len(turns) != 2 {
+					t.Errorf("ended %s (%s) after %d turns, %d turn rows, %d retried; want the second attempt's 2 turns, 1 retried", e.EndedBy, e.Error, e.Turns, len(turns), res.Retried)
+				}
+				for _, tr := range turns {
+					if tr.Action != `\boxed{go}` {
+						t.Errorf("turn %d played %q, want the second attempt's move", tr.Turn, tr.Action)
+					}
+				}
+			case config.RetryWorkerDeath:
+				if e.EndedBy != schemas.EndedAgentError || res.Retried != 0 {
+					t.Errorf("ended %s, %d retried; want agent_error, none", e.EndedBy, res.Retried)
+				}
+			}
+		})
+	}
+}
+
+// An env whose hint is empty (the hint writer gave nothing after its attempts) gets no hinted play under
+// rollout.empty_hint skip (the presets'), so its regret is 0; under play its hinted plays run with the
+// empty hint.
+func TestEnvWithoutAHintGetsNoHintedPlays(t *testing.T) {
+	envs := []schemas.EnvRow{envRow(0, 0, echoEnv, "Say go.", schemas.SkillLogic, "games"),
+		envRow(0, 1, strings.Replace(echoEnv, "EchoEnv", "QuietEnv", 1), "", schemas.SkillLogic, "games")}
+	answer := func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: `\boxed{go}`} }
+	for _, c := range []struct {
+		mode  config.EmptyHint
+		quiet int
+	}{{config.EmptyHintSkip, 0}, {config.EmptyHintPlay, 2}} {
+		t.Run(string(c.mode), func(t *testing.T) {
+			f := newScriptedFixture(t, "games", envs, answer, func(cfg *config.Config) {
+				authorsPlays(1)(cfg)
+				cfg.Rollout.HintedGroupSize, cfg.Rollout.HintedAt, cfg.Rollout.EmptyHint = 2, config.HintedAtPoolStart, c.mode
+			})
+			useRunPool(t, f)
+			f.rollout(t, 0)
+			hinted := map[string]int{}
+			for _, e := range readStep[schemas.EpisodeRow](t, f, "episodes", 0) {
+				if e.Hinted {
+					hinted[e.EnvID]++
+				}
+			}
+			if hinted[envs[0].EnvID] != 2 || hinted[envs[1].EnvID] != c.quiet {
+				t.Errorf("hinted plays: %d for the env with a hint, %d for the one without; want 2 and %d", hinted[envs[0].EnvID], hinted[envs[1].EnvID], c.quiet)
 			}
 		})
 	}

@@ -48,7 +48,8 @@ type Result struct {
 	// Dropped counts the envs of the shard not played because an earlier step of their pool timed out
 	// (TimedOutEnvs).
 	Dropped int
-	// Retried counts the plays played again after a sandbox worker failure (see envProgram).
+	// Retried counts the plays played again: after a sandbox worker failure (see envProgram), or under
+	// rollout.play_retry failed after ending in env_error or agent_error.
 	Retried int
 	// Workers is the most programs loaded at once (stage.FitPool); PeakPlays the most plays in flight
 	// at once.
@@ -111,7 +112,7 @@ func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error
 		line += fmt.Sprintf("; %d envs dropped after a timeout earlier in the pool", res.Dropped)
 	}
 	if res.Retried > 0 {
-		line += fmt.Sprintf("; %d plays retried after a sandbox worker failure", res.Retried)
+		line += fmt.Sprintf("; %d failed plays played again", res.Retried)
 	}
 	return line, nil
 }
@@ -376,8 +377,10 @@ func (r *runner) playAll(ctx context.Context, envs []schemas.EnvRow) ([]schemas.
 
 // playEnv loads one env's program and plays the step's unhinted and hinted episodes of it concurrently.
 // A program that fails to load ends every episode with env_error (or timeout). A play whose sandbox
-// worker died under it is played once more on a fresh worker (envProgram.replace); its first attempt's
-// turns are dropped and its calls are left out of llm_calls (keepCalls).
+// worker died under it is played once more on a fresh worker (envProgram.replace), and under
+// rollout.play_retry failed so is any other play that ended in env_error or agent_error (retriesFailed);
+// a play is replayed at most once, its first attempt's turns are dropped and its calls are left out of
+// llm_calls (keepCalls).
 func (r *runner) playEnv(ctx context.Context, env schemas.EnvRow) ([]episodeOut, error) {
 	progs := &envProgram{pool: r.pool, code: env.Code}
 	t0 := time.Now()
@@ -390,7 +393,11 @@ func (r *runner) playEnv(ctx context.Context, env schemas.EnvRow) ([]episodeOut,
 		}
 		r.log.Warn("rollout: env does not load", "env_id", env.EnvID, "error", progs.err)
 	}
-	n := r.unhinted + r.hinted
+	hintedPlays := r.hinted
+	if strings.TrimSpace(env.Hint) == "" && r.cfg.Rollout.EmptyHint == config.EmptyHintSkip {
+		hintedPlays = 0 // nothing to hint with: the env's regret is 0
+	}
+	n := r.unhinted + hintedPlays
 	outs := make([]episodeOut, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -412,6 +419,16 @@ func (r *runner) playEnv(ctx context.Context, env schemas.EnvRow) ([]episodeOut,
 					r.retried.Add(1)
 					r.discard(outs[i].turns)
 					outs[i], errs[i] = r.playEpisode(ctx, env, next, nil, hinted, index)
+					prog = nil // played twice already
+				}
+			}
+			if errs[i] == nil && prog != nil && r.retriesFailed(outs[i].episode) {
+				r.log.Warn("rollout: playing a failed play once more", "env_id", env.EnvID,
+					"episode_id", outs[i].episode.EpisodeID, "ended_by", outs[i].episode.EndedBy, "error", outs[i].episode.Error)
+				r.retried.Add(1)
+				r.discard(outs[i].turns)
+				if next, loadErr := progs.current(); next != nil {
+					outs[i], errs[i] = r.playEpisode(ctx, env, next, loadErr, hinted, index)
 				}
 			}
 			r.progress.episodeDone(len(outs[i].turns), outs[i].episode.Tokens)
@@ -422,6 +439,13 @@ func (r *runner) playEnv(ctx context.Context, env schemas.EnvRow) ([]episodeOut,
 		return nil, err
 	}
 	return outs, nil
+}
+
+// retriesFailed reports whether a play that ended as e is played once more under rollout.play_retry
+// failed: it ended in env_error or agent_error (a timeout is not replayed).
+func (r *runner) retriesFailed(e schemas.EpisodeRow) bool {
+	return r.cfg.Rollout.PlayRetry == config.RetryFailed &&
+		(e.EndedBy == schemas.EndedEnvError || e.EndedBy == schemas.EndedAgentError)
 }
 
 // discard records the call ids of a play attempt that is played again.
@@ -438,8 +462,9 @@ func (r *runner) discard(turns []schemas.TurnRow) {
 // fresh worker when the sandbox worker under it dies. That is an infrastructure failure, which the
 // authors retry once (orchestrator, play_games_async): a play is played again once when it failed
 // with a crash or protocol error of the sandbox and the program can no longer start an instance (its
-// worker is gone). An exception raised by the env, a timeout, a memory or output limit, and a failed
-// model call are the env's or the model's own results and are never retried.
+// worker is gone). Under rollout.play_retry worker_death an exception raised by the env, a timeout, a
+// memory or output limit, and a failed model call are the env's or the model's own results and are never
+// retried; under failed (retriesFailed) those that end a play in env_error or agent_error are.
 type envProgram struct {
 	pool *sandbox.Pool
 	code string
