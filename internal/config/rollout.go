@@ -463,7 +463,7 @@ func presetRollout(p presetSpec) Rollout {
 		Context: ContextTruncate, PairedSeeds: false, Return: ReturnTerminal, HintPlacement: HintInObservation,
 		ActionFormat: ActionBoxed, TurnBudget: TurnBudgetOwn, ActionPassing: ActionPassBoxed, EnvError: EnvErrorScore,
 		InstanceWarmup: WarmupValidation, PlayRetry: RetryFailed, EmptyHint: EmptyHintSkip,
-		TokenIO:        TokenIOChat, TokenIODelta: DeltaAuto, TokenIOTemplate: qwen3TokenIOTemplate,
+		TokenIO: TokenIOChat, TokenIODelta: DeltaAuto, TokenIOTemplate: qwen3TokenIOTemplate,
 		TokenIOToolResult: qwen3ToolResult, AgentPrompt: AgentPromptSetting}
 	if p.ownToolsScript() {
 		r.GroupSize, r.HintedGroupSize = 16, 4
