@@ -45,7 +45,7 @@ type rolloutFixture struct {
 func newRolloutFixture(t *testing.T, uri, run, gateURL string) *rolloutFixture {
 	t.Helper()
 	f := &rolloutFixture{uri: uri, run: run, env: stageEnv(t)}
-	if out, err := f.cmd(gateURL, "init", "--preset", "qwen3-4b-games", "--set", "llm.agent.base_url=", "--set", "llm.agent.model=agent-model",
+	if out, err := f.cmd(gateURL, "init", "--preset", "qwen3-4b-games", "--set", "gate.shape=lenient", "--set", "llm.agent.base_url=", "--set", "llm.agent.model=agent-model",
 		"--set", "rollout.group_size=2", "--set", "rollout.plays_per_env=group_size", "--set", "grpo.batch_fill=pad", "--set", "grpo.batch_cut=random", "--set", "rollout.hinted_group_size=2", "--set", "rollout.max_turns=3", "--set", "gate.max_attempts=1",
 		"--set", "generate.hint_mode=inline").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)

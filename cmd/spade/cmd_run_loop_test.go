@@ -103,7 +103,8 @@ func loopSettings(designerURL, agentURL string) []string {
 		"--set", "llm.designer.base_url=" + designerURL, "--set", "llm.designer.model=designer-model",
 		"--set", "llm.agent.base_url=" + agentURL, "--set", "llm.agent.model=agent-model",
 		"--set", "sample.corpus=testdata", "--set", "sample.envs_per_step=3",
-		"--set", "rollout.group_size=2", "--set", "rollout.plays_per_env=group_size", "--set", "grpo.batch_fill=pad", "--set", "grpo.batch_cut=random", "--set", "rollout.max_turns=3", "--set", "gate.max_attempts=2"}
+		"--set", "rollout.group_size=2", "--set", "rollout.plays_per_env=group_size", "--set", "grpo.batch_fill=pad", "--set", "grpo.batch_cut=random", "--set", "rollout.max_turns=3", "--set", "gate.max_attempts=2",
+		"--set", "gate.shape=lenient"} // testdata/envs keeps spade's older program form
 }
 
 func tail(s string, lines int) string {
@@ -111,17 +112,21 @@ func tail(s string, lines int) string {
 	return strings.Join(all[max(0, len(all)-lines):], "\n")
 }
 
-// envAnswers are Designer answers, one per named sample program of testdata/envs: the program in a
-// python fence, then its hint.
+// envAnswers are Designer answers, one per named sample program of testdata/envs (or, for a name with a
+// folder, of that folder of testdata): the program in a python fence, then its hint.
 func envAnswers(t *testing.T, names ...string) []string {
 	t.Helper()
 	var answers []string
 	for _, name := range names {
-		code, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".py")))
+		dir := filepath.Join("testdata", "envs")
+		if strings.Contains(name, "/") { // a program of another folder of testdata
+			dir, name = filepath.Join("testdata", filepath.Dir(name)), filepath.Base(name)
+		}
+		code, err := os.ReadFile(repoFile(filepath.Join(dir, name+".py")))
 		if err != nil {
 			t.Fatal(err)
 		}
-		hint, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs", name+".hint")))
+		hint, err := os.ReadFile(repoFile(filepath.Join(dir, name+".hint")))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,7 +58,7 @@ func TestEnvCheck(t *testing.T) {
 
 func TestGateAndEnvPlay(t *testing.T) {
 	env := sandboxEnv(t)
-	must(t, env, "--run", "g1", "init", "--preset", "qwen3-4b-games", "--set", "generate.hint_mode=inline")
+	must(t, env, "--run", "g1", "init", "--preset", "qwen3-4b-games", "--set", "generate.hint_mode=inline", "--set", "gate.shape=lenient")
 	code, err := os.ReadFile(repoFile("testdata/envs/spatial_rotation.py"))
 	if err != nil {
 		t.Fatal(err)

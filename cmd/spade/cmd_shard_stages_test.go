@@ -73,7 +73,7 @@ func TestShardedSampleAndGenerateCommitTheSameRows(t *testing.T) {
 	prefixes := map[int]string{1: "s3://" + bucket + "/one", 3: "s3://" + bucket + "/three"}
 	for shards, uri := range prefixes {
 		for _, args := range [][]string{
-			{"init", "--preset", "qwen3-4b-games", "--set", "llm.designer.base_url=" + srv.URL, "--set", "llm.designer.model=designer-model",
+			{"init", "--preset", "qwen3-4b-games", "--set", "gate.shape=lenient", "--set", "llm.designer.base_url=" + srv.URL, "--set", "llm.designer.model=designer-model",
 				"--set", "sample.envs_per_step=7", "--set", "seed=11"},
 			{"corpus", "import", "--name", "default", repoFile("testdata/corpus/corpus.jsonl")},
 		} {
@@ -144,7 +144,7 @@ func TestRolloutResumesAfterKillBetweenTurnsAndEpisodes(t *testing.T) {
 				cmd.Env = append(append([]string{}, env...), extraEnv...)
 				return cmd
 			}
-			out, err := spade(nil, "init", "--preset", "qwen3-4b-games", "--set", "llm.agent.base_url="+srv.URL, "--set", "llm.agent.model=agent-model",
+			out, err := spade(nil, "init", "--preset", "qwen3-4b-games", "--set", "gate.shape=lenient", "--set", "llm.agent.base_url="+srv.URL, "--set", "llm.agent.model=agent-model",
 				"--set", "rollout.group_size=2", "--set", "rollout.plays_per_env=group_size", "--set", "grpo.batch_fill=pad", "--set", "grpo.batch_cut=random", "--set", "rollout.hinted_group_size=2", "--set", "rollout.max_turns=3", "--set", "gate.max_attempts=1",
 				"--set", "generate.hint_mode=inline").CombinedOutput()
 			if err != nil {

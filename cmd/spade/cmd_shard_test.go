@@ -51,7 +51,7 @@ func TestShardedGateAndRolloutCommitTheSameRows(t *testing.T) {
 
 	prefixes := map[int]string{1: "s3://" + bucket + "/one", 3: "s3://" + bucket + "/three"}
 	for shards, uri := range prefixes {
-		out, err := spadeIn("--lake", uri, "--run", "r", "init", "--preset", "qwen3-4b-games",
+		out, err := spadeIn("--lake", uri, "--run", "r", "init", "--preset", "qwen3-4b-games", "--set", "gate.shape=lenient",
 			"--set", "llm.agent.base_url="+srv.URL, "--set", "llm.agent.model=agent-model",
 			"--set", "rollout.group_size=2", "--set", "rollout.plays_per_env=group_size", "--set", "grpo.batch_fill=pad", "--set", "grpo.batch_cut=random", "--set", "rollout.hinted_group_size=2", "--set", "rollout.max_turns=3", "--set", "gate.max_attempts=1",
 			"--set", "generate.hint_mode=inline").CombinedOutput()

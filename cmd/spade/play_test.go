@@ -35,7 +35,7 @@ func playEnv(t *testing.T) []string {
 func playEnvOf(t *testing.T, code, hint string) []string {
 	t.Helper()
 	env := sandboxEnv(t)
-	must(t, env, "--run", "p1", "init", "--preset", "qwen3-4b-games", "--set", "generate.hint_mode=inline")
+	must(t, env, "--run", "p1", "init", "--preset", "qwen3-4b-games", "--set", "generate.hint_mode=inline", "--set", "gate.shape=lenient")
 	ctx := context.Background()
 	lk, err := lake.Open(ctx, strings.TrimPrefix(env[0], "SPADE_LAKE="))
 	if err != nil {

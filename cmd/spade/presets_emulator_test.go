@@ -21,7 +21,9 @@ import (
 // block when asked, so the hybrid template has something to strip).
 func presetScript(t *testing.T, setting schemas.Setting) llmtest.Script {
 	t.Helper()
-	names := []string{"logic_mastermind", "math_arithmetic_chain", "causal_switchboard", "logic_knights_knaves"}
+	// The games programs are in the authors' form, which the games presets' gate asks for (gate.shape).
+	names := []string{"envs-authors/play/logic_mastermind", "envs-authors/play/math_arithmetic_chain",
+		"envs-authors/play/causal_switchboard", "envs-authors/play/logic_knights_knaves"}
 	if setting == schemas.SettingTools {
 		names = []string{"tools_calendar", "tools_inventory"}
 	}

@@ -1,5 +1,7 @@
 package config
 
+import "github.com/spadekit/spade/schemas"
+
 // Gate configures the acceptance checks (stages/gate): which checks decide whether a candidate program
 // becomes an env of the pool, and how often a failed slot is asked again.
 type Gate struct {
@@ -35,8 +37,8 @@ type Gate struct {
 	// Shape is what the official checks under the gymnasium contract ask of a program's form: authors
 	// refuses what the authors' loader refuses (an env class not named ...Env, a reset returning
 	// (observation, None), the old 4-tuple step); lenient reads those anyway, as spade's gate did, and the
-	// programs play (the 4-tuple's done is terminated). lenient stays in the presets while the stand-in
-	// Designer's programs (testdata/envs) keep the old form.
+	// programs play (the 4-tuple's done is terminated). authors in the games presets; the tools presets
+	// stay lenient, since the authors' tools loader checks the form of its ToolUseBaseEnv subclasses.
 	Shape GateShape `json:"shape"`
 }
 
@@ -95,7 +97,13 @@ func (Gate) validate(*Config) error { return nil }
 
 // presetGate is the authors' gate: the official checks, 5 attempts per slot, 3 reset seeds (and drawn
 // probes, which only the strict checks play).
-func presetGate(presetSpec) Gate {
-	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn, MaxTurnDelaySeconds: 5, LoadTimeoutSeconds: 60,
-		Shape: ShapeLenient}
+func presetGate(p presetSpec) Gate {
+	g := Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn, MaxTurnDelaySeconds: 5, LoadTimeoutSeconds: 60,
+		Shape: ShapeAuthors}
+	if p.setting == schemas.SettingTools {
+		// The authors' tools programs subclass their ToolUseBaseEnv, whose checks are the tools gate's;
+		// the form checks here are the games loader's.
+		g.Shape = ShapeLenient
+	}
+	return g
 }
