@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/spadekit/spade/internal/lab"
+	"github.com/spadekit/spade/stages/lab"
 	steprun "github.com/spadekit/spade/stages/run"
 )
 

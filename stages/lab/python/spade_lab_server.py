@@ -321,6 +321,10 @@ def meta_info(policy: Policy, ids: List[int], lps: List[float], finish: str, pro
     }
 
 
+#: The routes answered to POST only.
+POST_ROUTES = ("/v1/chat/completions", "/generate", "/tokenize", "/update_weights_from_disk")
+
+
 class Handler(BaseHTTPRequestHandler):
     policy: Policy
     protocol_version = "HTTP/1.1"
@@ -361,6 +365,8 @@ class Handler(BaseHTTPRequestHandler):
         elif self.path == "/get_model_info":
             self.reply(200, {"model_path": p.path, "weights_version": p.version, "weights_sha256": p.sha256,
                              "is_generation": True})
+        elif self.path in POST_ROUTES:
+            self.error(405, "Method Not Allowed")  # as a real server answers a GET of a POST route
         else:
             self.error(404, "no route GET %s" % self.path)
 
@@ -369,7 +375,7 @@ class Handler(BaseHTTPRequestHandler):
                   "/update_weights_from_disk": self.update}
         route = routes.get(self.path)
         if route is None:
-            self.error(404 if self.path not in ("/v1/completions",) else 404, "no route POST %s" % self.path)
+            self.error(404, "no route POST %s" % self.path)
             return
         req = self.body()
         if req is None:

@@ -1,0 +1,134 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
+	"github.com/spadekit/spade/internal/testenv"
+	"github.com/spadekit/spade/schemas"
+)
+
+// labPython is an interpreter with torch, numpy, jinja2 and regex (the server, the trainer and the
+// chat-template helper); without one the test skips, except under CI.
+func labPython(t *testing.T) string {
+	t.Helper()
+	candidates := []string{"python3", "/usr/bin/python3"}
+	if p := os.Getenv("SPADE_PYTHON"); p != "" {
+		candidates = []string{p}
+	}
+	for _, p := range candidates {
+		if exec.Command(p, "-c", "import torch, numpy, jinja2, regex").Run() == nil {
+			return p
+		}
+	}
+	testenv.SkipUnlessCI(t, "no Python with torch, numpy, jinja2 and regex among %v (set SPADE_PYTHON)", candidates)
+	return ""
+}
+
+// TestLabClosesTheLoop runs five lab steps (a pool of four, its Designer update, and the next pool's
+// generation) with a real tiny policy, the real gate and sandbox and the torch trainer, and checks the
+// loop's instruments at every step: the Agent's importance weight in its update is 1 within 1e-4 (the
+// server's log-probs are the trainer's), every call the server sampled and every llm_calls row carries
+// the version the previous step published (the model's own name before the first), the server loaded
+// exactly the file the trainer saved, and the rows are in the lake's lab_steps.
+func TestLabClosesTheLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs five steps of the whole loop; skipped with -short")
+	}
+	python := labPython(t)
+	t.Setenv("SPADE_PYTHON", python)
+	t.Setenv("SPADE_CACHE", t.TempDir())
+	t.Chdir(t.TempDir()) // the trainer runs python -m from here: no stray package may shadow its own
+	lk := laketest.New(t)
+	ctx := context.Background()
+	rows, err := Run(ctx, Options{Lake: lk, Run: "lab", Seed: 0, Steps: []int64{0, 1, 2, 3, 4}, WorkDir: t.TempDir(),
+		Python: python, WarmSteps: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("%d instrument rows, want 5", len(rows))
+	}
+	designerTrained := false
+	for i, r := range rows {
+		t.Log(StepLine(r))
+		if math.IsNaN(r.AgentISWeight) || math.Abs(r.AgentISWeight-1) > 1e-4 {
+			t.Errorf("step %d: Agent IS weight %v, want 1 within 1e-4", r.Step, r.AgentISWeight)
+		}
+		if !math.IsNaN(r.DesignerISWeight) {
+			designerTrained = true
+		}
+		want := ModelName
+		if i > 0 {
+			want = rows[i-1].PublishedVersion
+		}
+		if r.ExpectedVersion != want {
+			t.Errorf("step %d: expected version %q, want the previous step's publication %q", r.Step, r.ExpectedVersion, want)
+		}
+		if r.Calls == 0 || r.CallsOffVersion != 0 || r.RecordedOffVersion != 0 {
+			t.Errorf("step %d: %d calls, %d served and %d recorded with another version than %q", r.Step, r.Calls,
+				r.CallsOffVersion, r.RecordedOffVersion, want)
+		}
+		if r.PublishedVersion == "" || r.TrainerSHA256 == "" || r.TrainerSHA256 != r.ServerSHA256 {
+			t.Errorf("step %d: published %q, trainer's sha256 %q, server's %q: want one version, both equal", r.Step,
+				r.PublishedVersion, r.TrainerSHA256, r.ServerSHA256)
+		}
+		stored, err := lake.ReadStep[schemas.LabStepRow](ctx, lk, "lab", schemas.LabStepsSpec.Name, r.Step)
+		if err != nil || len(stored) != 1 || stored[0].PublishedVersion != r.PublishedVersion || stored[0].CallsOffVersion != r.CallsOffVersion {
+			t.Errorf("step %d: lab_steps holds %+v (%v), want the step's row", r.Step, stored, err)
+		}
+	}
+	if !designerTrained {
+		t.Error("no step trained the Designer: the test should reach a pool's end")
+	}
+}
+
+// TestConfigurationDocListsTheLabKeys: docs/configuration.md, "The lab", lists every key the lab changes
+// with its value, and the lab's configuration validates with each of them applied.
+func TestConfigurationDocListsTheLabKeys(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(body), "## The lab\n")
+	if !ok {
+		t.Fatal(`docs/configuration.md has no "## The lab" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, o := range Overrides {
+		if row := fmt.Sprintf("| `%s` | `%s` |", o.Key, o.Value); !strings.Contains(section, row) {
+			t.Errorf("docs/configuration.md, \"The lab\", lacks the row %q", row)
+		}
+	}
+	cfg, err := Config(3, "http://127.0.0.1:1", "/m", "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Seed != 3 || cfg.GRPO.Trainer != "torch" || cfg.LLM.Agent.BaseURL != "http://127.0.0.1:1/v1" || cfg.GRPO.ModelPath != "/m" {
+		t.Errorf("lab config: seed %d, trainer %q, agent URL %q, model path %q", cfg.Seed, cfg.GRPO.Trainer, cfg.LLM.Agent.BaseURL, cfg.GRPO.ModelPath)
+	}
+}
+
+// TestDifficulty: a lab program's difficulty is its need plus 2 for a hidden goal; other code has none.
+func TestDifficulty(t *testing.T) {
+	for code, want := range map[string]float64{
+		"        self.need = 3\n        self.shown = \"go \" + self.goal\n": 3,
+		"        self.need = 1\n        self.shown = \"go somewhere\"\n":      3,
+		"        self.need = 4\n        self.shown = \"go somewhere\"\n":      6,
+	} {
+		if got := Difficulty(code); got != want {
+			t.Errorf("Difficulty(%q) = %v, want %v", code, got, want)
+		}
+	}
+	if got := Difficulty("class Other: pass"); !math.IsNaN(got) {
+		t.Errorf("Difficulty of a foreign program = %v, want NaN", got)
+	}
+}
