@@ -121,8 +121,8 @@ func TestConfigurationDocListsTheLabKeys(t *testing.T) {
 func TestDifficulty(t *testing.T) {
 	for code, want := range map[string]float64{
 		"        self.need = 3\n        self.shown = \"go \" + self.goal\n": 3,
-		"        self.need = 1\n        self.shown = \"go somewhere\"\n":      3,
-		"        self.need = 4\n        self.shown = \"go somewhere\"\n":      6,
+		"        self.need = 1\n        self.shown = \"go somewhere\"\n":    3,
+		"        self.need = 4\n        self.shown = \"go somewhere\"\n":    6,
 	} {
 		if got := Difficulty(code); got != want {
 			t.Errorf("Difficulty(%q) = %v, want %v", code, got, want)
