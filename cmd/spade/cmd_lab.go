@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -26,6 +27,8 @@ type labOptions struct {
 	WorkDir string
 	// WarmSteps is --warm-steps: the policy's supervised warm start when it is first made.
 	WarmSteps int
+	// Ablation is --ablation: one of lab.AblationNames ("" for the full method).
+	Ablation string
 }
 
 func newLabCommand() *cli.Command {
@@ -40,17 +43,21 @@ func newLabCommand() *cli.Command {
 			"lab_steps): the Agent's IS weight (1 when the server's and the trainer's log-probs agree), the calls\n" +
 			"served with another version than the previous step's publication, and the checksums of the weights\n" +
 			"the trainer saved and the server loaded. The same command again resumes.\n\n" +
+			"--ablation NAME runs the same world under one of the paper's ablations; compare the runs with\n" +
+			"`spade --run lab1 --run lab1-frozen ablate`.\n\n" +
 			"Example: spade --run lab1 lab --steps 0-99\n" +
+			"         spade --run lab1-frozen lab --ablation frozen-designer --steps 0-99\n" +
 			"         spade --run lab2 lab --seed 7 --steps 0-19",
 		Flags: []cli.Flag{
 			&cli.Int64Flag{Name: "seed", Value: 0, Usage: "the run's seed (the policy's initialisation and every sample)"},
 			&cli.StringFlag{Name: "steps", Value: "0-19", Usage: "steps to run: A, A-B (inclusive) or a comma-separated list"},
 			&cli.StringFlag{Name: "work-dir", Usage: "where the model, checkpoints and server files go (default ./lab/<run>)"},
 			&cli.IntFlag{Name: "warm-steps", Value: 300, Usage: "supervised warm-start steps when the model is first made"},
+			&cli.StringFlag{Name: "ablation", Usage: "run one of the paper's ablations: " + strings.Join(lab.AblationNames(), ", ")},
 		},
 		Action: func(c *cli.Context) error {
 			return runLab(c.Context, labOptions{globalOptions: globalsFrom(c), Seed: c.Int64("seed"), Steps: c.String("steps"),
-				WorkDir: c.String("work-dir"), WarmSteps: c.Int("warm-steps")})
+				WorkDir: c.String("work-dir"), WarmSteps: c.Int("warm-steps"), Ablation: c.String("ablation")})
 		},
 	}
 }
@@ -59,6 +66,11 @@ func runLab(ctx context.Context, opts labOptions) error {
 	steps, err := steprun.ParseSteps(opts.Steps)
 	if err != nil {
 		return asUsage(err)
+	}
+	if opts.Ablation != "" {
+		if err := checkChoice("--ablation", opts.Ablation, lab.AblationNames()...); err != nil {
+			return err
+		}
 	}
 	if opts.WarmSteps < 0 {
 		return usageError("--warm-steps must be >= 0, got %d", opts.WarmSteps)
@@ -77,7 +89,7 @@ func runLab(ctx context.Context, opts labOptions) error {
 	}
 	started := time.Now()
 	rows, err := lab.Run(ctx, lab.Options{Lake: lk, Run: run, Seed: opts.Seed, Steps: steps, WorkDir: work,
-		WarmSteps: opts.WarmSteps, Out: opts.Out, Log: slog.Default(), Progress: opts.Progress, TrainerLog: os.Stderr})
+		WarmSteps: opts.WarmSteps, Ablation: opts.Ablation, Out: opts.Out, Log: slog.Default(), Progress: opts.Progress, TrainerLog: os.Stderr})
 	if err != nil {
 		return err
 	}

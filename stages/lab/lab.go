@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -93,16 +94,44 @@ var Overrides = []Override{
 	{"grpo.gradient_checkpointing", "false", "nothing to save on a tiny decoder"},
 }
 
+// Ablations are the paper's ablations `spade lab --ablation NAME` runs, each as the keys it sets.
+// frozen-designer also gives the Designer (and the hint writer, which calls its model) a second server
+// that keeps the initial weights, since the lab server loads every publication under the same name.
+var Ablations = map[string][]Override{
+	"no-memory":          {{"ablation.no_memory", "true", "the Designer sees no memory"}},
+	"no-corpus":          {{"ablation.no_corpus", "true", "the Designer sees no document"}},
+	"frozen-designer":    {{"ablation.frozen_designer", "true", "the Designer keeps the initial weights"}, {"llm.designer.base_url", "{frozen}/v1", "a server that is never published to"}},
+	"no-designer-grad":   {{"ablation.no_designer_grad", "true", "the Designer's samples are not trained"}},
+	"learning-potential": {{"regret.variant", "ema_lp", "the Designer is paid the learning potential"}},
+}
+
+// AblationNames lists Ablations' names, sorted.
+func AblationNames() []string {
+	names := make([]string, 0, len(Ablations))
+	for name := range Ablations {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // Config is the lab run's configuration: BasePreset with Overrides, the seed, the server at server,
 // the model directory model and the work directory work (absolute paths).
-func Config(seed int64, server, model, work string) (*config.Config, error) {
+//
+// With ablation (a key of Ablations; "" for the full method) its keys are set too, {frozen} being the
+// frozen Designer's server.
+func Config(seed int64, server, model, work, ablation, frozen string) (*config.Config, error) {
 	cfg, err := config.Preset(BasePreset)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Seed = seed
-	fill := strings.NewReplacer("{server}", server, "{model}", model, "{work}", work)
-	for _, o := range Overrides {
+	extra, ok := Ablations[ablation]
+	if !ok && ablation != "" {
+		return nil, fmt.Errorf("lab: unknown ablation %q (one of %s)", ablation, strings.Join(AblationNames(), ", "))
+	}
+	fill := strings.NewReplacer("{server}", server, "{model}", model, "{work}", work, "{frozen}", frozen)
+	for _, o := range append(append([]Override(nil), Overrides...), extra...) {
 		if err := cfg.Set(o.Key, fill.Replace(o.Value)); err != nil {
 			return nil, fmt.Errorf("lab: %s: %w", o.Key, err)
 		}
@@ -118,6 +147,8 @@ type Options struct {
 	Run  string
 	// Seed is the run's seed (the policy's initialisation, the warm start and every sample).
 	Seed int64
+	// Ablation names one of Ablations ("" runs the full method).
+	Ablation string
 	// Steps are the steps to run, ascending.
 	Steps []int64
 	// WorkDir holds the model, the checkpoints, the prompts, the Python sources and the server's call
@@ -165,12 +196,25 @@ func Run(ctx context.Context, o Options) ([]schemas.LabStepRow, error) {
 			fmt.Fprintf(o.TrainerLog, "lab: model: %s", out)
 		}
 	}
+	if _, ok := Ablations[o.Ablation]; !ok && o.Ablation != "" {
+		return nil, fmt.Errorf("lab: unknown ablation %q (one of %s)", o.Ablation, strings.Join(AblationNames(), ", "))
+	}
 	srv, err := StartServer(ctx, o.Python, py, model, filepath.Join(work, "calls.jsonl"), o.TrainerLog)
 	if err != nil {
 		return nil, err
 	}
 	defer srv.Stop()
-	cfg, err := Config(o.Seed, srv.URL, model, work)
+	frozen := ""
+	if o.Ablation == "frozen-designer" {
+		// Its calls are logged apart: they are served by the initial weights at every step.
+		fsrv, err := StartServer(ctx, o.Python, py, model, filepath.Join(work, "frozen-calls.jsonl"), o.TrainerLog)
+		if err != nil {
+			return nil, err
+		}
+		defer fsrv.Stop()
+		frozen = fsrv.URL
+	}
+	cfg, err := Config(o.Seed, srv.URL, model, work, o.Ablation, frozen)
 	if err != nil {
 		return nil, err
 	}
@@ -343,6 +387,9 @@ func measure(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config,
 		return row, err
 	}
 	for _, c := range recorded {
+		if cfg.Ablation.FrozenDesigner && c.Role != schemas.RoleAgent {
+			continue // the frozen Designer's and hint writer's calls keep the initial weights by design
+		}
 		if c.WeightsVersion != expected {
 			row.RecordedOffVersion++
 		}

@@ -108,12 +108,27 @@ func TestConfigurationDocListsTheLabKeys(t *testing.T) {
 			t.Errorf("docs/configuration.md, \"The lab\", lacks the row %q", row)
 		}
 	}
-	cfg, err := Config(3, "http://127.0.0.1:1", "/m", "/w")
+	cfg, err := Config(3, "http://127.0.0.1:1", "/m", "/w", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Seed != 3 || cfg.GRPO.Trainer != "torch" || cfg.LLM.Agent.BaseURL != "http://127.0.0.1:1/v1" || cfg.GRPO.ModelPath != "/m" {
 		t.Errorf("lab config: seed %d, trainer %q, agent URL %q, model path %q", cfg.Seed, cfg.GRPO.Trainer, cfg.LLM.Agent.BaseURL, cfg.GRPO.ModelPath)
+	}
+	for _, name := range AblationNames() {
+		if _, err := Config(3, "http://127.0.0.1:1", "/m", "/w", name, "http://127.0.0.1:2"); err != nil {
+			t.Errorf("ablation %s: %v", name, err)
+		}
+		if row := fmt.Sprintf("| `%s` |", name); !strings.Contains(section, row) {
+			t.Errorf("docs/configuration.md, \"The lab\", lacks the ablation row %q", row)
+		}
+	}
+	frozen, err := Config(3, "http://127.0.0.1:1", "/m", "/w", "frozen-designer", "http://127.0.0.1:2")
+	if err != nil || !frozen.Ablation.FrozenDesigner || frozen.LLM.Designer.BaseURL != "http://127.0.0.1:2/v1" || frozen.LLM.Agent.BaseURL != "http://127.0.0.1:1/v1" {
+		t.Errorf("frozen-designer: %v, designer at %q, agent at %q", err, frozen.LLM.Designer.BaseURL, frozen.LLM.Agent.BaseURL)
+	}
+	if _, err := Config(3, "http://127.0.0.1:1", "/m", "/w", "no-such", ""); err == nil || !strings.Contains(err.Error(), "no-memory") {
+		t.Errorf("unknown ablation: %v, want an error listing the ablations", err)
 	}
 }
 

@@ -48,6 +48,8 @@ SPECIAL = ["<|endoftext|>", "<|im_start|>", EOS]
 OPENERS = ["<|im_start|>system\n", "<|im_start|>user\n", "<|im_start|>assistant\n"]
 #: Markers the lab's prompt templates start with: which role a prompt asks for.
 MARKERS = ["[design]", "[hint]", "[play]"]
+#: Markers of the Designer prompt's memory: a seed to mutate, a too-easy and a too-hard program.
+MEMORY_MARKERS = ["[seed]", "[easy]", "[hard]"]
 MOVES = ["up", "down", "left", "right"]
 #: The system prompts spade sends the Designer and the hint writer, one token each.
 SYSTEMS = {"[design]": "You are the Environment Designer of SPADE.", "[hint]": "You write hints for the Agent of SPADE."}
@@ -92,7 +94,7 @@ def vocabulary() -> Tuple[Dict[str, int], List[str]]:
 
     alphabet = byte_alphabet()
     vocab = {alphabet[b]: b for b in range(256)}
-    added = SPECIAL + OPENERS + MARKERS + list(SYSTEMS.values()) + [FENCE_OPEN, FENCE_CLOSE, HEAD, TAIL] + list(GOALS.values()) + list(NEEDS.values())
+    added = SPECIAL + OPENERS + MARKERS + MEMORY_MARKERS + list(SYSTEMS.values()) + [FENCE_OPEN, FENCE_CLOSE, HEAD, TAIL] + list(GOALS.values()) + list(NEEDS.values())
     added += list(SHOWS.values()) + ANSWERS + HINTS + WORDS
     return vocab, added
 
@@ -138,12 +140,21 @@ def tokenizer_config() -> Dict[str, Any]:
 # init: the model directory and its warm start
 
 
+def random_program(rng: random.Random) -> str:
+    """A valid lab program (no fences) with a random goal, need and visibility."""
+    middle = [GOALS[rng.choice(MOVES)], NEEDS[rng.choice([1, 2, 3, 4])], SHOWS[rng.choice(["shown", "hidden"])]]
+    rng.shuffle(middle)
+    return HEAD + "".join(middle) + TAIL
+
+
 def warm_examples(tok: Tokenizer, rng: random.Random) -> List[Tuple[List[int], int]]:
     """One supervised example per role: (token ids, where the answer starts). The prompt is the role's
     marker with some filler, the answer one of the right form with random content, then EOS."""
     filler = "".join(rng.choice("abcdefghij klmno") for _ in range(rng.randint(0, 24)))
     role = rng.choice(MARKERS)
     if role == "[design]":
+        for _ in range(rng.randint(0, 3)):
+            filler += rng.choice(MEMORY_MARKERS) + random_program(rng)
         middle = [GOALS[rng.choice(MOVES)], NEEDS[rng.choice([1, 2, 3, 4])], SHOWS[rng.choice(["shown", "hidden"])]]
         rng.shuffle(middle)
         answer = FENCE_OPEN + HEAD + "".join(middle) + TAIL + FENCE_CLOSE
