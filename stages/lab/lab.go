@@ -296,9 +296,16 @@ func writeSources(work, py string) error {
 	return nil
 }
 
-// ensureRun creates the run (and imports the lab corpus) unless it exists.
+// ensureRun creates the run (and imports the lab corpus) unless it exists. An existing run must have
+// been made with the same settings, its servers' addresses aside (they change with every start).
 func ensureRun(ctx context.Context, lk *lake.Lake, run string, cfg *config.Config, work string) error {
-	if _, err := lk.RunConfig(ctx, run); err == nil {
+	if stored, err := lk.RunConfig(ctx, run); err == nil {
+		for _, change := range config.Diff(stored, cfg) {
+			if !strings.HasSuffix(change.Key, "base_url") && change.Key != "grpo.publish_urls" {
+				return fmt.Errorf("lab: run %s was made with %s = %q, this call asks for %q: resume it with its own --seed and --ablation, or pass another --run",
+					run, change.Key, change.A, change.B)
+			}
+		}
 		return nil
 	} else if !errors.Is(err, lake.ErrNoRun) {
 		return err
