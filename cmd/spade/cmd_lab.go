@@ -29,6 +29,8 @@ type labOptions struct {
 	WarmSteps int
 	// Ablation is --ablation: one of lab.AblationNames ("" for the full method).
 	Ablation string
+	// Sets is --set KEY=VALUE, repeated: settings applied after the lab's.
+	Sets []string
 }
 
 func newLabCommand() *cli.Command {
@@ -53,11 +55,12 @@ func newLabCommand() *cli.Command {
 			&cli.StringFlag{Name: "steps", Value: "0-19", Usage: "steps to run: A, A-B (inclusive) or a comma-separated list"},
 			&cli.StringFlag{Name: "work-dir", Usage: "where the model, checkpoints and server files go (default ./lab/<run>)"},
 			&cli.IntFlag{Name: "warm-steps", Value: 300, Usage: "supervised warm-start steps when the model is first made"},
+			&cli.StringSliceFlag{Name: "set", Usage: "`KEY=VALUE` applied after the lab's settings (repeatable), e.g. grpo.lr=0.003"},
 			&cli.StringFlag{Name: "ablation", Usage: "run one of the paper's ablations: " + strings.Join(lab.AblationNames(), ", ")},
 		},
 		Action: func(c *cli.Context) error {
 			return runLab(c.Context, labOptions{globalOptions: globalsFrom(c), Seed: c.Int64("seed"), Steps: c.String("steps"),
-				WorkDir: c.String("work-dir"), WarmSteps: c.Int("warm-steps"), Ablation: c.String("ablation")})
+				WorkDir: c.String("work-dir"), WarmSteps: c.Int("warm-steps"), Ablation: c.String("ablation"), Sets: c.StringSlice("set")})
 		},
 	}
 }
@@ -89,7 +92,7 @@ func runLab(ctx context.Context, opts labOptions) error {
 	}
 	started := time.Now()
 	rows, err := lab.Run(ctx, lab.Options{Lake: lk, Run: run, Seed: opts.Seed, Steps: steps, WorkDir: work,
-		WarmSteps: opts.WarmSteps, Ablation: opts.Ablation, Out: opts.Out, Log: slog.Default(), Progress: opts.Progress, TrainerLog: os.Stderr})
+		WarmSteps: opts.WarmSteps, Ablation: opts.Ablation, Sets: opts.Sets, Out: opts.Out, Log: slog.Default(), Progress: opts.Progress, TrainerLog: os.Stderr})
 	if err != nil {
 		return err
 	}

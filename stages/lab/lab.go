@@ -120,7 +120,9 @@ func AblationNames() []string {
 //
 // With ablation (a key of Ablations; "" for the full method) its keys are set too, {frozen} being the
 // frozen Designer's server.
-func Config(seed int64, server, model, work, ablation, frozen string) (*config.Config, error) {
+//
+// sets are KEY=VALUE settings applied last (`spade lab --set`), to try a change in the lab world.
+func Config(seed int64, server, model, work, ablation, frozen string, sets ...string) (*config.Config, error) {
 	cfg, err := config.Preset(BasePreset)
 	if err != nil {
 		return nil, err
@@ -136,6 +138,15 @@ func Config(seed int64, server, model, work, ablation, frozen string) (*config.C
 			return nil, fmt.Errorf("lab: %s: %w", o.Key, err)
 		}
 	}
+	for _, kv := range sets {
+		key, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("lab: --set %q: want KEY=VALUE", kv)
+		}
+		if err := cfg.Set(key, value); err != nil {
+			return nil, fmt.Errorf("lab: --set %s: %w", key, err)
+		}
+	}
 	cfg.Preset = "lab"
 	return cfg, cfg.Validate()
 }
@@ -149,6 +160,8 @@ type Options struct {
 	Seed int64
 	// Ablation names one of Ablations ("" runs the full method).
 	Ablation string
+	// Sets are KEY=VALUE settings applied after the lab's (see Config).
+	Sets []string
 	// Steps are the steps to run, ascending.
 	Steps []int64
 	// WorkDir holds the model, the checkpoints, the prompts, the Python sources and the server's call
@@ -214,7 +227,7 @@ func Run(ctx context.Context, o Options) ([]schemas.LabStepRow, error) {
 		defer fsrv.Stop()
 		frozen = fsrv.URL
 	}
-	cfg, err := Config(o.Seed, srv.URL, model, work, o.Ablation, frozen)
+	cfg, err := Config(o.Seed, srv.URL, model, work, o.Ablation, frozen, o.Sets...)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +315,7 @@ func ensureRun(ctx context.Context, lk *lake.Lake, run string, cfg *config.Confi
 	if stored, err := lk.RunConfig(ctx, run); err == nil {
 		for _, change := range config.Diff(stored, cfg) {
 			if !strings.HasSuffix(change.Key, "base_url") && change.Key != "grpo.publish_urls" {
-				return fmt.Errorf("lab: run %s was made with %s = %q, this call asks for %q: resume it with its own --seed and --ablation, or pass another --run",
+				return fmt.Errorf("lab: run %s was made with %s = %q, this call asks for %q: resume it with its own --seed, --ablation and --set, or pass another --run",
 					run, change.Key, change.A, change.B)
 			}
 		}

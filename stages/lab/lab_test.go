@@ -127,6 +127,13 @@ func TestConfigurationDocListsTheLabKeys(t *testing.T) {
 	if err != nil || !frozen.Ablation.FrozenDesigner || frozen.LLM.Designer.BaseURL != "http://127.0.0.1:2/v1" || frozen.LLM.Agent.BaseURL != "http://127.0.0.1:1/v1" {
 		t.Errorf("frozen-designer: %v, designer at %q, agent at %q", err, frozen.LLM.Designer.BaseURL, frozen.LLM.Agent.BaseURL)
 	}
+	tried, err := Config(3, "http://127.0.0.1:1", "/m", "/w", "", "", "grpo.lr=0.003")
+	if err != nil || tried.GRPO.LR != 0.003 {
+		t.Errorf("--set grpo.lr=0.003: %v, lr %v", err, tried.GRPO.LR)
+	}
+	if _, err := Config(3, "http://127.0.0.1:1", "/m", "/w", "", "", "grpo.lr"); err == nil || !strings.Contains(err.Error(), "KEY=VALUE") {
+		t.Errorf("--set without a value: %v, want an error asking for KEY=VALUE", err)
+	}
 	if _, err := Config(3, "http://127.0.0.1:1", "/m", "/w", "no-such", ""); err == nil || !strings.Contains(err.Error(), "no-memory") {
 		t.Errorf("unknown ablation: %v, want an error listing the ablations", err)
 	}
