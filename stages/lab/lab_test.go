@@ -7,13 +7,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/laketest"
+	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/internal/testenv"
 	"github.com/spadekit/spade/schemas"
+	steprun "github.com/spadekit/spade/stages/run"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // labPython is an interpreter with torch, numpy, jinja2 and regex (the server, the trainer and the
@@ -38,7 +42,8 @@ func labPython(t *testing.T) string {
 // loop's instruments at every step: the Agent's importance weight in its update is 1 within 1e-4 (the
 // server's log-probs are the trainer's), every call the server sampled and every llm_calls row carries
 // the version the previous step published (the model's own name before the first), the server loaded
-// exactly the file the trainer saved, and the rows are in the lake's lab_steps.
+// exactly the file the trainer saved, and the rows are in the lake's lab_steps. Replayed offline, the run
+// writes the same plays and training samples.
 func TestLabClosesTheLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs five steps of the whole loop; skipped with -short")
@@ -89,6 +94,67 @@ func TestLabClosesTheLoop(t *testing.T) {
 	if !designerTrained {
 		t.Error("no step trained the Designer: the test should reach a pool's end")
 	}
+	replayed(t, lk, "lab", []int64{0, 1, 2, 3, 4})
+}
+
+// replayed replays run's steps offline as a second run (both roles' base URLs replay:<run>, no trainer)
+// and checks that every step's plays and training samples are the recorded ones.
+func replayed(t *testing.T, lk *lake.Lake, run string, steps []int64) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := lk.RunConfig(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, value := range map[string]string{"llm.designer.base_url": "replay:" + run, "llm.agent.base_url": "replay:" + run, "grpo.trainer": "none"} {
+		if err := cfg.Set(key, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := lk.CreateRun(ctx, "replay", cfg); err != nil {
+		t.Fatal(err)
+	}
+	env := &stage.Env{Lake: lk, Run: "replay", Config: cfg, Shard: shard.All, Resume: true}
+	defer env.Close()
+	if _, err := steprun.Run(ctx, env, steps, steprun.Options{Stages: steprun.Stages()}); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	for _, step := range steps {
+		for _, table := range []string{schemas.EpisodesSpec.Name, schemas.GRPOBatchesSpec.Name} {
+			want, got := rowsOf(t, lk, run, table, step), rowsOf(t, lk, "replay", table, step)
+			if len(want) == 0 || !slices.Equal(want, got) {
+				t.Errorf("step %d, %s: the replay wrote %d rows unlike the %d recorded", step, table, len(got), len(want))
+			}
+		}
+	}
+}
+
+// rowsOf is a step's rows of episodes or grpo_batches as sorted lines of the columns a replay must
+// reproduce (timings aside).
+func rowsOf(t *testing.T, lk *lake.Lake, run, table string, step int64) []string {
+	t.Helper()
+	ctx := context.Background()
+	var lines []string
+	switch table {
+	case schemas.EpisodesSpec.Name:
+		rows, err := lake.ReadStep[schemas.EpisodeRow](ctx, lk, run, table, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			lines = append(lines, fmt.Sprint(r.EnvID, r.Hinted, r.Index, r.Seed, r.Return, r.Success, r.Turns, r.EndedBy))
+		}
+	default:
+		rows, err := lake.ReadStep[schemas.GRPOBatchRow](ctx, lk, run, table, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			lines = append(lines, fmt.Sprint(r.SampleID, r.Role, r.PromptIDs, r.ResponseIDs, r.OldLogprobs, r.Advantage))
+		}
+	}
+	slices.Sort(lines)
+	return lines
 }
 
 // TestConfigurationDocListsTheLabKeys: docs/configuration.md, "The lab", lists every key the lab changes
