@@ -19,7 +19,7 @@ HAVE_OPENBLAS := $(shell printf 'int main(void){return 0;}\n' | $(CC) -x c - -lo
 GOTAGS ?= $(if $(HAVE_OPENBLAS),,noopenblas)
 GOFLAGS_TAGS := $(if $(GOTAGS),-tags $(GOTAGS))
 
-.PHONY: deps build blas-note test test-go test-python test-stress test-short test-go-short test-python-short bench demo tools clean sample generate gate rollout regret grpo run metrics report eval
+.PHONY: deps build blas-note test test-go test-python test-stress test-short test-go-short test-python-short bench demo lab tools clean sample generate gate rollout regret grpo run metrics report eval
 
 build: blas-note
 	$(GO) build $(GOFLAGS_TAGS) -o $(SPADE) ./cmd/spade
@@ -81,6 +81,13 @@ bench: tools blas-note
 
 demo: build
 	./scripts/demo.sh "$(LAKE)" "$(RUN)"
+
+# The whole loop on this CPU with a real tiny policy: make lab [LAB_RUN=lab] [LAB_SEED=0] [LAB_STEPS=0-99]
+LAB_RUN ?= lab
+LAB_SEED ?= 0
+LAB_STEPS ?= 0-99
+lab: build
+	$(SPADE) --lake $(LAKE) --run $(LAB_RUN) lab --seed $(LAB_SEED) --steps $(LAB_STEPS)
 
 clean:
 	rm -rf $(BIN) $(LAKE)

@@ -88,6 +88,7 @@ func newApp() *cli.App {
 		newHelpCommand(),
 		newInitCommand(),
 		newK8sCommand(),
+		newLabCommand(),
 		newLakeCommand(),
 		newMetricsCommand(),
 		newPoolCommand(),

@@ -5,7 +5,9 @@ A model directory holds either a Hugging Face checkpoint (``config.json`` + weig
 config of :class:`TinyDecoder`, a small pre-norm transformer randomly initialised from ``seed`` (the
 tests and the GPU check use it; it needs only PyTorch). Either way the trainer sees a model with
 ``get_decoder()`` (input_ids, attention_mask → hidden states) and ``get_output_embeddings()`` (the
-vocabulary projection), so logits are computed only at response positions.
+vocabulary projection), so logits are computed only at response positions. A tiny model directory that
+also holds ``model.pt`` (a state dict, the tiny checkpoint format) starts from those weights instead of
+the seed's (``spade lab`` warm-starts its policy this way).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import torch
 from torch import nn
 
 TINY_CONFIG_FILE = "spade_tiny.json"
+#: Initial weights of a tiny model directory (optional; the same name as a tiny checkpoint's weights).
+TINY_INITIAL_WEIGHTS = "model.pt"
 #: The modules a LoRA adapter wraps: every attention and MLP projection of a Qwen/Llama-style decoder.
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -153,7 +157,11 @@ def load_base_model(model_path: str, *, seed: int, dtype: torch.dtype) -> nn.Mod
     if is_tiny(model_path):
         with open(os.path.join(model_path, TINY_CONFIG_FILE)) as f:
             cfg = TinyConfig(**json.load(f))
-        return build_tiny(cfg, seed).to(dtype)
+        model = build_tiny(cfg, seed)
+        initial = os.path.join(model_path, TINY_INITIAL_WEIGHTS)
+        if os.path.isfile(initial):
+            model.load_state_dict(torch.load(initial, map_location="cpu"))
+        return model.to(dtype)
     if not os.path.isfile(os.path.join(model_path, "config.json")):
         raise ValueError(f"grpo.model_path: {model_path} has neither config.json nor {TINY_CONFIG_FILE}")
     try:
