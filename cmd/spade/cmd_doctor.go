@@ -23,6 +23,11 @@ type doctorOptions struct {
 	// LLM is --llm, a server's /v1 root to check instead of the sandbox; Model, Publish and APIKeyEnv
 	// are --model, --publish and --api-key-env.
 	LLM, Model, Publish, APIKeyEnv string
+	// Preset is --preset: estimate the memory of this preset's trainer and servers instead of probing the
+	// sandbox, on GPUs GPUs (--gpus) of GPUMemoryGiB each (--gpu-memory).
+	Preset       string
+	GPUs         int
+	GPUMemoryGiB float64
 }
 
 func newDoctorCommand() *cli.Command {
@@ -45,7 +50,17 @@ check fails.
 
 Example: spade doctor
          SPADE_PYTHON=/usr/bin/python3 spade doctor
-         spade doctor --llm http://gpu1:30000/v1 --publish sglang`,
+With --preset P it estimates, for --gpus N GPUs of --gpu-memory GiB each, the peak memory per GPU of
+the preset's trainer (weights, gradients, optimizer state, reference model, activations, logits; the
+formula of docs/gpu.md) under its settings and the other grpo.param_dtype and grpo.cpu_offload values,
+and of its SGLang servers (weights and KV cache per token), and says which settings fit on the node:
+colocated (the servers release their memory while the trainer runs) or split in halves. Exits 1 when no
+setting fits.
+
+Example: spade doctor
+         SPADE_PYTHON=/usr/bin/python3 spade doctor
+         spade doctor --llm http://gpu1:30000/v1 --publish sglang
+         spade doctor --preset qwen3-30b-a3b-games --gpus 8 --gpu-memory 80`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH, or /usr/bin/python3 when only that has numpy)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 unless bwrap, the strongest layer, works"},
@@ -53,10 +68,17 @@ Example: spade doctor
 			&cli.StringFlag{Name: "model", Usage: "with --llm: the served model to call (default: the first listed)"},
 			&cli.StringFlag{Name: "publish", Value: "sglang", Usage: "with --llm: the grpo.publish mode whose endpoint to probe: sglang, vllm_reload, lora or none"},
 			&cli.StringFlag{Name: "api-key-env", Value: "OPENAI_API_KEY", Usage: "with --llm: the variable holding the API key"},
+			&cli.StringFlag{Name: "preset", Usage: "estimate the trainer's and servers' GPU memory for this preset instead of probing the sandbox"},
+			&cli.IntFlag{Name: "gpus", Value: 8, Usage: "with --preset: the GPUs of the node"},
+			&cli.Float64Flag{Name: "gpu-memory", Value: 80, Usage: "with --preset: the memory of one GPU, in GiB"},
 		},
 		Action: func(c *cli.Context) error {
 			opts := doctorOptions{globalOptions: globalsFrom(c), Python: c.String("python"), Strict: c.Bool("strict"),
-				LLM: c.String("llm"), Model: c.String("model"), Publish: c.String("publish"), APIKeyEnv: c.String("api-key-env")}
+				LLM: c.String("llm"), Model: c.String("model"), Publish: c.String("publish"), APIKeyEnv: c.String("api-key-env"),
+				Preset: c.String("preset"), GPUs: c.Int("gpus"), GPUMemoryGiB: c.Float64("gpu-memory")}
+			if opts.Preset != "" {
+				return runDoctorMemory(opts)
+			}
 			if opts.LLM != "" {
 				return runDoctorLLM(c.Context, opts)
 			}

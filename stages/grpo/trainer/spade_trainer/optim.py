@@ -15,6 +15,10 @@ import torch
 from torch import nn
 
 
+#: Parameter elements stepped together by :meth:`MasterAdamW.step` (256M: 1 GiB of float32 gradients).
+STEP_CHUNK_ELEMENTS = 1 << 28
+
+
 class MasterAdamW:
     """The optimizer interface the update uses (``zero_grad``, ``step``, ``param_groups``, ``state_dict``,
     ``load_state_dict``) over float32 master copies of ``params`` on ``master_device``.
@@ -42,13 +46,25 @@ class MasterAdamW:
 
     @torch.no_grad()
     def step(self) -> None:
-        """One AdamW step on the masters from the parameters' gradients, then the masters copied back."""
-        for p, m in zip(self.params, self.master):
-            m.grad = None if p.grad is None else p.grad.detach().to(m.device, torch.float32)
-        self.inner.step()
-        for p, m in zip(self.params, self.master):
-            p.copy_(m.to(p.device, p.dtype))
-            m.grad = None
+        """One AdamW step on the masters from the parameters' gradients, then the masters copied back.
+
+        The parameters are stepped in chunks of about :data:`STEP_CHUNK_ELEMENTS` elements, so only one
+        chunk's float32 gradients exist beside the masters at a time (AdamW passes over a master without a
+        gradient, and its update of each tensor depends on that tensor alone, so the result is the same)."""
+        order = [i for i, p in enumerate(self.params) if p.grad is not None]
+        start = 0
+        while start < len(order):
+            chunk, elements = [], 0
+            while start < len(order) and (not chunk or elements < STEP_CHUNK_ELEMENTS):
+                chunk.append(order[start])
+                elements += self.params[order[start]].numel()
+                start += 1
+            for i in chunk:
+                self.master[i].grad = self.params[i].grad.detach().to(self.master[i].device, torch.float32)
+            self.inner.step()
+            for i in chunk:
+                self.params[i].copy_(self.master[i].to(self.params[i].device, self.params[i].dtype))
+                self.master[i].grad = None
 
     def state_dict(self) -> Dict[str, Any]:
         """AdamW's state and the master weights (on the CPU)."""
