@@ -107,13 +107,21 @@ type GRPO struct {
 	SaveEvery int `json:"save_every" range:">=1"`
 	// ParamDType is the dtype the trainer holds the trained weights in: bfloat16 or float32. bfloat16 keeps
 	// a float32 master copy in the optimizer, so small updates are not lost (Megatron's bf16 training, the
-	// authors'); float32 trains the float32 weights themselves.
+	// authors'); float32 trains the float32 weights themselves. LoRA (grpo.lora_rank > 0) ignores it: its
+	// adapter is float32 over a bf16 base.
 	ParamDType ParamDType `json:"param_dtype"`
 	// CPUOffload is what of the training state lives in host memory: none, optimizer or
 	// optimizer_params. optimizer keeps Adam's moments and the float32 master weights there, stepped on
 	// the CPU (the authors' --optimizer-cpu-offload at 30B); optimizer_params also the parameters between
-	// uses (FSDP's CPU offload; needs grpo.trainer_gpus > 1).
+	// uses (FSDP's CPU offload; needs grpo.trainer_gpus > 1). LoRA (grpo.lora_rank > 0) ignores it.
 	CPUOffload CPUOffload `json:"cpu_offload"`
+	// Placement is where the torch trainer runs beside the generation servers: colocated or separate.
+	// colocated shares their GPUs (the authors' --colocate): around each update every server of
+	// grpo.publish_urls releases its GPU memory (SGLang /release_memory_occupation, served with
+	// --enable-memory-saver; vLLM /sleep, served with --enable-sleep-mode and VLLM_SERVER_DEV_MODE=1),
+	// then takes it back and loads the new weights; it needs grpo.trainer_mode resident and grpo.publish
+	// sglang or vllm_reload. separate leaves the servers as they are (the trainer has GPUs of its own).
+	Placement Placement `json:"placement"`
 	// DesignerAdvScale multiplies the Designer's centred rewards: a number > 0, or auto. auto is min(50,
 	// Agent plays per step / Designer samples per pool × sample.refresh_every) (the authors'
 	// compute_env_reward_scale, 32 with the games presets).
@@ -173,7 +181,22 @@ func init() {
 	registerEnum(TrainerModeValues())
 	registerEnum(ParamDTypeValues())
 	registerEnum(CPUOffloadValues())
+	registerEnum(PlacementValues())
 }
+
+// Placement is grpo.placement: whether the trainer shares the servers' GPUs.
+type Placement string
+
+// The placements.
+const (
+	// PlacementColocated releases the servers' GPU memory around each update.
+	PlacementColocated Placement = "colocated"
+	// PlacementSeparate leaves the servers as they are.
+	PlacementSeparate Placement = "separate"
+)
+
+// PlacementValues lists every placement.
+func PlacementValues() []Placement { return []Placement{PlacementColocated, PlacementSeparate} }
 
 // TrainerMode is grpo.trainer_mode: whether the torch trainer stays loaded across steps.
 type TrainerMode string
@@ -385,8 +408,10 @@ func (g GRPO) validate(c *Config) error {
 			return invalidf("config: key \"grpo.lora_rank\" must be 0 when grpo.publish is %s (it loads full checkpoints; use lora for adapters)", g.Publish)
 		case g.Publish == PublishLoRA && g.LoRARank < 1:
 			return invalidf("config: key \"grpo.lora_rank\" must be >= 1 when grpo.publish is lora (or publish full weights with sglang, vllm_reload or command)")
-		case g.LoRARank > 0 && (g.ParamDType != ParamFloat32 || g.CPUOffload != OffloadNone):
-			return invalidf("config: keys \"grpo.param_dtype\" bfloat16 and \"grpo.cpu_offload\" apply to full fine-tuning: with grpo.lora_rank > 0 set param_dtype float32 and cpu_offload none")
+		case g.Placement == PlacementColocated && g.TrainerMode != TrainerResident:
+			return invalidf("config: key \"grpo.placement\" colocated needs grpo.trainer_mode resident (the servers take their memory back before the new weights are published); or set grpo.placement separate")
+		case g.Placement == PlacementColocated && !g.Publish.FullWeights():
+			return invalidf("config: key \"grpo.placement\" colocated needs grpo.publish sglang or vllm_reload (servers that release and resume their memory), got %s; or set grpo.placement separate", g.Publish)
 		case g.CPUOffload == OffloadOptimizerParams && g.TrainerGPUs < 2:
 			return invalidf("config: key \"grpo.cpu_offload\" optimizer_params shards the parameters with FSDP: it needs grpo.trainer_gpus >= 2 (use optimizer on one GPU)")
 		case g.Publish == PublishLoRA && g.PublishURL == "" && len(SplitList(c.LLM.Agent.BaseURL)) > 1:
@@ -437,9 +462,10 @@ func presetGRPO(p presetSpec) GRPO {
 		g.KLBeta = 0.005
 	}
 	g.CompactFilter = p.setting == schemas.SettingTools
-	// slime keeps its Megatron trainer resident, saves every 16 steps and trains bf16 weights with float32
-	// master copies; the 30B scripts also offload the optimizer to the CPU.
+	// slime keeps its Megatron trainer resident, colocated with its SGLang engines, saves every 16 steps
+	// and trains bf16 weights with float32 master copies; the 30B scripts also offload the optimizer.
 	g.TrainerMode, g.SaveEvery, g.ParamDType, g.CPUOffload = TrainerResident, 16, ParamBFloat16, OffloadNone
+	g.Placement = PlacementColocated
 	if p.size == "qwen3-30b-a3b" {
 		g.CPUOffload = OffloadOptimizer
 	}

@@ -164,7 +164,12 @@ func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Resu
 			return res, err
 		}
 	}
-	if len(rows) > 0 {
+	colocated := cfg.GRPO.Trainer == config.TrainerTorch && cfg.GRPO.Placement == config.PlacementColocated
+	if len(rows) > 0 && colocated {
+		if res.Metrics, err = trainColocated(ctx, env, trainer, step, rows); err != nil {
+			return res, err
+		}
+	} else if len(rows) > 0 {
 		if res.Metrics, err = trainer.Train(ctx, step, rows); err != nil {
 			return res, err
 		}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -70,6 +71,7 @@ type residentRequest struct {
 	Op      string `json:"op"`
 	Step    int64  `json:"step"`
 	Batch   string `json:"batch"`
+	Save    bool   `json:"save"`
 	Publish bool   `json:"publish"`
 	Full    bool   `json:"full"`
 }
@@ -110,7 +112,9 @@ func (r *residentTrainer) Train(ctx context.Context, step int64, rows []schemas.
 			}
 		}
 	}
-	lines, err := r.update(ctx, p, step, rows, true, fullCheckpointAfter(step, saveEvery))
+	// Colocated, the servers are released now: Publish hands them the weights once they are back.
+	publish := r.torch.opts.Config.GRPO.Placement != config.PlacementColocated
+	lines, err := r.update(ctx, p, step, rows, true, publish, fullCheckpointAfter(step, saveEvery))
 	if err != nil {
 		r.stop()
 		return nil, err
@@ -139,18 +143,18 @@ func (r *residentTrainer) retrain(ctx context.Context, p *residentProcess, s int
 	if err := checkRows(s, rows); err != nil {
 		return err
 	}
-	_, err = r.update(ctx, p, s, rows, false, fullCheckpointAfter(s, saveEvery))
+	_, err = r.update(ctx, p, s, rows, false, false, fullCheckpointAfter(s, saveEvery))
 	return err
 }
 
 // update sends one train request and returns its metric lines; the process's step moves to step.
-func (r *residentTrainer) update(ctx context.Context, p *residentProcess, step int64, rows []schemas.GRPOBatchRow, publish, full bool) ([]metricsLine, error) {
+func (r *residentTrainer) update(ctx context.Context, p *residentProcess, step int64, rows []schemas.GRPOBatchRow, save, publish, full bool) ([]metricsLine, error) {
 	batch := filepath.Join(p.dir, fmt.Sprintf("batch-step%06d.npz", step))
 	if err := WriteBatchFile(batch, step, rows); err != nil {
 		return nil, err
 	}
 	defer os.Remove(batch)
-	reply, err := p.call(ctx, residentRequest{Op: "train", Step: step, Batch: batch, Publish: publish, Full: full})
+	reply, err := p.call(ctx, residentRequest{Op: "train", Step: step, Batch: batch, Save: save, Publish: publish, Full: full})
 	if err != nil {
 		return nil, fmt.Errorf("grpo: trainer: step %d: %w", step, err)
 	}
@@ -339,6 +343,21 @@ func (r *residentTrainer) stop() {
 		r.proc.kill()
 		r.proc = nil
 	}
+}
+
+// Publish hands the weights Train saved for step to the servers (grpo.publish), under grpo.placement
+// colocated, where Train saves without publishing because the servers have released their memory.
+func (r *residentTrainer) Publish(ctx context.Context, step int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.proc == nil {
+		return fmt.Errorf("grpo: trainer: publish of step %d: the trainer is not running", step)
+	}
+	if _, err := r.proc.call(ctx, residentRequest{Op: "publish", Step: step}); err != nil {
+		r.stop()
+		return fmt.Errorf("grpo: trainer: step %d: publish: %w", step, err)
+	}
+	return nil
 }
 
 // Close writes a full checkpoint of the trainer's state unless its newest step already has one, then ends

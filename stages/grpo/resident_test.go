@@ -203,7 +203,7 @@ func BenchmarkResidentTrainer(b *testing.B) {
 			cfg.GRPO.Trainer, cfg.GRPO.Python, cfg.GRPO.Publish, cfg.GRPO.ModelPath = config.TrainerTorch, python, config.PublishNone, model
 			cfg.GRPO.CheckpointDir, cfg.GRPO.KLBeta, cfg.GRPO.MixRoles = filepath.Join(root, "ckpt"), 0, false
 			cfg.GRPO.TrainerMode, cfg.GRPO.SaveEvery = mode, steps
-			cfg.GRPO.ParamDType, cfg.GRPO.CPUOffload = config.ParamFloat32, config.OffloadNone
+			cfg.GRPO.ParamDType, cfg.GRPO.CPUOffload, cfg.GRPO.Placement = config.ParamFloat32, config.OffloadNone, config.PlacementSeparate
 			if err := cfg.Validate(); err != nil {
 				b.Fatal(err)
 			}

@@ -242,6 +242,7 @@ func torchConfig(t *testing.T, python, root string) *config.Config {
 	cfg.GRPO.MicroBatchTokens = 24
 	cfg.GRPO.Publish = "command"
 	cfg.GRPO.TrainerMode, cfg.GRPO.ParamDType, cfg.GRPO.CPUOffload = config.TrainerPerStep, config.ParamFloat32, config.OffloadNone
+	cfg.GRPO.Placement = config.PlacementSeparate
 	marker := filepath.Join(root, "published.txt")
 	cfg.GRPO.PublishCommand = fmt.Sprintf(`%s -c "import sys; open(sys.argv[1], 'w').write(sys.argv[2])" %s {version}`, python, marker)
 	if err := cfg.Validate(); err != nil {

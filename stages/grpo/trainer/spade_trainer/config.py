@@ -115,7 +115,8 @@ class TrainConfig:
     #: whose number + 1 is a multiple of it, and when the trainer is closed; the steps between save only
     #: the weights, in the served dtype.
     save_every: int = _key("grpo.save_every")
-    #: ``grpo.param_dtype``: float32, or bfloat16 with a float32 master copy kept by the optimizer.
+    #: ``grpo.param_dtype``: float32, or bfloat16 with a float32 master copy kept by the optimizer (full
+    #: fine-tuning; LoRA ignores it and the next key).
     param_dtype: str = _key("grpo.param_dtype")
     #: ``grpo.cpu_offload``: none, optimizer (Adam moments and float32 master weights in host memory) or
     #: optimizer_params (also the parameters, FSDP's CPU offload; needs several GPUs).
@@ -172,8 +173,6 @@ class TrainConfig:
             raise ValueError(f"grpo.param_dtype: {self.param_dtype!r} is not one of {', '.join(PARAM_DTYPES)}")
         if self.cpu_offload not in OFFLOAD_MODES:
             raise ValueError(f"grpo.cpu_offload: {self.cpu_offload!r} is not one of {', '.join(OFFLOAD_MODES)}")
-        if self.lora_rank > 0 and (self.param_dtype != PARAM_FLOAT32 or self.cpu_offload != OFFLOAD_NONE):
-            raise ValueError("grpo.param_dtype bfloat16 and grpo.cpu_offload train every weight: they need grpo.lora_rank = 0")
         if self.publish.mode not in PUBLISH_MODES:
             raise ValueError(f"grpo.publish: {self.publish.mode!r} is not one of {', '.join(PUBLISH_MODES)}")
         if self.publish.mode in publishing.FULL_WEIGHT_MODES and self.lora_rank != 0:

@@ -332,7 +332,7 @@ def build_policy(
         if latest_dir:
             model.load_state_dict(torch.load(os.path.join(latest_dir, checkpoints.TINY_WEIGHTS), map_location="cpu"))
     vocab_check(models.vocab_size(model))
-    if cfg.param_dtype == PARAM_BFLOAT16:
+    if cfg.param_dtype == PARAM_BFLOAT16 and not lora:
         model.to(torch.bfloat16)
     models.prepare_for_training(model, cfg.gradient_checkpointing)
     # Under FSDP each rank moves only its shards to the GPU (device_id); elsewhere the whole model moves.
@@ -355,7 +355,7 @@ def build_policy(
         ref_module = models.PolicyLogprobs(ref_model, logprobs_fused)
 
     if sharded:
-        module, ref_module = wrap_fsdp(module, ref_module, lora, dist, offload_params=cfg.cpu_offload == OFFLOAD_OPTIMIZER_PARAMS)
+        module, ref_module = wrap_fsdp(module, ref_module, lora, dist, offload_params=not lora and cfg.cpu_offload == OFFLOAD_OPTIMIZER_PARAMS)
     elif dist.world > 1:
         # CPU processes (the tests): replicated weights, gradients all-reduced over gloo. The sharding
         # of micro-batches over ranks, the loss scaling and the metric reductions are the FSDP path's.
@@ -364,7 +364,7 @@ def build_policy(
     # Adam with decoupled weight decay (AdamW), constant lr: the authors' OPTIMIZER_ARGS.
     adamw = dict(lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(cfg.adam_beta1, cfg.adam_beta2))
     optimizer: Any
-    if cfg.param_dtype == PARAM_BFLOAT16 or cfg.cpu_offload != OFFLOAD_NONE:
+    if not lora and (cfg.param_dtype == PARAM_BFLOAT16 or cfg.cpu_offload != OFFLOAD_NONE):
         master_device = torch.device("cpu") if cfg.cpu_offload != OFFLOAD_NONE else dist.device
         optimizer = MasterAdamW(params, master_device, **adamw)
     else:
@@ -518,8 +518,10 @@ class Resident:
         where = f"the full checkpoint of step {self.at} ({full['version'] or 'the base model'})" if full else "the base model (a fresh run)"
         log(f"resident trainer loaded from {where}: {sum(p.numel() for p in self.policy.params):,} trainable parameters on {dist.device} x{dist.world}")
 
-    def train(self, step: int, batch_path: str, publish: bool, full: bool) -> List[Dict[str, Any]]:
-        """One update from the batch file of ``step`` (after every step the state is at); returns its rows."""
+    def train(self, step: int, batch_path: str, save: bool, publish: bool, full: bool) -> List[Dict[str, Any]]:
+        """One update from the batch file of ``step`` (after every step the state is at); returns its rows.
+        ``save`` writes the step's weights, ``publish`` also hands them to the servers now (else
+        :meth:`publish` does later), ``full`` writes a full checkpoint instead of the weights alone."""
         cfg, dist = self.cfg, self.dist
         if self.at is not None and step <= self.at:
             raise ValueError(f"the resident trainer's state is at step {self.at}; step {step} would train on top of a later update")
@@ -548,20 +550,35 @@ class Resident:
         version_dir = os.path.join(cfg.checkpoint_dir, version)
         if full:
             self.save_full()
-        elif publish:
+        elif save or publish:
             state = full_state_dict(self.policy.module, dist)
             checkpoints.save_weights(cfg, self.model, state, version_dir, dist)
         performance.update(io_performance(io_bytes(), io_before, dist))
         rows = [{**stats[role].row(role, cfg.lr, version), **performance} for role in batchfile.ROLES if role in stats]
         self.last_rows = rows
-        if dist.main and (publish or full):
+        if dist.main and (save or publish or full):
             checkpoints.write_metrics(version_dir, rows)
         if dist.main and publish:
             publish_version(cfg, step, version, version_dir, checkpoints.read_latest(cfg.checkpoint_dir))
         dist.barrier()
-        what = "published" if publish else "re-trained from its batch (not published)"
+        what = "published" if publish else "saved, to be published" if save else "re-trained from its batch (not published)"
         log(f"step {step}: {what}{', full checkpoint' if full else ''} in {time.perf_counter() - started:.1f}s")
         return rows
+
+    def publish(self, step: int) -> None:
+        """Publish the version of ``step``, saved by :meth:`train` without publishing (the colocated
+        placement: the servers take their memory back first)."""
+        if self.at != step:
+            raise ValueError(f"publish of step {step}: the resident trainer's state is at step {self.at}")
+        if self.dist.main:
+            cfg = self.cfg
+            version = publishing.version_name(cfg.publish.name_prefix, step)
+            version_dir = os.path.join(cfg.checkpoint_dir, version)
+            if not os.path.isdir(version_dir):
+                raise ValueError(f"publish of step {step}: {version_dir} was not saved")
+            publish_version(cfg, step, version, version_dir, checkpoints.read_latest(cfg.checkpoint_dir))
+            log(f"step {step}: published {version}")
+        self.dist.barrier()
 
     def save_full(self) -> None:
         """Write the state as of ``at`` as a full checkpoint (the version directory of that step, replaced)
@@ -588,8 +605,9 @@ def serve(cfg: TrainConfig, address: str) -> int:
     Answers: first ``{"ready": true, "step": S, "full_step": F}`` (S, F: the step the loaded state is as of,
     null for a fresh run), or ``{"error": MSG}`` when loading failed. Requests:
 
-    - ``{"op": "train", "step": N, "batch": PATH, "publish": bool, "full": bool}``:
+    - ``{"op": "train", "step": N, "batch": PATH, "save": bool, "publish": bool, "full": bool}``:
       ``{"ok": true, "step": N, "rows": [...]}`` (the metric rows, as the per-step trainer writes them).
+    - ``{"op": "publish", "step": N}``: publish the version step N saved; ``{"ok": true, "step": N}``.
     - ``{"op": "save"}``: a full checkpoint of the state unless it is one; ``{"ok": true, "step", "full_step"}``.
     - ``{"op": "exit"}``: no answer; the process exits 0.
 
@@ -628,8 +646,13 @@ def serve(cfg: TrainConfig, address: str) -> int:
             return 0
         try:
             if op == "train":
-                rows = session.train(int(request["step"]), str(request["batch"]), bool(request["publish"]), bool(request["full"]))
+                rows = session.train(
+                    int(request["step"]), str(request["batch"]), bool(request["save"]), bool(request["publish"]), bool(request["full"])
+                )
                 reply({"ok": True, "step": session.at, "rows": rows})
+            elif op == "publish":
+                session.publish(int(request["step"]))
+                reply({"ok": True, "step": session.at})
             elif op == "save":
                 session.save_full()
                 reply({"ok": True, "step": session.at, "full_step": session.full_at})
