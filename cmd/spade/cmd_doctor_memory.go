@@ -82,8 +82,8 @@ func runDoctorMemory(opts doctorOptions) error {
 				gib(e.Device()), gib(e.Host*int64(n)), verdict, mark)
 		}
 	}
-	fmt.Fprintln(out, "  colocated: the trainer on every GPU while the servers have released theirs (grpo.placement colocated is not built yet:")
-	fmt.Fprintln(out, "  run the servers with their memory released by hand); halves: the trainer on half the GPUs, the servers on the rest.")
+	fmt.Fprintln(out, "  colocated: the trainer on every GPU while the servers have released theirs (grpo.placement colocated);")
+	fmt.Fprintln(out, "  halves: the trainer on half the GPUs, the servers on the rest (grpo.placement separate).")
 	fmt.Fprintln(out, "  host: the node's host memory the offloaded state takes, every trainer process together.")
 	if fits == 0 {
 		return fmt.Errorf("doctor --preset: no trainer setting fits %s on %d GPUs of %.0f GiB: more GPUs, or a smaller grpo.micro_batch_tokens", opts.Preset, opts.GPUs, opts.GPUMemoryGiB)
