@@ -408,14 +408,14 @@ func (g GRPO) validate(c *Config) error {
 			return invalidf("config: key \"grpo.lora_rank\" must be 0 when grpo.publish is %s (it loads full checkpoints; use lora for adapters)", g.Publish)
 		case g.Publish == PublishLoRA && g.LoRARank < 1:
 			return invalidf("config: key \"grpo.lora_rank\" must be >= 1 when grpo.publish is lora (or publish full weights with sglang, vllm_reload or command)")
-		case g.Placement == PlacementColocated && g.TrainerMode != TrainerResident:
-			return invalidf("config: key \"grpo.placement\" colocated needs grpo.trainer_mode resident (the servers take their memory back before the new weights are published); or set grpo.placement separate")
-		case g.Placement == PlacementColocated && !g.Publish.FullWeights():
-			return invalidf("config: key \"grpo.placement\" colocated needs grpo.publish sglang or vllm_reload (servers that release and resume their memory), got %s; or set grpo.placement separate", g.Publish)
 		case g.CPUOffload == OffloadOptimizerParams && g.TrainerGPUs < 2:
 			return invalidf("config: key \"grpo.cpu_offload\" optimizer_params shards the parameters with FSDP: it needs grpo.trainer_gpus >= 2 (use optimizer on one GPU)")
 		case g.Publish == PublishLoRA && g.PublishURL == "" && len(SplitList(c.LLM.Agent.BaseURL)) > 1:
 			return invalidf("config: key \"grpo.publish\" lora loads each adapter into one server, and llm.agent.base_url lists several: publish full weights (sglang or vllm_reload reach every replica), or load the adapters with grpo.publish command")
+		case g.Placement == PlacementColocated && g.TrainerMode != TrainerResident:
+			return invalidf("config: key \"grpo.placement\" colocated needs grpo.trainer_mode resident (the servers take their memory back before the new weights are published); or set grpo.placement separate")
+		case g.Placement == PlacementColocated && !g.Publish.FullWeights():
+			return invalidf("config: key \"grpo.placement\" colocated needs grpo.publish sglang or vllm_reload (servers that release and resume their memory), got %s; or set grpo.placement separate", g.Publish)
 		}
 	}
 	_, _, err := c.DesignerAdvScale()
