@@ -3,6 +3,7 @@ package grpo
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
@@ -112,5 +113,30 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)`
 	t.Logf("CPU trainer: peak %d MiB, interpreter %d MiB, measured %d MiB, estimate %d MiB", peak>>20, baseline>>20, measured>>20, est>>20)
 	if rel := math.Abs(float64(measured-est)) / float64(est); rel > 0.2 {
 		t.Fatalf("measured %d MiB against an estimate of %d MiB: off by %.0f%% (> 20%%)", measured>>20, est>>20, 100*rel)
+	}
+}
+
+// TestGPUCheckPrintsTheDoctorsEstimate: gpu_check.py's estimate for its Qwen3-8B update (one GPU,
+// bfloat16, the optimizer in host memory, checkpointing, the reference) is EstimateTrainerMemory's.
+func TestGPUCheckPrintsTheDoctorsEstimate(t *testing.T) {
+	python := trainerPython(t)
+	script := `import json, sys; sys.path.insert(0, sys.argv[1]); import gpu_check
+print(json.dumps(gpu_check.estimate_trainer_bytes(gpu_check.QWEN3_8B, 16384, reference=True)))`
+	dir, err := filepath.Abs("trainer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(python, "-c", script, dir).Output()
+	if err != nil {
+		t.Fatalf("gpu_check: %v", err)
+	}
+	var py map[string]int64
+	if err := json.Unmarshal(out, &py); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	est := EstimateTrainerMemory(PresetShapes["qwen3-8b"], TrainerMemorySettings{GPUs: 1, ParamDType: config.ParamBFloat16,
+		CPUOffload: config.OffloadOptimizer, GradientCheckpointing: true, Reference: true, MicroBatchTokens: 16384, ActivationBytes: 2})
+	if py["device"] != est.Device() || py["host"] != est.Host || py["params"] != PresetShapes["qwen3-8b"].Params() {
+		t.Fatalf("gpu_check estimates %v, EstimateTrainerMemory %+v (device %d)", py, est, est.Device())
 	}
 }
