@@ -79,7 +79,9 @@ func TrainerKinds() []TrainerKind {
 }
 
 // NewTrainer builds the Trainer named by the config's grpo.trainer key; an unknown name is an error that
-// names the key and the valid values.
+// names the key and the valid values. The torch trainer under grpo.trainer_mode resident also implements
+// io.Closer (Close writes its last full checkpoint and ends its process) and Publish(ctx, step) (the
+// colocated placement's late publish).
 func NewTrainer(opts TrainerOptions) (Trainer, error) {
 	if opts.Config == nil {
 		return nil, errors.New("grpo: trainer: no run config")
