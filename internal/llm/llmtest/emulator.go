@@ -114,6 +114,10 @@ func StartEmulator(t testing.TB, tok *chattemplate.Helper, script Script, opts E
 	if opts.Layout == LayoutSGLang {
 		mux.HandleFunc("POST /generate", e.sampling(e.handleGenerate))
 		mux.HandleFunc("POST /update_weights_from_disk", e.handleUpdateWeightsFromDisk)
+		mux.HandleFunc("GET /get_server_info", func(w http.ResponseWriter, _ *http.Request) {
+			// Part of SGLang's server_args: the memory routes free memory only with the memory saver.
+			writeJSON(w, http.StatusOK, map[string]any{"enable_memory_saver": opts.MemoryRoutes, "tp_size": 1})
+		})
 		if opts.MemoryRoutes {
 			mux.HandleFunc("POST /release_memory_occupation", e.handleSGLangMemory(true))
 			mux.HandleFunc("POST /resume_memory_occupation", e.handleSGLangMemory(false))
