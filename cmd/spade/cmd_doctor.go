@@ -22,7 +22,12 @@ type doctorOptions struct {
 	Strict bool
 	// LLM is --llm, a server's /v1 root to check instead of the sandbox; Model, Publish and APIKeyEnv
 	// are --model, --publish and --api-key-env.
-	LLM, Model, Publish, APIKeyEnv string
+	LLM, Model, Publish, APIKeyEnv, Placement string
+	// Preset is --preset: estimate the memory of this preset's trainer and servers instead of probing the
+	// sandbox, on GPUs GPUs (--gpus) of GPUMemoryGiB each (--gpu-memory).
+	Preset       string
+	GPUs         int
+	GPUMemoryGiB float64
 }
 
 func newDoctorCommand() *cli.Command {
@@ -40,12 +45,23 @@ line saying what to set or install.
 With --llm URL it checks a live inference server instead, one line per check with its fix: the models
 it serves and whether it is vLLM or SGLang, whether a chat call returns the token ids and log-probs GRPO
 trains on, whether it tokenizes text and conversations (token mode), whether its chat template keeps
-the history (which token mode that implies), and whether the --publish endpoint exists. Exits 1 when a
-check fails.
+the history (which token mode that implies), and whether the --publish endpoint exists; with
+--placement colocated, whether it can release its GPU memory (SGLang's enable_memory_saver, vLLM's
+sleep mode), without releasing it. Exits 1 when a check fails.
 
 Example: spade doctor
          SPADE_PYTHON=/usr/bin/python3 spade doctor
-         spade doctor --llm http://gpu1:30000/v1 --publish sglang`,
+With --preset P it estimates, for --gpus N GPUs of --gpu-memory GiB each, the peak memory per GPU of
+the preset's trainer (weights, gradients, optimizer state, reference model, activations, logits; the
+formula of docs/gpu.md) under its settings and the other grpo.param_dtype and grpo.cpu_offload values,
+and of its SGLang servers (weights and KV cache per token), and says which settings fit on the node:
+colocated (the servers release their memory while the trainer runs) or split in halves. Exits 1 when no
+setting fits.
+
+Example: spade doctor
+         SPADE_PYTHON=/usr/bin/python3 spade doctor
+         spade doctor --llm http://gpu1:30000/v1 --publish sglang --placement colocated
+         spade doctor --preset qwen3-30b-a3b-games --gpus 8 --gpu-memory 80`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "python", EnvVars: []string{sandbox.PythonEnv}, Usage: "Python interpreter for the sandbox (default python3 on PATH, or /usr/bin/python3 when only that has numpy)"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 unless bwrap, the strongest layer, works"},
@@ -53,10 +69,18 @@ Example: spade doctor
 			&cli.StringFlag{Name: "model", Usage: "with --llm: the served model to call (default: the first listed)"},
 			&cli.StringFlag{Name: "publish", Value: "sglang", Usage: "with --llm: the grpo.publish mode whose endpoint to probe: sglang, vllm_reload, lora or none"},
 			&cli.StringFlag{Name: "api-key-env", Value: "OPENAI_API_KEY", Usage: "with --llm: the variable holding the API key"},
+			&cli.StringFlag{Name: "placement", Value: "separate", Usage: "with --llm: the grpo.placement to check for: separate, or colocated (the server can release its GPU memory)"},
+			&cli.StringFlag{Name: "preset", Usage: "estimate the trainer's and servers' GPU memory for this preset instead of probing the sandbox"},
+			&cli.IntFlag{Name: "gpus", Value: 8, Usage: "with --preset: the GPUs of the node"},
+			&cli.Float64Flag{Name: "gpu-memory", Value: 80, Usage: "with --preset: the memory of one GPU, in GiB"},
 		},
 		Action: func(c *cli.Context) error {
 			opts := doctorOptions{globalOptions: globalsFrom(c), Python: c.String("python"), Strict: c.Bool("strict"),
-				LLM: c.String("llm"), Model: c.String("model"), Publish: c.String("publish"), APIKeyEnv: c.String("api-key-env")}
+				LLM: c.String("llm"), Model: c.String("model"), Publish: c.String("publish"), APIKeyEnv: c.String("api-key-env"),
+				Placement: c.String("placement"), Preset: c.String("preset"), GPUs: c.Int("gpus"), GPUMemoryGiB: c.Float64("gpu-memory")}
+			if opts.Preset != "" {
+				return runDoctorMemory(opts)
+			}
 			if opts.LLM != "" {
 				return runDoctorLLM(c.Context, opts)
 			}
@@ -178,7 +202,7 @@ func runDoctorLLM(ctx context.Context, opts doctorOptions) error {
 	out := opts.Out
 	fmt.Fprintf(out, "llm:       %s\n", opts.LLM)
 	failed := 0
-	for _, f := range llm.Diagnose(ctx, llm.DiagnoseOptions{BaseURL: opts.LLM, Model: opts.Model, Publish: opts.Publish, APIKeyEnv: opts.APIKeyEnv}) {
+	for _, f := range llm.Diagnose(ctx, llm.DiagnoseOptions{BaseURL: opts.LLM, Model: opts.Model, Publish: opts.Publish, APIKeyEnv: opts.APIKeyEnv, Placement: opts.Placement}) {
 		verdict := "ok"
 		if !f.OK {
 			verdict, failed = "FAIL", failed+1

@@ -65,3 +65,38 @@ func TestDoctorChecksALiveServer(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorChecksTheMemoryRoutesForColocation: --placement colocated asks an SGLang server whether its
+// memory saver is on (without releasing anything) and a vLLM server whether sleep mode is served; a
+// server without them fails with the flag it needs.
+func TestDoctorChecksTheMemoryRoutesForColocation(t *testing.T) {
+	ok := func(*llm.ChatRequestBody) llmtest.Reply { return llmtest.Reply{Text: "OK"} }
+	tok := chattemplatetest.Start(t, chattemplatetest.NonThinking)
+	for _, tc := range []struct {
+		name    string
+		opts    llmtest.EmulatorOptions
+		publish string
+		code    int
+		verdict string
+		detail  string
+	}{
+		{"sglang saver", llmtest.EmulatorOptions{Layout: llmtest.LayoutSGLang, MemoryRoutes: true}, "sglang", 0, "ok", "enable_memory_saver is on"},
+		{"sglang plain", llmtest.EmulatorOptions{Layout: llmtest.LayoutSGLang}, "sglang", 1, "FAIL", "enable_memory_saver is off"},
+		{"vllm sleep", llmtest.EmulatorOptions{MemoryRoutes: true}, "none", 0, "ok", "/sleep and /wake_up are served"},
+		{"vllm plain", llmtest.EmulatorOptions{}, "none", 1, "FAIL", "GET /is_sleeping: HTTP 404"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			emu := llmtest.StartEmulator(t, tok, ok, tc.opts, "m")
+			r := spade(t, nil, "", "doctor", "--llm", emu.URL, "--publish", tc.publish, "--placement", "colocated")
+			if r.code != tc.code || !doctorLine(r.stdout, "memory", tc.verdict, tc.detail) {
+				t.Fatalf("exit %d, want %d and a memory line %s … %q:\n%s%s", r.code, tc.code, tc.verdict, tc.detail, r.stdout, r.stderr)
+			}
+			if tc.code != 0 && !strings.Contains(r.stdout, "--enable-") {
+				t.Errorf("the failure does not name the flag:\n%s", r.stdout)
+			}
+			if events := emu.MemoryEvents(); len(events) != 0 {
+				t.Errorf("the check released memory: %+v", events)
+			}
+		})
+	}
+}

@@ -121,7 +121,7 @@ func runRun(ctx context.Context, opts runOptions) error {
 	}
 	env := &stage.Env{Lake: lk, Run: run, Config: cfg, Shard: shard.All, Log: slog.Default(), Progress: opts.Progress,
 		TrainerLog: os.Stderr, TrainerDir: opts.TrainerDir}
-	defer env.Close()
+	defer closeEnv(env)
 	ro := steprun.Options{Stages: stages, Out: opts.Out, Log: slog.Default(), StepLines: opts.Out}
 	if opts.TensorBoard != "" {
 		live, err := tensorboard.NewLive(tensorBoardRunDir(opts.TensorBoard, run))

@@ -42,6 +42,15 @@ func stageOptionsFrom(c *cli.Context) stageOptions {
 		Shard: shard.Spec{Index: c.Int("shard"), Count: c.Int("shards")}}
 }
 
+// closeEnv closes env (the sandbox pool; a resident trainer writes its last full checkpoint) and logs a
+// failure: the lake already holds every committed step, so a checkpoint that could not be written costs
+// only the re-training of its steps at the next start.
+func closeEnv(env *stage.Env) {
+	if err := env.Close(); err != nil {
+		slog.Default().Warn("closing the run's processes", "err", err)
+	}
+}
+
 // runStage runs one stage at opts.Step for this process's shard: it opens the run, builds the Env once,
 // lets makeStage set the stage's own fields of the Env (--weights, ...) and make the stage, runs it
 // through stage.Execute and prints one closing line. A bad request (step, shard, a stage not due) is a
@@ -53,7 +62,7 @@ func runStage(ctx context.Context, opts stageOptions, makeStage func(env *stage.
 	}
 	env := &stage.Env{Lake: lk, Run: run, Config: cfg, Force: opts.Force, Shard: opts.Shard,
 		Log: slog.Default(), Progress: opts.Progress, TrainerLog: os.Stderr}
-	defer env.Close()
+	defer closeEnv(env)
 	s, err := makeStage(env)
 	if err != nil {
 		return err

@@ -92,8 +92,36 @@ type GRPO struct {
 	// are.
 	TIS TIS `json:"tis"`
 	// GradientCheckpointing recomputes activations in the backward pass, trading time for memory. It
-	// fits long sequences (Hugging Face models).
+	// fits long sequences (Hugging Face models; the authors' --recompute-granularity full).
 	GradientCheckpointing bool `json:"gradient_checkpointing"`
+	// TrainerMode is how the torch trainer lives: resident or per_step. resident keeps one trainer
+	// process (one torchrun group) loaded across the steps a process runs, model, reference and optimizer
+	// in memory, with a full checkpoint every grpo.save_every steps (slime keeps its trainer resident);
+	// per_step starts the trainer afresh at every step, which loads and writes a full checkpoint each time.
+	TrainerMode TrainerMode `json:"trainer_mode"`
+	// SaveEvery is how often the resident trainer writes a full checkpoint (float32 weights and optimizer
+	// state): after every step whose number + 1 is a multiple of it, and when the trainer is closed. The
+	// steps between save only their weights, in the served dtype, for the servers; a crash resumes from the
+	// last full checkpoint and re-trains the later steps from their committed grpo_batches (the authors'
+	// --save-interval, 16).
+	SaveEvery int `json:"save_every" range:">=1"`
+	// ParamDType is the dtype the trainer holds the trained weights in: bfloat16 or float32. bfloat16 keeps
+	// a float32 master copy in the optimizer, so small updates are not lost (Megatron's bf16 training, the
+	// authors'); float32 trains the float32 weights themselves. LoRA (grpo.lora_rank > 0) ignores it: its
+	// adapter is float32 over a bf16 base.
+	ParamDType ParamDType `json:"param_dtype"`
+	// CPUOffload is what of the training state lives in host memory: none, optimizer or
+	// optimizer_params. optimizer keeps Adam's moments and the float32 master weights there, stepped on
+	// the CPU (the authors' --optimizer-cpu-offload at 30B); optimizer_params also the parameters between
+	// uses (FSDP's CPU offload; needs grpo.trainer_gpus > 1). LoRA (grpo.lora_rank > 0) ignores it.
+	CPUOffload CPUOffload `json:"cpu_offload"`
+	// Placement is where the torch trainer runs beside the generation servers: colocated or separate.
+	// colocated shares their GPUs (the authors' --colocate): around each update every server of
+	// grpo.publish_urls releases its GPU memory (SGLang /release_memory_occupation, served with
+	// --enable-memory-saver; vLLM /sleep, served with --enable-sleep-mode and VLLM_SERVER_DEV_MODE=1),
+	// then takes it back and loads the new weights; it needs grpo.trainer_mode resident and grpo.publish
+	// sglang or vllm_reload. separate leaves the servers as they are (the trainer has GPUs of its own).
+	Placement Placement `json:"placement"`
 	// DesignerAdvScale multiplies the Designer's centred rewards: a number > 0, or auto. auto is min(50,
 	// Agent plays per step / Designer samples per pool × sample.refresh_every) (the authors'
 	// compute_env_reward_scale, 32 with the games presets).
@@ -160,6 +188,71 @@ func init() {
 	registerEnum(SampleUnitValues())
 	registerEnum(AdvStdValues())
 	registerEnum(FailedPlayValues())
+	registerEnum(TrainerModeValues())
+	registerEnum(ParamDTypeValues())
+	registerEnum(CPUOffloadValues())
+	registerEnum(PlacementValues())
+}
+
+// Placement is grpo.placement: whether the trainer shares the servers' GPUs.
+type Placement string
+
+// The placements.
+const (
+	// PlacementColocated releases the servers' GPU memory around each update.
+	PlacementColocated Placement = "colocated"
+	// PlacementSeparate leaves the servers as they are.
+	PlacementSeparate Placement = "separate"
+)
+
+// PlacementValues lists every placement.
+func PlacementValues() []Placement { return []Placement{PlacementColocated, PlacementSeparate} }
+
+// TrainerMode is grpo.trainer_mode: whether the torch trainer stays loaded across steps.
+type TrainerMode string
+
+// The trainer modes.
+const (
+	// TrainerResident keeps one trainer process loaded across the steps, checkpointing every
+	// grpo.save_every steps.
+	TrainerResident TrainerMode = "resident"
+	// TrainerPerStep starts the trainer afresh at every step, with a full checkpoint each time.
+	TrainerPerStep TrainerMode = "per_step"
+)
+
+// TrainerModeValues lists every trainer mode.
+func TrainerModeValues() []TrainerMode { return []TrainerMode{TrainerResident, TrainerPerStep} }
+
+// ParamDType is grpo.param_dtype: the dtype of the trained weights in the trainer.
+type ParamDType string
+
+// The parameter dtypes.
+const (
+	// ParamBFloat16 holds the weights in bfloat16, with a float32 master copy in the optimizer.
+	ParamBFloat16 ParamDType = "bfloat16"
+	// ParamFloat32 holds the weights in float32.
+	ParamFloat32 ParamDType = "float32"
+)
+
+// ParamDTypeValues lists every parameter dtype.
+func ParamDTypeValues() []ParamDType { return []ParamDType{ParamBFloat16, ParamFloat32} }
+
+// CPUOffload is grpo.cpu_offload: what of the training state lives in host memory.
+type CPUOffload string
+
+// The offload choices.
+const (
+	// OffloadNone keeps the whole training state on the GPUs.
+	OffloadNone CPUOffload = "none"
+	// OffloadOptimizer keeps Adam's moments and the float32 master weights in host memory.
+	OffloadOptimizer CPUOffload = "optimizer"
+	// OffloadOptimizerParams also keeps the parameters in host memory between uses (FSDP).
+	OffloadOptimizerParams CPUOffload = "optimizer_params"
+)
+
+// CPUOffloadValues lists every offload choice.
+func CPUOffloadValues() []CPUOffload {
+	return []CPUOffload{OffloadNone, OffloadOptimizer, OffloadOptimizerParams}
 }
 
 // Trainer is grpo.trainer: which trainer consumes the GRPO batches.
@@ -339,8 +432,14 @@ func (g GRPO) validate(c *Config) error {
 			return invalidf("config: key \"grpo.lora_rank\" must be 0 when grpo.publish is %s (it loads full checkpoints; use lora for adapters)", g.Publish)
 		case g.Publish == PublishLoRA && g.LoRARank < 1:
 			return invalidf("config: key \"grpo.lora_rank\" must be >= 1 when grpo.publish is lora (or publish full weights with sglang, vllm_reload or command)")
+		case g.CPUOffload == OffloadOptimizerParams && g.TrainerGPUs < 2:
+			return invalidf("config: key \"grpo.cpu_offload\" optimizer_params shards the parameters with FSDP: it needs grpo.trainer_gpus >= 2 (use optimizer on one GPU)")
 		case g.Publish == PublishLoRA && g.PublishURL == "" && len(SplitList(c.LLM.Agent.BaseURL)) > 1:
 			return invalidf("config: key \"grpo.publish\" lora loads each adapter into one server, and llm.agent.base_url lists several: publish full weights (sglang or vllm_reload reach every replica), or load the adapters with grpo.publish command")
+		case g.Placement == PlacementColocated && g.TrainerMode != TrainerResident:
+			return invalidf("config: key \"grpo.placement\" colocated needs grpo.trainer_mode resident (the servers take their memory back before the new weights are published); or set grpo.placement separate")
+		case g.Placement == PlacementColocated && !g.Publish.FullWeights():
+			return invalidf("config: key \"grpo.placement\" colocated needs grpo.publish sglang or vllm_reload (servers that release and resume their memory), got %s; or set grpo.placement separate", g.Publish)
 		}
 	}
 	_, _, err := c.DesignerAdvScale()
@@ -387,6 +486,13 @@ func presetGRPO(p presetSpec) GRPO {
 		g.KLBeta = 0.005
 	}
 	g.CompactFilter = p.setting == schemas.SettingTools
+	// slime keeps its Megatron trainer resident, colocated with its SGLang engines, saves every 16 steps
+	// and trains bf16 weights with float32 master copies; the 30B scripts also offload the optimizer.
+	g.TrainerMode, g.SaveEvery, g.ParamDType, g.CPUOffload = TrainerResident, 16, ParamBFloat16, OffloadNone
+	g.Placement = PlacementColocated
+	if p.size == "qwen3-30b-a3b" {
+		g.CPUOffload = OffloadOptimizer
+	}
 	if p.size == "qwen3-8b" && p.setting == schemas.SettingGames {
 		// A thinking Agent's turns are re-rendered from the canonical history (past think blocks
 		// stripped), so each turn is its own sample, every one with its play's advantage. A tools play

@@ -34,6 +34,9 @@ type DiagnoseOptions struct {
 	// Publish is the grpo.publish mode whose endpoint is probed (sglang, vllm_reload, lora); empty or
 	// none probes nothing.
 	Publish string
+	// Placement is grpo.placement: colocated also checks that the server can release and take back its
+	// GPU memory (without doing it); anything else checks nothing more.
+	Placement string
 }
 
 // Diagnose checks a live server as spade will use it, one Finding per check: the models it serves and
@@ -117,7 +120,50 @@ func Diagnose(ctx context.Context, o DiagnoseOptions) []Finding {
 	if f, ok := probePublish(ctx, o); ok {
 		add(f)
 	}
+	if o.Placement == "colocated" {
+		add(probeMemory(ctx, o, server))
+	}
 	return out
+}
+
+// probeMemory checks, without releasing anything, that the server can release and take back its GPU
+// memory for a colocated trainer: SGLang's GET /get_server_info reports enable_memory_saver (its memory
+// routes work only with it); vLLM serves GET /is_sleeping only in development mode with sleep mode on.
+func probeMemory(ctx context.Context, o DiagnoseOptions, server Server) Finding {
+	root := strings.TrimSuffix(strings.TrimRight(o.BaseURL, "/"), "/v1")
+	path, fix := "/is_sleeping", "start vLLM with --enable-sleep-mode and VLLM_SERVER_DEV_MODE=1, or set grpo.placement separate"
+	if server == ServerSGLang {
+		path, fix = "/get_server_info", "start SGLang with --enable-memory-saver, or set grpo.placement separate"
+	}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, root+path, nil)
+	if err != nil {
+		return Finding{Check: "memory", Detail: err.Error(), Fix: fix}
+	}
+	if o.APIKeyEnv != "" {
+		if key := os.Getenv(o.APIKeyEnv); key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return Finding{Check: "memory", Detail: err.Error(), Fix: fix}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Finding{Check: "memory", Detail: fmt.Sprintf("GET %s: HTTP %d", path, resp.StatusCode), Fix: fix}
+	}
+	if server == ServerSGLang {
+		var info struct {
+			EnableMemorySaver bool `json:"enable_memory_saver"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || !info.EnableMemorySaver {
+			return Finding{Check: "memory", Detail: "enable_memory_saver is off: /release_memory_occupation would free nothing", Fix: fix}
+		}
+		return Finding{Check: "memory", OK: true, Detail: "enable_memory_saver is on: /release_memory_occupation and /resume_memory_occupation work (grpo.placement colocated)"}
+	}
+	return Finding{Check: "memory", OK: true, Detail: "/sleep and /wake_up are served (grpo.placement colocated)"}
 }
 
 // failure words a failed call for a finding.

@@ -178,6 +178,8 @@ func benchmarkTrainerUpdate(b *testing.B, div int) {
 		b.Fatal(err)
 	}
 	cfg.GRPO.Trainer, cfg.GRPO.Python, cfg.GRPO.Publish = config.TrainerTorch, python, config.PublishNone
+	cfg.GRPO.TrainerMode, cfg.GRPO.ParamDType, cfg.GRPO.CPUOffload = config.TrainerPerStep, config.ParamFloat32, config.OffloadNone
+	cfg.GRPO.Placement = config.PlacementSeparate
 	cfg.GRPO.ModelPath = writeTinyModel(b, filepath.Join(root, "model"), qwenVocab, shape.longest())
 	if err := cfg.Validate(); err != nil {
 		b.Fatal(err)

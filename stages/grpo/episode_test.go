@@ -222,6 +222,7 @@ func TestMixedBatchPadsAShortBatch(t *testing.T) {
 func TestMixedRolesTrainOneStepOfTheGlobalBatch(t *testing.T) {
 	cfg := config.Default()
 	cfg.GRPO.MixRoles, cfg.GRPO.ModelPath, cfg.GRPO.Trainer, cfg.GRPO.Publish = true, t.TempDir(), config.TrainerTorch, config.PublishNone
+	cfg.GRPO.TrainerMode = config.TrainerPerStep
 	tr, err := newTorchTrainer(TrainerOptions{Config: cfg, Run: "r"})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/spadekit/spade/internal/config"
@@ -160,11 +161,16 @@ func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Resu
 	}
 	countRows(&res, rows)
 	if trainer == nil {
-		if trainer, err = NewTrainer(TrainerOptions{Config: cfg, Run: run, WorkDir: env.TrainerDir, Log: env.TrainerLog}); err != nil {
+		if trainer, err = stageTrainer(env); err != nil {
 			return res, err
 		}
 	}
-	if len(rows) > 0 {
+	colocated := cfg.GRPO.Trainer == config.TrainerTorch && cfg.GRPO.Placement == config.PlacementColocated
+	if len(rows) > 0 && colocated {
+		if res.Metrics, err = trainColocated(ctx, env, trainer, step, rows); err != nil {
+			return res, err
+		}
+	} else if len(rows) > 0 {
 		if res.Metrics, err = trainer.Train(ctx, step, rows); err != nil {
 			return res, err
 		}
@@ -179,6 +185,36 @@ func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Resu
 	log.Info("grpo: committed", "run", run, "step", step, "agent_samples", res.AgentSamples,
 		"designer_samples", res.DesignerSamples, "batches", res.Batches, "trainer", cfg.GRPO.Trainer)
 	return res, nil
+}
+
+// stageTrainer is the trainer grpo.trainer names for env. A resident one (grpo.trainer_mode resident) is
+// kept by env across the steps of the process and closed with it (its last full checkpoint); it re-trains
+// the steps after its last checkpoint from env's committed grpo_batches.
+func stageTrainer(env *stage.Env) (Trainer, error) {
+	cfg, lk, run := env.Config, env.Lake, env.Run
+	opts := TrainerOptions{Config: cfg, Run: run, WorkDir: env.TrainerDir, Log: env.TrainerLog,
+		Batches: func(ctx context.Context, step int64) ([]schemas.GRPOBatchRow, error) {
+			key := partition(run, schemas.GRPOBatchesSpec.Name, step)
+			committed, err := lk.Committed(ctx, key)
+			if err != nil || !committed {
+				return nil, err
+			}
+			return lake.ReadRows[schemas.GRPOBatchRow](ctx, lk, key)
+		}}
+	if cfg.GRPO.Trainer != config.TrainerTorch || cfg.GRPO.TrainerMode != config.TrainerResident {
+		return NewTrainer(opts)
+	}
+	kept, err := env.Keep("grpo.trainer", func() (io.Closer, error) {
+		t, err := NewTrainer(opts)
+		if err != nil {
+			return nil, err
+		}
+		return t.(io.Closer), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return kept.(Trainer), nil
 }
 
 // stampLeftOut records the step's left-out plays on its agent train_metrics rows.

@@ -56,6 +56,10 @@ type TrainerOptions struct {
 	WorkDir string
 	// Log receives the trainer's log lines as they are written; nil discards them.
 	Log io.Writer
+	// Batches returns the committed grpo_batches rows of a step (nil when the step has none or is not
+	// committed): the resident trainer re-trains the steps after its last full checkpoint from them. Nil
+	// means no lake; a resident trainer behind its steps then fails naming them.
+	Batches func(ctx context.Context, step int64) ([]schemas.GRPOBatchRow, error)
 }
 
 // trainers is the registry of Trainer implementations, keyed by grpo.trainer.
@@ -75,7 +79,9 @@ func TrainerKinds() []TrainerKind {
 }
 
 // NewTrainer builds the Trainer named by the config's grpo.trainer key; an unknown name is an error that
-// names the key and the valid values.
+// names the key and the valid values. The torch trainer under grpo.trainer_mode resident also implements
+// io.Closer (Close writes its last full checkpoint and ends its process) and Publish(ctx, step) (the
+// colocated placement's late publish).
 func NewTrainer(opts TrainerOptions) (Trainer, error) {
 	if opts.Config == nil {
 		return nil, errors.New("grpo: trainer: no run config")
@@ -121,7 +127,11 @@ func newTorchTrainer(opts TrainerOptions) (Trainer, error) {
 	if opts.Run == "" {
 		return nil, errors.New("grpo: torch trainer: empty run name (it prefixes every weights version)")
 	}
-	return &torchTrainer{opts: opts, python: Python(opts.Config)}, nil
+	t := &torchTrainer{opts: opts, python: Python(opts.Config)}
+	if g.TrainerMode == config.TrainerResident {
+		return &residentTrainer{torch: t}, nil
+	}
+	return t, nil
 }
 
 // Python returns the interpreter the trainer runs with: grpo.python, else $SPADE_PYTHON, else python3 on
@@ -161,6 +171,10 @@ type trainerConfig struct {
 	MicroBatchTokens      int             `json:"micro_batch_tokens"`
 	SampleMeanDenominator int             `json:"sample_mean_denominator"`
 	GradientCheckpointing bool            `json:"gradient_checkpointing"`
+	TrainerMode           string          `json:"trainer_mode"`
+	SaveEvery             int             `json:"save_every"`
+	ParamDType            string          `json:"param_dtype"`
+	CPUOffload            string          `json:"cpu_offload"`
 	Publish               publishSettings `json:"publish"`
 }
 
@@ -197,6 +211,11 @@ type metricsLine struct {
 	UpdateSeconds   float64 `json:"update_seconds"`
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	PeakMemoryBytes int64   `json:"peak_memory_bytes"`
+	// IOReadBytes and IOWrittenBytes are the bytes the trainer read and wrote through read and write calls
+	// for the update (/proc/self/io rchar and wchar, summed over ranks; 0 off Linux): the per-step
+	// process's whole life (imports, model load, checkpoint), the resident trainer's one request.
+	IOReadBytes    int64 `json:"io_read_bytes"`
+	IOWrittenBytes int64 `json:"io_written_bytes"`
 }
 
 // settings is the trainer config of one step: paths made absolute, the publish server and replicas
@@ -234,6 +253,7 @@ func (t *torchTrainer) settings(step int64) (trainerConfig, error) {
 		AdamBeta1: g.AdamBeta1, AdamBeta2: g.AdamBeta2, TIS: string(g.TIS), TISCap: g.TISCap,
 		MaxGradNorm: g.MaxGradNorm, ClipLow: g.ClipLow, ClipHigh: g.ClipHigh, KLBeta: g.KLBeta, Agg: string(g.Agg),
 		MicroBatchTokens: g.MicroBatchTokens, GradientCheckpointing: g.GradientCheckpointing, SampleMeanDenominator: denominator,
+		TrainerMode: string(g.TrainerMode), SaveEvery: g.SaveEvery, ParamDType: string(g.ParamDType), CPUOffload: string(g.CPUOffload),
 		Publish: publishSettings{Mode: string(g.Publish), BaseURL: baseURL, Command: g.PublishCommand, NamePrefix: t.opts.Run, URLs: urls},
 	}, nil
 }
@@ -243,16 +263,8 @@ func (t *torchTrainer) settings(step int64) (trainerConfig, error) {
 // the embedded trainer source on PYTHONPATH, streams its log to Log, and reads back its metrics. A
 // failing trainer's error is the message it wrote, prefixed with the step.
 func (t *torchTrainer) Train(ctx context.Context, step int64, rows []schemas.GRPOBatchRow) ([]schemas.TrainMetricsRow, error) {
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("grpo: trainer: step %d: the batch is empty (no grpo_batches rows)", step)
-	}
-	for i := range rows {
-		if rows[i].Step != step {
-			return nil, fmt.Errorf("grpo: trainer: step %d: sample %s is from step %d", step, rows[i].SampleID, rows[i].Step)
-		}
-		if err := rows[i].Validate(); err != nil {
-			return nil, fmt.Errorf("grpo: trainer: step %d: %w", step, err)
-		}
+	if err := checkRows(step, rows); err != nil {
+		return nil, err
 	}
 	settings, err := t.settings(step)
 	if err != nil {
@@ -291,6 +303,22 @@ func (t *torchTrainer) Train(ctx context.Context, step int64, rows []schemas.GRP
 		return nil, err
 	}
 	return readMetrics(metricsPath, step)
+}
+
+// checkRows refuses an empty batch, a row of another step and an invalid row, before any trainer runs.
+func checkRows(step int64, rows []schemas.GRPOBatchRow) error {
+	if len(rows) == 0 {
+		return fmt.Errorf("grpo: trainer: step %d: the batch is empty (no grpo_batches rows)", step)
+	}
+	for i := range rows {
+		if rows[i].Step != step {
+			return fmt.Errorf("grpo: trainer: step %d: sample %s is from step %d", step, rows[i].SampleID, rows[i].Step)
+		}
+		if err := rows[i].Validate(); err != nil {
+			return fmt.Errorf("grpo: trainer: step %d: %w", step, err)
+		}
+	}
+	return nil
 }
 
 func (t *torchTrainer) stepDir(step int64) (string, func(), error) {
@@ -363,7 +391,7 @@ func readMetrics(path string, step int64) ([]schemas.TrainMetricsRow, error) {
 		return nil, fmt.Errorf("grpo: trainer: step %d: no metrics: %w", step, err)
 	}
 	defer f.Close()
-	var rows []schemas.TrainMetricsRow
+	var lines []metricsLine
 	scanner := bufio.NewScanner(f)
 	for scanner.Scan() {
 		line := bytes.TrimSpace(scanner.Bytes())
@@ -376,6 +404,18 @@ func readMetrics(path string, step int64) ([]schemas.TrainMetricsRow, error) {
 		if err := dec.Decode(&m); err != nil {
 			return nil, fmt.Errorf("grpo: trainer: step %d: metrics line %q: %w", step, line, err)
 		}
+		lines = append(lines, m)
+	}
+	if err := scanner.Err(); err != nil {
+		return nil, fmt.Errorf("grpo: trainer: step %d: metrics: %w", step, err)
+	}
+	return metricsRows(lines, step)
+}
+
+// metricsRows turns the trainer's metric lines into validated train_metrics rows; none is an error.
+func metricsRows(lines []metricsLine, step int64) ([]schemas.TrainMetricsRow, error) {
+	var rows []schemas.TrainMetricsRow
+	for _, m := range lines {
 		row := schemas.TrainMetricsRow{
 			Step: step, Role: schemas.Role(m.Role), Loss: m.Loss, KL: m.KL, ClipFrac: m.ClipFrac, ClipFracLow: m.ClipFracLow,
 			ClipFracHigh: m.ClipFracHigh, RatioMean: m.RatioMean, RatioMax: m.RatioMax, ISWeightMean: m.ISWeightMean,
@@ -386,9 +426,6 @@ func readMetrics(path string, step int64) ([]schemas.TrainMetricsRow, error) {
 			return nil, fmt.Errorf("grpo: trainer: step %d: %w", step, err)
 		}
 		rows = append(rows, row)
-	}
-	if err := scanner.Err(); err != nil {
-		return nil, fmt.Errorf("grpo: trainer: step %d: metrics: %w", step, err)
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("grpo: trainer: step %d: the trainer reported no metrics", step)

@@ -226,8 +226,8 @@ func readUpdatePerformance(t testing.TB, workDir string, step int64) metricsLine
 	return first
 }
 
-// torchConfig is a run config for the tiny decoder: full fine-tuning, published by a command that
-// records the version it was given.
+// torchConfig is a run config for the tiny decoder: full fine-tuning in float32 by a trainer process per
+// step, published by a command that records the version it was given.
 func torchConfig(t *testing.T, python, root string) *config.Config {
 	t.Helper()
 	model := writeTinyModel(t, filepath.Join(root, "model"), 48, 64)
@@ -241,6 +241,8 @@ func torchConfig(t *testing.T, python, root string) *config.Config {
 	cfg.GRPO.LoRARank = 0
 	cfg.GRPO.MicroBatchTokens = 24
 	cfg.GRPO.Publish = "command"
+	cfg.GRPO.TrainerMode, cfg.GRPO.ParamDType, cfg.GRPO.CPUOffload = config.TrainerPerStep, config.ParamFloat32, config.OffloadNone
+	cfg.GRPO.Placement = config.PlacementSeparate
 	marker := filepath.Join(root, "published.txt")
 	cfg.GRPO.PublishCommand = fmt.Sprintf(`%s -c "import sys; open(sys.argv[1], 'w').write(sys.argv[2])" %s {version}`, python, marker)
 	if err := cfg.Validate(); err != nil {

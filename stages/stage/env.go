@@ -63,6 +63,9 @@ type shared struct {
 	// version, never closed by Close.
 	client       *llm.Client
 	injectedPool bool
+	// kept holds what Keep made, closed by Close in the reverse order of making.
+	kept      map[string]io.Closer
+	keptOrder []string
 }
 
 // clientEntry is a client and the roles already checked against their endpoints.
@@ -207,18 +210,45 @@ func (e *Env) Pool(ctx context.Context) (*sandbox.Pool, error) {
 	return p, nil
 }
 
-// Close releases what e started: the sandbox pool (its workers end with it). Injected dependencies stay
-// open; e stays usable and starts them again on next use.
+// Keep returns the value kept under name, made by make on the first call and kept for every later
+// stage of the process (a trainer that stays loaded across steps); Close closes it. A make that fails
+// keeps nothing.
+func (e *Env) Keep(name string, make func() (io.Closer, error)) (io.Closer, error) {
+	d := e.deps()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if v, ok := d.kept[name]; ok {
+		return v, nil
+	}
+	v, err := make()
+	if err != nil {
+		return nil, err
+	}
+	if d.kept == nil {
+		d.kept = map[string]io.Closer{}
+	}
+	d.kept[name] = v
+	d.keptOrder = append(d.keptOrder, name)
+	return v, nil
+}
+
+// Close releases what e started: what Keep made (newest first; a resident trainer writes its last
+// checkpoint) and the sandbox pool (its workers end with it). Injected dependencies stay open; e stays
+// usable and starts them again on next use. The first error is returned, after everything was closed.
 func (e *Env) Close() error {
 	d := e.deps()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.pool == nil || d.injectedPool {
-		return nil
+	var errs []error
+	for i := len(d.keptOrder) - 1; i >= 0; i-- {
+		errs = append(errs, d.kept[d.keptOrder[i]].Close())
 	}
-	err := d.pool.Close()
-	d.pool = nil
-	return err
+	d.kept, d.keptOrder = nil, nil
+	if d.pool != nil && !d.injectedPool {
+		errs = append(errs, d.pool.Close())
+		d.pool = nil
+	}
+	return errors.Join(errs...)
 }
 
 // SandboxOptions maps a run's sandbox.* settings onto the pool options: the one mapping the gate,

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/spadekit/spade/internal/chattemplate"
 	"github.com/spadekit/spade/internal/llm"
@@ -41,6 +43,25 @@ type Emulator struct {
 	mu       sync.Mutex
 	served   []Served
 	requests []llm.ChatRequestBody
+
+	// The memory routes' state (EmulatorOptions.MemoryRoutes): whether the GPU memory is released, the
+	// calls in flight, the weights loaded last (update_weights_from_disk's model_path), every memory or
+	// publish request, the weights each sampling call was served by, and the calls that came while released.
+	released      bool
+	inFlight      int
+	loaded        string
+	memoryEvents  []MemoryEvent
+	servedWeights []string
+	whileReleased int
+}
+
+// MemoryEvent is one request to a memory or publish route: which, when, how many sampling calls were in
+// flight then, and the weights it loaded (update_weights_from_disk).
+type MemoryEvent struct {
+	Route    string
+	At       time.Time
+	InFlight int
+	Weights  string
 }
 
 // Served is one completion the emulator sampled: the exact prompt ids the model saw and the ids it
@@ -66,6 +87,12 @@ type EmulatorOptions struct {
 	DriftEvery int64
 	// Layout is vLLM's (the default) or SGLang's.
 	Layout Layout
+	// MemoryRoutes serves the routes that release and take back GPU memory, as a server started for them:
+	// SGLang's POST /release_memory_occupation and /resume_memory_occupation ({"tags": [...]} or {}: all;
+	// --enable-memory-saver), vLLM's POST /sleep?level=N, /wake_up[?tags=weights&tags=kv_cache] and GET
+	// /is_sleeping (--enable-sleep-mode, VLLM_SERVER_DEV_MODE=1). While released every sampling call is
+	// refused (503) and counted. Without it those routes answer 404.
+	MemoryRoutes bool
 }
 
 // StartEmulator starts an emulator over tok answering with script (the script writes raw text: tool
@@ -77,19 +104,36 @@ func StartEmulator(t testing.TB, tok *chattemplate.Helper, script Script, opts E
 	}
 	e := &Emulator{tok: tok, script: script, models: models, opts: opts}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", e.handleChat)
 	mux.HandleFunc("POST /tokenize", e.handleTokenize)
 	mux.HandleFunc("GET /v1/models", (&Server{models: models, owner: string(opts.Layout)}).handleModels) // owned_by names the server
 	// The publish endpoints exist (a GET is answered 405, as by the real servers); they load nothing.
 	loaded := func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"success": true})
 	}
+	mux.HandleFunc("POST /v1/chat/completions", e.sampling(e.handleChat))
 	if opts.Layout == LayoutSGLang {
-		mux.HandleFunc("POST /generate", e.handleGenerate)
-		mux.HandleFunc("POST /update_weights_from_disk", loaded)
+		mux.HandleFunc("POST /generate", e.sampling(e.handleGenerate))
+		mux.HandleFunc("POST /update_weights_from_disk", e.handleUpdateWeightsFromDisk)
+		mux.HandleFunc("GET /get_server_info", func(w http.ResponseWriter, _ *http.Request) {
+			// Part of SGLang's server_args: the memory routes free memory only with the memory saver.
+			writeJSON(w, http.StatusOK, map[string]any{"enable_memory_saver": opts.MemoryRoutes, "tp_size": 1})
+		})
+		if opts.MemoryRoutes {
+			mux.HandleFunc("POST /release_memory_occupation", e.handleSGLangMemory(true))
+			mux.HandleFunc("POST /resume_memory_occupation", e.handleSGLangMemory(false))
+		}
 	} else {
-		mux.HandleFunc("POST /v1/completions", e.handleCompletions)
+		mux.HandleFunc("POST /v1/completions", e.sampling(e.handleCompletions))
 		mux.HandleFunc("POST /v1/load_lora_adapter", loaded) // as served with --enable-lora
+		if opts.MemoryRoutes {
+			mux.HandleFunc("POST /sleep", e.handleVLLMSleep)
+			mux.HandleFunc("POST /wake_up", e.handleVLLMWakeUp)
+			mux.HandleFunc("GET /is_sleeping", func(w http.ResponseWriter, _ *http.Request) {
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				writeJSON(w, http.StatusOK, map[string]any{"is_sleeping": e.released})
+			})
+		}
 	}
 	e.srv = httptest.NewServer(mux)
 	e.URL = e.srv.URL + "/v1"
@@ -414,4 +458,138 @@ func (e *Emulator) CheckTrained(rows []schemas.GRPOBatchRow) (runs int, problems
 		}
 	}
 	return runs, problems
+}
+
+// sampling wraps a sampling route: refused with 503 (and counted) while the memory is released, else
+// counted in flight and recorded with the weights loaded when it arrived.
+func (e *Emulator) sampling(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		if e.released {
+			e.whileReleased++
+			e.mu.Unlock()
+			writeError(w, http.StatusServiceUnavailable, "the engine has released its GPU memory")
+			return
+		}
+		e.inFlight++
+		e.servedWeights = append(e.servedWeights, e.loaded)
+		e.mu.Unlock()
+		defer func() {
+			e.mu.Lock()
+			e.inFlight--
+			e.mu.Unlock()
+		}()
+		next(w, r)
+	}
+}
+
+// event records a memory or publish request (e.mu held).
+func (e *Emulator) event(route, weights string) {
+	e.memoryEvents = append(e.memoryEvents, MemoryEvent{Route: route, At: time.Now(), InFlight: e.inFlight, Weights: weights})
+}
+
+// handleUpdateWeightsFromDisk is SGLang's POST /update_weights_from_disk {"model_path"}: it loads the
+// weights (recorded as the ones later calls are served by), refused while the weights are released.
+func (e *Emulator) handleUpdateWeightsFromDisk(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ModelPath string `json:"model_path"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.ModelPath == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"success": false, "message": "model_path is required"})
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.released {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"success": false, "message": "the weights' memory is released: resume it first"})
+		return
+	}
+	e.loaded = body.ModelPath
+	e.event("/update_weights_from_disk", body.ModelPath)
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "Succeeded to update model weights.", "num_paused_requests": 0})
+}
+
+// handleSGLangMemory is SGLang's POST /release_memory_occupation (release) or /resume_memory_occupation
+// with {"tags": [...]} (absent or null: every region, weights and kv_cache); answered 200 with a null
+// body, as SGLang's handler returns nothing on success.
+func (e *Emulator) handleSGLangMemory(release bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Tags []string `json:"tags"`
+		}
+		if r.ContentLength != 0 {
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+				writeError(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+		for _, tag := range body.Tags {
+			if tag != "weights" && tag != "kv_cache" {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown memory tag %q (weights, kv_cache)", tag))
+				return
+			}
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		route := "/resume_memory_occupation"
+		if release {
+			route = "/release_memory_occupation"
+		}
+		e.released = release
+		e.event(route, "")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("null"))
+	}
+}
+
+// handleVLLMSleep is vLLM's POST /sleep?level=1|2 (dev mode): 200 with an empty body.
+func (e *Emulator) handleVLLMSleep(w http.ResponseWriter, r *http.Request) {
+	level := r.URL.Query().Get("level")
+	if level == "" {
+		level = "1"
+	}
+	if level != "1" && level != "2" {
+		writeError(w, http.StatusBadRequest, "level must be 1 or 2")
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.released = true
+	e.event("/sleep?level="+level, "")
+	w.WriteHeader(http.StatusOK)
+}
+
+// handleVLLMWakeUp is vLLM's POST /wake_up with optional repeated tags (weights, kv_cache; none: all):
+// the engine serves again once every region is back. 200 with an empty body.
+func (e *Emulator) handleVLLMWakeUp(w http.ResponseWriter, r *http.Request) {
+	tags := r.URL.Query()["tags"]
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(tags) == 0 || slices.Contains(tags, "kv_cache") {
+		e.released = false
+	}
+	e.event("/wake_up?tags="+strings.Join(tags, ","), "")
+	w.WriteHeader(http.StatusOK)
+}
+
+// MemoryEvents returns the memory and publish requests received, in order.
+func (e *Emulator) MemoryEvents() []MemoryEvent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]MemoryEvent(nil), e.memoryEvents...)
+}
+
+// ServedWeights returns, for every sampling call accepted, the weights loaded when it arrived ("" before
+// any update_weights_from_disk).
+func (e *Emulator) ServedWeights() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.servedWeights...)
+}
+
+// CallsWhileReleased is the number of sampling calls refused because the memory was released.
+func (e *Emulator) CallsWhileReleased() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.whileReleased
 }

@@ -1,6 +1,6 @@
 """The trainer's GPU check: one prepared script, figures printed.
 
-    cd stages/grpo/trainer && PYTHONUNBUFFERED=1 python3 gpu_check.py [--quick] [--json OUT.json]
+    cd stages/grpo/trainer && PYTHONUNBUFFERED=1 python3 gpu_check.py [--quick] [--only qwen3-8b] [--json OUT.json]
 
 1. The log-softmax + gather implementations (PyTorch reference, chunked PyTorch, Triton) on a
    151,936-token vocabulary × 8,192 tokens, in float32 and bfloat16: relative error of the forward
@@ -20,12 +20,23 @@
    "rollout" log-probs are the same model's float32 forward, and the weights measure the trainer's
    bfloat16 autocast against float32 only (an engine adds its own kernels' differences).
 
+4. ``--only qwen3-8b`` (or with the rest): one update of a randomly initialised **Qwen3-8B-shaped** model
+   at the qwen3-8b-games preset's batch shape (one global batch of 192 turn samples: prompts of the
+   paper's 512 + 128·k tokens, k = 0..23, and 64-token completions) with the settings that fit beside
+   released servers: bfloat16 weights, the float32 master and Adam moments in host memory
+   (``grpo.cpu_offload`` optimizer), activation checkpointing, the KL reference, micro-batches of 16,384
+   tokens. The model is built on the GPU from a ``transformers.Qwen3Config`` (nothing downloaded); without
+   transformers, from the tiny decoder at the same width, depth and vocabulary (said in the output).
+   Prints the peak memory, trained tokens/s and the estimate of docs/gpu.md (``spade doctor --preset
+   qwen3-8b-games --gpus 1``) beside it. About 4 minutes on one H200; it needs ~110 GB of host memory.
+
 Needs CUDA; Triton where installed (the kernel rows are skipped, and say so, without it).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -323,14 +334,182 @@ def episode_check(root: str, quick: bool) -> Dict[str, Any]:
     return result
 
 
+#: Qwen3-8B's config.json: the shape the colocated check trains.
+QWEN3_8B = dict(
+    vocab_size=151_936, hidden_size=4096, intermediate_size=12_288, num_hidden_layers=36, num_attention_heads=32,
+    num_key_value_heads=8, head_dim=128, tie_word_embeddings=False,
+)
+
+
+def estimate_trainer_bytes(shape: Dict[str, Any], tokens: int, reference: bool) -> Dict[str, int]:
+    """docs/gpu.md's trainer estimate on one GPU with bfloat16 weights, the optimizer in host memory and
+    activation checkpointing (stages/grpo/memory.go, EstimateTrainerMemory): weights 2P, gradients 2P,
+    reference 2P, activations L·T·H·2 + T·(10·H + 3·I)·2, logits T·V·2; host 12P."""
+    h, i, v, layers = shape["hidden_size"], shape["intermediate_size"], shape["vocab_size"], shape["num_hidden_layers"]
+    q, kv = shape["num_attention_heads"] * shape["head_dim"], shape["num_key_value_heads"] * shape["head_dim"]
+    layer = h * q + 2 * h * kv + q * h + 3 * h * i
+    params = layers * layer + v * h * (1 if shape["tie_word_embeddings"] else 2)
+    parts = {
+        "weights": 2 * params,
+        "gradients": 2 * params,
+        "reference": 2 * params if reference else 0,
+        "activations": layers * tokens * h * 2 + tokens * (10 * h + 3 * i) * 2,
+        "logits": tokens * v * 2,
+    }
+    parts["device"] = sum(parts.values())
+    parts["host"] = 12 * params
+    parts["params"] = params
+    return parts
+
+
+def _on(device: torch.device) -> Any:
+    """A context that creates tensors on ``device`` (PyTorch >= 2.0), else nothing: they are moved after."""
+    return device if hasattr(device, "__enter__") else contextlib.nullcontext()
+
+
+def build_qwen3_8b(shape: Dict[str, Any], device: torch.device) -> Dict[str, Any]:
+    """A randomly initialised model of ``shape`` (a Qwen3 config's sizes) in bfloat16 on ``device``."""
+    torch.manual_seed(0)
+    try:
+        import transformers
+    except ImportError:
+        transformers = None
+    if transformers is not None and hasattr(transformers, "Qwen3Config"):
+        config = transformers.Qwen3Config(**shape, max_position_embeddings=8192, use_cache=False)
+        with _on(device):
+            model = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16).to(device)
+        kind = f"transformers Qwen3 (transformers {transformers.__version__})"
+    else:
+        # The tiny decoder's MLP has two matrices: width 3·I/2 holds the parameters of Qwen3's three of I;
+        # its attention has as many key/value heads as query heads (no grouping), so it is somewhat larger.
+        cfg = models.TinyConfig(
+            vocab_size=shape["vocab_size"], hidden_size=shape["hidden_size"], num_layers=shape["num_hidden_layers"],
+            num_heads=shape["num_attention_heads"], intermediate_size=3 * shape["intermediate_size"] // 2, max_positions=8192,
+        )
+        with _on(device):
+            model = models.build_tiny(cfg, 0).to(device, torch.bfloat16)
+        why = "transformers is not installed" if transformers is None else "this transformers has no Qwen3Config"
+        kind = f"spade tiny decoder at Qwen3-8B's width, depth and vocabulary ({why}; not the real architecture)"
+    return {"model": model, "kind": kind, "shape": shape, "params": sum(p.numel() for p in model.parameters())}
+
+
+def qwen3_8b_samples(count: int = 192, completion: int = 64, vocab: int = QWEN3_8B["vocab_size"]) -> List[batchfile.Sample]:
+    """The 8B preset's step shape: ``count`` turn samples in one global batch, turn k's prompt 512 + 128·k
+    tokens (k cycling over 0..23), a ``completion``-token response; rollout log-probs near uniform."""
+    gen = torch.Generator().manual_seed(2)
+    samples = []
+    for n in range(count):
+        prompt = torch.randint(0, vocab, (512 + 128 * (n % 24),), generator=gen).tolist()
+        response = torch.randint(0, vocab, (completion,), generator=gen).tolist()
+        old = (-(torch.rand(completion, generator=gen) * 2 + 11)).tolist()
+        advantage = 1.0 if n % 2 == 0 else -1.0
+        samples.append(batchfile.Sample(f"t{n}", "agent", 0, prompt, response, old, advantage, 1.0, 0.0))
+    return samples
+
+
+def qwen3_8b_check(quick: bool, device: torch.device = torch.device("cuda"), shape: Dict[str, Any] = QWEN3_8B, count: int = 192) -> Dict[str, Any]:
+    """One update of a Qwen3-8B-shaped model with the colocated settings; peak memory and tokens/s beside
+    the estimate. ``quick`` keeps 2 layers and 48 samples; ``device``, ``shape`` and ``count`` let the CPU
+    test run the same code on a small shape."""
+    import copy
+
+    from spade_trainer.distributed import Dist
+    from spade_trainer.optim import MasterAdamW
+
+    cuda = device.type == "cuda"
+    if quick:
+        shape, count = dict(shape, num_hidden_layers=2), min(count, 48)
+    if cuda:
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    started = time.perf_counter()
+    built = build_qwen3_8b(shape, device)
+    model = built["model"]
+    models.prepare_for_training(model, gradient_checkpointing=True)
+    reference = copy.deepcopy(model).eval()
+    for p in reference.parameters():
+        p.requires_grad_(False)
+    build_seconds = time.perf_counter() - started
+    cfg = trainer.TrainConfig.from_dict(
+        helpers.trainer_config(
+            model_path="/nonexistent/qwen3-8b", kl_beta=0.005, sample_mean_denominator=192, param_dtype="bfloat16",
+            cpu_offload="optimizer", publish={"mode": "none", "name_prefix": "gpucheck", "urls": []},
+        )
+    )
+    dist = Dist(device=device)
+    module = models.PolicyLogprobs(model, LP.logprobs_fused)
+    ref_module = models.PolicyLogprobs(reference, LP.logprobs_fused)
+    autocast = lambda: torch.autocast(device_type=device.type, dtype=torch.bfloat16)  # noqa: E731
+    params = [p for p in module.parameters() if p.requires_grad]
+    optimizer = MasterAdamW(params, torch.device("cpu"), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(cfg.adam_beta1, cfg.adam_beta2))
+
+    def ref_logprobs(mb: microbatch.MicroBatch) -> torch.Tensor:
+        with torch.no_grad():
+            return microbatch.response_logprobs(ref_module, mb, autocast)
+
+    policy = trainer.Policy(module, params, optimizer, ref_logprobs, autocast, lambda limit: torch.nn.utils.clip_grad_norm_(params, limit))
+    samples = qwen3_8b_samples(count, vocab=shape["vocab_size"])
+    if cuda:
+        torch.cuda.synchronize()
+    update_started = time.perf_counter()
+    stats = trainer.run_update(cfg, samples, policy, dist)
+    if cuda:
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - update_started
+    trained = sum(s.tokens for s in stats.values())
+    total = sum(len(s.prompt_ids) + len(s.response_ids) for s in samples)
+    estimate = estimate_trainer_bytes(built["shape"], cfg.micro_batch_tokens, reference=True)
+    peak = torch.cuda.max_memory_allocated() if cuda else trainer.peak_memory_bytes(device)
+    result = {
+        "check": "qwen3-8b colocated update",
+        "model": built["kind"],
+        "params": built["params"],
+        "samples": len(samples),
+        "tokens": total,
+        "trained_tokens": trained,
+        "build_seconds": build_seconds,
+        "update_seconds": seconds,
+        "tokens_per_second": total / seconds,
+        "peak_gib": peak / 2**30,
+        "reserved_gib": (torch.cuda.max_memory_reserved() if cuda else peak) / 2**30,
+        "estimate_gib": {k: v / 2**30 for k, v in estimate.items() if k != "params"},
+        "rows": {role: s.row(role, cfg.lr, "gpucheck") for role, s in stats.items()},
+    }
+    print(
+        f"qwen3-8b colocated: {built['kind']}, {built['params'] / 1e9:.2f}B params, {len(samples)} samples, {total} tokens "
+        f"({trained} trained); update {seconds:.1f} s ({total / seconds:,.0f} tokens/s, proximal pass + forward/backward "
+        f"+ CPU AdamW), built in {build_seconds:.1f} s",
+        flush=True,
+    )
+    print(
+        f"  peak GPU memory {result['peak_gib']:.1f} GiB allocated ({result['reserved_gib']:.1f} reserved); estimate "
+        f"{result['estimate_gib']['device']:.1f} GiB (weights {result['estimate_gib']['weights']:.1f}, gradients "
+        f"{result['estimate_gib']['gradients']:.1f}, reference {result['estimate_gib']['reference']:.1f}, activations "
+        f"{result['estimate_gib']['activations']:.1f}, logits {result['estimate_gib']['logits']:.1f}); host state "
+        f"{result['estimate_gib']['host']:.1f} GiB",
+        flush=True,
+    )
+    del policy, optimizer, module, ref_module, model, reference
+    if cuda:
+        torch.cuda.empty_cache()
+    return result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller shapes, for a smoke run")
     parser.add_argument("--json", default="", help="also write the figures here")
+    parser.add_argument("--only", choices=("qwen3-8b",), default="", help="run only this section (qwen3-8b: the colocated 8B update)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("gpu_check: CUDA is not available", file=sys.stderr)
         return 1
+    if args.only == "qwen3-8b":
+        figures_8b = {"torch": torch.__version__, "device": torch.cuda.get_device_name(), "qwen3_8b": qwen3_8b_check(args.quick)}
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(figures_8b, f, indent=1)
+        return 0
     import importlib.util
 
     triton_version = "absent"
@@ -352,6 +531,7 @@ def main() -> int:
         else:
             print("update lora: skipped (needs transformers and peft)")
         figures["updates"].append(episode_check(root, args.quick))
+    figures["qwen3_8b"] = qwen3_8b_check(args.quick)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(figures, f, indent=1)

@@ -20,6 +20,22 @@ TIS_SEQUENCE = "sequence"
 TIS_OFF = "off"
 TIS_MODES = (TIS_TOKEN, TIS_SEQUENCE, TIS_OFF)
 
+#: ``grpo.trainer_mode``: a process per step, or one process that stays loaded across the steps.
+MODE_PER_STEP = "per_step"
+MODE_RESIDENT = "resident"
+TRAINER_MODES = (MODE_PER_STEP, MODE_RESIDENT)
+
+#: ``grpo.param_dtype``: the dtype the trained parameters are held in on the device.
+PARAM_FLOAT32 = "float32"
+PARAM_BFLOAT16 = "bfloat16"
+PARAM_DTYPES = (PARAM_FLOAT32, PARAM_BFLOAT16)
+
+#: ``grpo.cpu_offload``: what of the training state lives in host memory instead of the device's.
+OFFLOAD_NONE = "none"
+OFFLOAD_OPTIMIZER = "optimizer"
+OFFLOAD_OPTIMIZER_PARAMS = "optimizer_params"
+OFFLOAD_MODES = (OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_OPTIMIZER_PARAMS)
+
 PUBLISH_MODES = (publishing.MODE_LORA, publishing.MODE_COMMAND, publishing.MODE_NONE) + publishing.FULL_WEIGHT_MODES
 
 
@@ -92,6 +108,19 @@ class TrainConfig:
     micro_batch_tokens: int = _key("grpo.micro_batch_tokens")
     #: ``grpo.gradient_checkpointing``: recompute activations in backward (Hugging Face models).
     gradient_checkpointing: bool = _key("grpo.gradient_checkpointing")
+    #: ``grpo.trainer_mode``: ``per_step`` (one process per step, every version a full checkpoint) or
+    #: ``resident`` (one process serving every step; full checkpoints every ``save_every`` steps).
+    trainer_mode: str = _key("grpo.trainer_mode")
+    #: ``grpo.save_every``: under ``resident``, a full checkpoint (weights and optimizer) after every step
+    #: whose number + 1 is a multiple of it, and when the trainer is closed; the steps between save only
+    #: the weights, in the served dtype.
+    save_every: int = _key("grpo.save_every")
+    #: ``grpo.param_dtype``: float32, or bfloat16 with a float32 master copy kept by the optimizer (full
+    #: fine-tuning; LoRA ignores it and the next key).
+    param_dtype: str = _key("grpo.param_dtype")
+    #: ``grpo.cpu_offload``: none, optimizer (Adam moments and float32 master weights in host memory) or
+    #: optimizer_params (also the parameters, FSDP's CPU offload; needs several GPUs).
+    cpu_offload: str = _key("grpo.cpu_offload")
     publish: PublishConfig = _key("grpo.publish and its keys")
 
     @staticmethod
@@ -136,6 +165,14 @@ class TrainConfig:
             raise ValueError(f"grpo.lora_rank: want >= 0, got {self.lora_rank}")
         if not self.checkpoint_dir:
             raise ValueError("grpo.checkpoint_dir: empty; the trainer needs a directory for its weights")
+        if self.trainer_mode not in TRAINER_MODES:
+            raise ValueError(f"grpo.trainer_mode: {self.trainer_mode!r} is not one of {', '.join(TRAINER_MODES)}")
+        if self.save_every < 1:
+            raise ValueError(f"grpo.save_every: want >= 1, got {self.save_every}")
+        if self.param_dtype not in PARAM_DTYPES:
+            raise ValueError(f"grpo.param_dtype: {self.param_dtype!r} is not one of {', '.join(PARAM_DTYPES)}")
+        if self.cpu_offload not in OFFLOAD_MODES:
+            raise ValueError(f"grpo.cpu_offload: {self.cpu_offload!r} is not one of {', '.join(OFFLOAD_MODES)}")
         if self.publish.mode not in PUBLISH_MODES:
             raise ValueError(f"grpo.publish: {self.publish.mode!r} is not one of {', '.join(PUBLISH_MODES)}")
         if self.publish.mode in publishing.FULL_WEIGHT_MODES and self.lora_rank != 0:

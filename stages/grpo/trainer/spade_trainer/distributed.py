@@ -103,8 +103,23 @@ def gather_dict(part: Dict[Any, Any], dist: Dist) -> Dict[Any, Any]:
     return merged
 
 
-def wrap_fsdp(module: nn.Module, ref_module: Optional[nn.Module], lora: bool, dist: Dist) -> Tuple[nn.Module, Optional[nn.Module]]:
-    """FSDP with float32 master weights, bf16 compute, one shard unit per ≥ 10M parameters."""
+def broadcast_object(value: Any, dist: Dist) -> Any:
+    """Rank 0's ``value`` (picklable) on every rank."""
+    if dist.world == 1:
+        return value
+    import torch.distributed as tdist
+
+    box = [value]
+    tdist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def wrap_fsdp(
+    module: nn.Module, ref_module: Optional[nn.Module], lora: bool, dist: Dist, offload_params: bool = False
+) -> Tuple[nn.Module, Optional[nn.Module]]:
+    """FSDP with bf16 compute over the parameters in their own dtype (float32, or bfloat16 under
+    ``grpo.param_dtype``), one shard unit per ≥ 10M parameters; ``offload_params`` keeps the shards in
+    host memory between uses (FSDP's CPUOffload; ``grpo.cpu_offload`` optimizer_params)."""
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
     from torch.distributed.fsdp import MixedPrecision
     from torch.distributed.fsdp.wrap import size_based_auto_wrap_policy
@@ -115,6 +130,10 @@ def wrap_fsdp(module: nn.Module, ref_module: Optional[nn.Module], lora: bool, di
     }
     if dist.device.type == "cuda":
         kwargs["mixed_precision"] = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32, buffer_dtype=torch.bfloat16)
+    if offload_params:
+        from torch.distributed.fsdp import CPUOffload
+
+        kwargs["cpu_offload"] = CPUOffload(offload_params=True)
     if lora:
         # Frozen base and trainable adapter in one flat parameter need use_orig_params (PyTorch >= 2.0).
         if "use_orig_params" not in FSDP.__init__.__code__.co_varnames:

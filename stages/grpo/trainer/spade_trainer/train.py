@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -55,8 +56,9 @@ from spade_trainer import checkpoints
 from spade_trainer import loss as losses
 from spade_trainer import model as models
 from spade_trainer import publish as publishing
-from spade_trainer.config import TIS_SEQUENCE, TIS_TOKEN, TrainConfig
-from spade_trainer.distributed import Dist, full_state_dict, gather_dict, init_dist, is_fsdp, rank_share, wrap_fsdp
+from spade_trainer.config import OFFLOAD_NONE, OFFLOAD_OPTIMIZER_PARAMS, PARAM_BFLOAT16, TIS_SEQUENCE, TIS_TOKEN, TrainConfig
+from spade_trainer.optim import MasterAdamW
+from spade_trainer.distributed import Dist, broadcast_object, full_state_dict, gather_dict, init_dist, is_fsdp, rank_share, wrap_fsdp
 from spade_trainer.logprobs import logprobs_fused
 from spade_trainer.microbatch import MicroBatch, collate, pack, response_logprobs
 
@@ -296,13 +298,20 @@ def _autocast_for(device: torch.device) -> Callable[[], Any]:
     return contextlib.nullcontext
 
 
-def build_policy(cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None]) -> Tuple[Policy, nn.Module]:
+def build_policy(
+    cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None], start: Optional[Dict[str, Any]] = None, resident: bool = False
+) -> Tuple[Policy, nn.Module]:
     """Load base model, earlier version and optimizer state; wrap for FSDP when world > 1.
 
-    Returns the :class:`Policy` and the unwrapped model (for saving). Master weights are float32 for full
-    fine-tuning (an lr of 1e-6 vanishes in bf16); a LoRA base is bf16 on CUDA.
+    ``start`` names the version to continue from (``{"version", "step"}``; a None version is the base
+    model); by default the latest one. Returns the :class:`Policy` and the unwrapped model (for saving).
+    Master weights are float32 for full fine-tuning (an lr of 1e-6 vanishes in bf16): the parameters
+    themselves, or under ``param_dtype`` bfloat16 the optimizer's copy (:class:`spade_trainer.optim.MasterAdamW`,
+    in host memory under ``cpu_offload``). A LoRA base is bf16 on CUDA.
     """
-    latest = checkpoints.read_latest(cfg.checkpoint_dir)
+    latest = checkpoints.read_latest(cfg.checkpoint_dir) if start is None and not resident else start
+    if latest is not None and latest.get("version") is None:
+        latest = None
     lora = cfg.lora_rank > 0
     base_dtype = torch.bfloat16 if (lora and dist.device.type == "cuda") else torch.float32
     tiny = models.is_tiny(cfg.model_path)
@@ -323,6 +332,8 @@ def build_policy(cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None
         if latest_dir:
             model.load_state_dict(torch.load(os.path.join(latest_dir, checkpoints.TINY_WEIGHTS), map_location="cpu"))
     vocab_check(models.vocab_size(model))
+    if cfg.param_dtype == PARAM_BFLOAT16 and not lora:
+        model.to(torch.bfloat16)
     models.prepare_for_training(model, cfg.gradient_checkpointing)
     # Under FSDP each rank moves only its shards to the GPU (device_id); elsewhere the whole model moves.
     sharded = dist.world > 1 and dist.device.type == "cuda"
@@ -334,7 +345,8 @@ def build_policy(cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None
     module: nn.Module = models.PolicyLogprobs(model, logprobs_fused)
     ref_module: Optional[nn.Module] = None
     if cfg.kl_beta > 0 and not lora:
-        ref_model = models.load_base_model(cfg.model_path, seed=cfg.seed, dtype=torch.float32)
+        ref_dtype = torch.bfloat16 if cfg.param_dtype == PARAM_BFLOAT16 else torch.float32
+        ref_model = models.load_base_model(cfg.model_path, seed=cfg.seed, dtype=ref_dtype)
         if not sharded:
             ref_model.to(dist.device)
         ref_model.eval()
@@ -343,14 +355,20 @@ def build_policy(cfg: TrainConfig, dist: Dist, vocab_check: Callable[[int], None
         ref_module = models.PolicyLogprobs(ref_model, logprobs_fused)
 
     if sharded:
-        module, ref_module = wrap_fsdp(module, ref_module, lora, dist)
+        module, ref_module = wrap_fsdp(module, ref_module, lora, dist, offload_params=not lora and cfg.cpu_offload == OFFLOAD_OPTIMIZER_PARAMS)
     elif dist.world > 1:
         # CPU processes (the tests): replicated weights, gradients all-reduced over gloo. The sharding
         # of micro-batches over ranks, the loss scaling and the metric reductions are the FSDP path's.
         module = nn.parallel.DistributedDataParallel(module)
     params = [p for p in module.parameters() if p.requires_grad]
     # Adam with decoupled weight decay (AdamW), constant lr: the authors' OPTIMIZER_ARGS.
-    optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(cfg.adam_beta1, cfg.adam_beta2))
+    adamw = dict(lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(cfg.adam_beta1, cfg.adam_beta2))
+    optimizer: Any
+    if not lora and (cfg.param_dtype == PARAM_BFLOAT16 or cfg.cpu_offload != OFFLOAD_NONE):
+        master_device = torch.device("cpu") if cfg.cpu_offload != OFFLOAD_NONE else dist.device
+        optimizer = MasterAdamW(params, master_device, **adamw)
+    else:
+        optimizer = torch.optim.AdamW(params, **adamw)
     if latest_dir and not checkpoints.restore_optimizer(optimizer, latest_dir, cfg, dist):
         log(f"no optimizer state in {latest_dir}: AdamW starts from zero moments")
 
@@ -423,25 +441,236 @@ def train(cfg: TrainConfig, batch_path: str, metrics_path: str) -> List[Dict[str
 
     state = full_state_dict(policy.module, dist)
     checkpoints.save_version(cfg, model, state, policy.optimizer, version_dir, dist)
+    performance.update(io_performance(io_bytes(), (0, 0), dist))
     rows = [{**stats[role].row(role, cfg.lr, version), **performance} for role in batchfile.ROLES if role in stats]
     if dist.main:
         checkpoints.write_metrics(version_dir, rows)
-        pub = cfg.publish
-        if pub.mode == publishing.MODE_LORA:
-            publishing.publish_vllm_lora(pub.base_url, version, version_dir, previous=latest["version"] if latest else None, log=log)
-        elif pub.mode == publishing.MODE_SGLANG:
-            publishing.publish_sglang(pub.urls, version_dir, log=log)
-        elif pub.mode == publishing.MODE_VLLM_RELOAD:
-            publishing.publish_vllm_reload(pub.urls, version_dir, log=log)
-        elif pub.mode == publishing.MODE_COMMAND:
-            values = {"weights_dir": os.path.abspath(version_dir), "version": version, "step": str(cfg.step), "base_url": pub.base_url}
-            publishing.publish_command(pub.command, values, log=log)
-        checkpoints.write_latest(cfg.checkpoint_dir, version, cfg.step)
-        checkpoints.prune_versions(cfg.checkpoint_dir, cfg.publish.name_prefix, checkpoints.KEEP_VERSIONS, version)
+        publish_version(cfg, cfg.step, version, version_dir, latest)
         _write_rows(metrics_path, rows)
         log(f"step {cfg.step}: published {version} in {time.perf_counter() - started:.1f}s")
     dist.barrier()
     return rows
+
+
+def publish_version(cfg: TrainConfig, step: int, version: str, version_dir: str, latest: Optional[Dict[str, Any]]) -> None:
+    """Hand the saved ``version`` to the servers as ``grpo.publish`` says, then mark it latest and prune the
+    older versions (rank 0 only). ``latest`` is the version published before it (LoRA unloads it)."""
+    pub = cfg.publish
+    if pub.mode == publishing.MODE_LORA:
+        publishing.publish_vllm_lora(pub.base_url, version, version_dir, previous=latest["version"] if latest else None, log=log)
+    elif pub.mode == publishing.MODE_SGLANG:
+        publishing.publish_sglang(pub.urls, version_dir, log=log)
+    elif pub.mode == publishing.MODE_VLLM_RELOAD:
+        publishing.publish_vllm_reload(pub.urls, version_dir, log=log)
+    elif pub.mode == publishing.MODE_COMMAND:
+        values = {"weights_dir": os.path.abspath(version_dir), "version": version, "step": str(step), "base_url": pub.base_url}
+        publishing.publish_command(pub.command, values, log=log)
+    checkpoints.write_latest(cfg.checkpoint_dir, version, step)
+    checkpoints.prune_versions(cfg.checkpoint_dir, cfg.publish.name_prefix, checkpoints.KEEP_VERSIONS, version)
+
+
+def io_bytes() -> Tuple[int, int]:
+    """(read, written): the bytes this process has passed through read and write calls so far (``rchar``
+    and ``wchar`` of /proc/self/io: checkpoints, batch files, the model load); (0, 0) where the file is
+    missing (not Linux)."""
+    try:
+        with open("/proc/self/io") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return int(fields["rchar"]), int(fields["wchar"])
+    except (OSError, KeyError, ValueError):
+        return 0, 0
+
+
+def io_performance(now: Tuple[int, int], before: Tuple[int, int], dist: Dist) -> Dict[str, int]:
+    """``io_read_bytes`` and ``io_written_bytes`` between ``before`` and ``now`` (:func:`io_bytes`), summed over
+    the ranks."""
+    summed = dist.sum(torch.tensor([float(now[0] - before[0]), float(now[1] - before[1])], dtype=torch.float64))
+    return {"io_read_bytes": int(summed[0]), "io_written_bytes": int(summed[1])}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The resident trainer
+
+
+class Resident:
+    """The state of a trainer that stays loaded across steps (``grpo.trainer_mode`` resident).
+
+    On start it loads the newest full checkpoint (:func:`spade_trainer.checkpoints.read_full`; none: the base
+    model) with its optimizer state; ``at`` is the step that state is as of (None for a fresh run). Each
+    :meth:`train` updates the state in memory by one step. A step asked to ``publish`` saves its weights
+    (only the weights, in the served dtype) and publishes them; a step asked for ``full`` writes a full
+    checkpoint instead (float32 weights and optimizer state, ``full.json``). Steps re-trained after a crash
+    (from their committed batches) are neither saved nor published: they rebuild the state.
+    """
+
+    def __init__(self, cfg: TrainConfig, dist: Dist) -> None:
+        self.cfg, self.dist = cfg, dist
+        full = checkpoints.read_full(cfg.checkpoint_dir, dist)
+        self.at: Optional[int] = int(full["step"]) if full else None
+        self.full_at: Optional[int] = self.at
+        self.vocab = 0
+
+        def keep_vocab(vocab: int) -> None:
+            self.vocab = vocab
+
+        self.policy, self.model = build_policy(cfg, dist, keep_vocab, start=full, resident=True)
+        self.last_rows: List[Dict[str, Any]] = []
+        where = f"the full checkpoint of step {self.at} ({full['version'] or 'the base model'})" if full else "the base model (a fresh run)"
+        log(f"resident trainer loaded from {where}: {sum(p.numel() for p in self.policy.params):,} trainable parameters on {dist.device} x{dist.world}")
+
+    def train(self, step: int, batch_path: str, save: bool, publish: bool, full: bool) -> List[Dict[str, Any]]:
+        """One update from the batch file of ``step`` (after every step the state is at); returns its rows.
+        ``save`` writes the step's weights, ``publish`` also hands them to the servers now (else
+        :meth:`publish` does later), ``full`` writes a full checkpoint instead of the weights alone."""
+        cfg, dist = self.cfg, self.dist
+        if self.at is not None and step <= self.at:
+            raise ValueError(f"the resident trainer's state is at step {self.at}; step {step} would train on top of a later update")
+        io_before = io_bytes()
+        started = time.perf_counter()
+        batch = batchfile.read_batch(batch_path)
+        if batch.step != step:
+            raise ValueError(f"batch file is for step {batch.step}, the trainer was asked for step {step}")
+        batchfile.check_vocab(batch, self.vocab)
+        os.makedirs(cfg.checkpoint_dir, exist_ok=True)
+        if self.at is None:
+            # The base model is the state as of the step before the first one trained here.
+            if dist.main:
+                checkpoints.write_full(cfg.checkpoint_dir, None, step - 1)
+            self.full_at = step - 1
+        step_cfg = dataclasses.replace(cfg, step=step)
+        torch.manual_seed(cfg.seed + step)
+        update_started = time.perf_counter()
+        stats = run_update(step_cfg, batch.samples, self.policy, dist)
+        update_seconds = time.perf_counter() - update_started
+        self.at = step
+        for s in stats.values():
+            s.reduce(dist)
+        performance = update_performance(stats, update_seconds, dist)
+        version = publishing.version_name(cfg.publish.name_prefix, step)
+        version_dir = os.path.join(cfg.checkpoint_dir, version)
+        if full:
+            self.save_full()
+        elif save or publish:
+            state = full_state_dict(self.policy.module, dist)
+            checkpoints.save_weights(cfg, self.model, state, version_dir, dist)
+        performance.update(io_performance(io_bytes(), io_before, dist))
+        rows = [{**stats[role].row(role, cfg.lr, version), **performance} for role in batchfile.ROLES if role in stats]
+        self.last_rows = rows
+        if dist.main and (save or publish or full):
+            checkpoints.write_metrics(version_dir, rows)
+        if dist.main and publish:
+            publish_version(cfg, step, version, version_dir, checkpoints.read_latest(cfg.checkpoint_dir))
+        dist.barrier()
+        what = "published" if publish else "saved, to be published" if save else "re-trained from its batch (not published)"
+        log(f"step {step}: {what}{', full checkpoint' if full else ''} in {time.perf_counter() - started:.1f}s")
+        return rows
+
+    def publish(self, step: int) -> None:
+        """Publish the version of ``step``, saved by :meth:`train` without publishing (the colocated
+        placement: the servers take their memory back first)."""
+        if self.at != step:
+            raise ValueError(f"publish of step {step}: the resident trainer's state is at step {self.at}")
+        if self.dist.main:
+            cfg = self.cfg
+            version = publishing.version_name(cfg.publish.name_prefix, step)
+            version_dir = os.path.join(cfg.checkpoint_dir, version)
+            if not os.path.isdir(version_dir):
+                raise ValueError(f"publish of step {step}: {version_dir} was not saved")
+            publish_version(cfg, step, version, version_dir, checkpoints.read_latest(cfg.checkpoint_dir))
+            log(f"step {step}: published {version}")
+        self.dist.barrier()
+
+    def save_full(self) -> None:
+        """Write the state as of ``at`` as a full checkpoint (the version directory of that step, replaced)
+        and name it in ``full.json``; nothing when it already is one."""
+        if self.at is None or self.full_at == self.at:
+            return
+        cfg, dist = self.cfg, self.dist
+        version = publishing.version_name(cfg.publish.name_prefix, self.at)
+        version_dir = os.path.join(cfg.checkpoint_dir, version)
+        state = full_state_dict(self.policy.module, dist)
+        checkpoints.save_version(cfg, self.model, state, self.policy.optimizer, version_dir, dist)
+        if dist.main:
+            if self.last_rows:
+                checkpoints.write_metrics(version_dir, self.last_rows)
+            checkpoints.write_full(cfg.checkpoint_dir, version, self.at)
+        dist.barrier()
+        self.full_at = self.at
+
+
+def serve(cfg: TrainConfig, address: str) -> int:
+    """The resident trainer's loop: connect to the Unix socket ``address`` (rank 0), then answer one JSON
+    line per request line until ``exit`` or the end of the stream (the Go side went away).
+
+    Answers: first ``{"ready": true, "step": S, "full_step": F}`` (S, F: the step the loaded state is as of,
+    null for a fresh run), or ``{"error": MSG}`` when loading failed. Requests:
+
+    - ``{"op": "train", "step": N, "batch": PATH, "save": bool, "publish": bool, "full": bool}``:
+      ``{"ok": true, "step": N, "rows": [...]}`` (the metric rows, as the per-step trainer writes them).
+    - ``{"op": "publish", "step": N}``: publish the version step N saved; ``{"ok": true, "step": N}``.
+    - ``{"op": "save"}``: a full checkpoint of the state unless it is one; ``{"ok": true, "step", "full_step"}``.
+    - ``{"op": "exit"}``: no answer; the process exits 0.
+
+    A failed request is answered ``{"ok": false, "error": MSG}`` and the process exits 1: its state may be
+    half-updated, and the next one resumes from the last full checkpoint.
+    """
+    import socket
+
+    dist = init_dist()
+    stream = None
+    if dist.main:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(address)
+        stream = sock.makefile("rw", encoding="utf-8", newline="\n")
+
+    def reply(message: Dict[str, Any]) -> None:
+        if stream is not None:
+            stream.write(json.dumps(message) + "\n")
+            stream.flush()
+
+    try:
+        session = Resident(cfg, dist)
+    except Exception as exc:
+        reply({"error": _message(exc)})
+        raise
+    reply({"ready": True, "step": session.at, "full_step": session.full_at})
+    while True:
+        request: Dict[str, Any] = {"op": "exit"}
+        if stream is not None:
+            line = stream.readline()
+            if line.strip():
+                request = json.loads(line)
+        request = broadcast_object(request, dist)
+        op = request.get("op")
+        if op == "exit":
+            return 0
+        try:
+            if op == "train":
+                rows = session.train(
+                    int(request["step"]), str(request["batch"]), bool(request["save"]), bool(request["publish"]), bool(request["full"])
+                )
+                reply({"ok": True, "step": session.at, "rows": rows})
+            elif op == "publish":
+                session.publish(int(request["step"]))
+                reply({"ok": True, "step": session.at})
+            elif op == "save":
+                session.save_full()
+                reply({"ok": True, "step": session.at, "full_step": session.full_at})
+            else:
+                raise ValueError(f"resident trainer: unknown request {op!r}")
+        except Exception as exc:
+            if not isinstance(exc, (batchfile.BatchError, ValueError, publishing.PublishError)):
+                traceback.print_exc()
+            log(f"error: {_message(exc)}")
+            reply({"ok": False, "error": _message(exc)})
+            return 1
+
+
+def _message(exc: BaseException) -> str:
+    """The one-line message of a failure for the Go side (the type named unless it is an expected one)."""
+    if isinstance(exc, (ValueError, publishing.PublishError)):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _write_rows(path: str, rows: List[Dict[str, Any]]) -> None:
@@ -454,18 +683,23 @@ def _write_rows(path: str, rows: List[Dict[str, Any]]) -> None:
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="spade_trainer.train", description="One GRPO update from a batch file.")
-    parser.add_argument("--batch", required=True, help="the .npz batch file (spade_trainer.batch)")
+    parser.add_argument("--batch", default="", help="the .npz batch file (spade_trainer.batch)")
     parser.add_argument("--config", required=True, help="the JSON trainer config (spade_trainer.config; every key required)")
-    parser.add_argument("--metrics", required=True, help="where to write one JSON line of metrics per role")
+    parser.add_argument("--metrics", default="", help="where to write one JSON line of metrics per role")
     parser.add_argument("--error-file", default="", help="where to write the error message on failure")
+    parser.add_argument("--serve", default="", help="stay loaded: serve the requests of the Unix socket at this path (serve())")
     args = parser.parse_args(argv)
     try:
         with open(args.config) as f:
             cfg = TrainConfig.from_dict(json.load(f))
+        if args.serve:
+            return serve(cfg, args.serve)
+        if not args.batch or not args.metrics:
+            raise ValueError("spade_trainer.train: --batch and --metrics are required without --serve")
         train(cfg, args.batch, args.metrics)
         return 0
     except Exception as exc:  # the message goes to the Go side; the traceback to the log
-        message = f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, publishing.PublishError)) else str(exc)
+        message = _message(exc)
         if not isinstance(exc, (batchfile.BatchError, ValueError, publishing.PublishError)):
             traceback.print_exc()
         log(f"error: {message}")

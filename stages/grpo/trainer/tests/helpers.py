@@ -97,6 +97,10 @@ def trainer_config(**overrides) -> dict:
         "agg": "seq-mean-token-mean",
         "micro_batch_tokens": 16384,
         "gradient_checkpointing": True,
+        "trainer_mode": "resident",
+        "save_every": 16,
+        "param_dtype": "bfloat16",
+        "cpu_offload": "optimizer",
         "publish": {"mode": "sglang", "base_url": PRESET_SERVER, "command": "", "name_prefix": "spade", "urls": [PRESET_SERVER]},
     }
     publish = overrides.pop("publish", {})
@@ -108,7 +112,7 @@ def trainer_config(**overrides) -> dict:
 def config(model_dir: str, checkpoint_dir: str, step: int = 1, **overrides) -> dict:
     """:func:`trainer_config` for the tiny model: a large lr and small micro-batches so a few samples move
     the weights in several passes, the samples present as the denominator (no global batch to pad to), and
-    nothing published (prefix ``t``); then ``overrides`` as in :func:`trainer_config`."""
+    nothing published (prefix ``t``), a process per step with float32 weights; then ``overrides`` as in :func:`trainer_config`."""
     tiny = {
         "step": step,
         "seed": SEED,
@@ -117,6 +121,9 @@ def config(model_dir: str, checkpoint_dir: str, step: int = 1, **overrides) -> d
         "lr": 1e-3,
         "micro_batch_tokens": 40,
         "sample_mean_denominator": 0,
+        "trainer_mode": "per_step",
+        "param_dtype": "float32",
+        "cpu_offload": "none",
         "publish": {"mode": "none", "base_url": "", "urls": [], "name_prefix": "t"},
     }
     publish = {**tiny.pop("publish"), **overrides.pop("publish", {})}
