@@ -92,6 +92,7 @@ var Overrides = []Override{
 	{"grpo.model_path", "{model}", "the tiny policy's directory"},
 	{"grpo.checkpoint_dir", "{work}/checkpoints", "the lab's work directory"},
 	{"grpo.gradient_checkpointing", "false", "nothing to save on a tiny decoder"},
+	{"grpo.placement", "separate", "the lab server holds no GPU memory to release around an update"},
 }
 
 // Ablations are the paper's ablations `spade lab --ablation NAME` runs, each as the keys it sets.
