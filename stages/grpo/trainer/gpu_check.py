@@ -104,13 +104,13 @@ def kernel_check(tokens: int, vocab: int, repeats: int) -> List[Dict[str, Any]]:
         targets = torch.randint(0, vocab, (tokens,), device="cuda", generator=gen)
         upstream = torch.randn(tokens, device="cuda", generator=gen)
         # The reference in float32 from the same (possibly bf16-rounded) logits.
-        ref_in = logits.float().requires_grad_(True)
+        ref_in = logits.detach().float().clone().requires_grad_(True)  # a leaf of its own, in float32 too
         ref_out = LP.logprobs_reference(ref_in, targets)
         (ref_out * upstream).sum().backward()
         ref_out, ref_grad = ref_out.detach(), ref_in.grad
         del ref_in
         for name, fn in impls.items():
-            x = logits.clone().requires_grad_(True)
+            x = logits.detach().clone().requires_grad_(True)
             out = fn(x, targets)
             (out * upstream).sum().backward()
             row = {
