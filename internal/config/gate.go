@@ -38,12 +38,39 @@ type Gate struct {
 	// programs play (the 4-tuple's done is terminated). lenient stays in the presets while the stand-in
 	// Designer's programs (testdata/envs) keep the old form.
 	Shape GateShape `json:"shape"`
+	// ToolsChecks is what the official checks ask of a tools program beyond the games checks: authors or
+	// spade. authors is the authors' tool-use validation: no tools() is required (a program without
+	// get_tools() plays with no tools), and after their validation of the loaded program come their
+	// reset gate (from the second pool on, a program whose every success criterion list,
+	// _message_criteria, raises on the state reset(seed) builds at each of the seeds 0, 1 and 2 is
+	// refused) and their LLM validator (the screen: the program's code alone, a \boxed{yes} or
+	// \boxed{no} verdict; an empty answer, one without a box or a failed call accepts). spade asks for
+	// tools() returning valid OpenAI function schemas, the same first observation and tools on two
+	// instances for each reset seed, and a screen verdict per instruction.
+	ToolsChecks GateToolsChecks `json:"tools_checks"`
 }
 
 func init() {
 	registerEnum(GateChecksValues())
 	registerEnum(GateProbesValues())
 	registerEnum(GateShapeValues())
+	registerEnum(GateToolsChecksValues())
+}
+
+// GateToolsChecks is gate.tools_checks: the official tools checks.
+type GateToolsChecks string
+
+// The official tools check sets.
+const (
+	// ToolsChecksAuthors is the authors' tool-use validation.
+	ToolsChecksAuthors GateToolsChecks = "authors"
+	// ToolsChecksSpade is spade's schema, determinism and per-instruction screen checks.
+	ToolsChecksSpade GateToolsChecks = "spade"
+)
+
+// GateToolsChecksValues lists every official tools check set.
+func GateToolsChecksValues() []GateToolsChecks {
+	return []GateToolsChecks{ToolsChecksAuthors, ToolsChecksSpade}
 }
 
 // GateShape is gate.shape: whether the official checks hold a program to the authors' form.
@@ -97,5 +124,5 @@ func (Gate) validate(*Config) error { return nil }
 // probes, which only the strict checks play).
 func presetGate(presetSpec) Gate {
 	return Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn, MaxTurnDelaySeconds: 5, LoadTimeoutSeconds: 60,
-		Shape: ShapeLenient}
+		Shape: ShapeLenient, ToolsChecks: ToolsChecksAuthors}
 }

@@ -1,5 +1,7 @@
 package config
 
+import "github.com/spadekit/spade/schemas"
+
 // LLM configures the generation backends (internal/llm): the model behind each role and the client that
 // calls them. The Designer and the Agent share the trained weights θ; the hint writer is the Designer's
 // model sampled with generate.hint_temperature and generate.hint_max_tokens.
@@ -136,7 +138,8 @@ func (LLM) validate(*Config) error { return nil }
 
 // presetLLM is the sampling of the authors' launch scripts for the Designer and the Agent (temperature
 // 0.6, top-p 0.95, top-k 20; 16,384 Designer tokens, 20,000 at 8B; 8,192 Agent tokens; both thinking at
-// 8B, the only hybrid model), a greedy screen,
+// 8B, the only hybrid model), in tools the screen the authors' LLM validator (the training model at
+// temperature 0.3, top-p 0.9, 16,384 tokens; games have none: a greedy screen without a model),
 // and the client limits: calls in flight as the plays make them, up to 1024 per server, 10 minutes per
 // attempt, 6 retries.
 func presetLLM(p presetSpec) LLM {
@@ -144,12 +147,19 @@ func presetLLM(p presetSpec) LLM {
 	if p.size == "qwen3-8b" {
 		designerTokens, thinking = 20000, ThinkingOn
 	}
+	screen := Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0, Thinking: ThinkingDefault}
+	if p.setting == schemas.SettingTools {
+		// The tools scripts' LLM validator: the training model itself, temperature 0.3, 16,384 tokens,
+		// and the model adapter's default top-p of 0.9.
+		screen = Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 16384, Temperature: 0.3, TopP: 0.9,
+			Thinking: ThinkingDefault}
+	}
 	return LLM{
 		Designer: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: designerTokens,
 			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: thinking},
 		Agent: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 8192,
 			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: thinking},
-		Screen:            Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0, Thinking: ThinkingDefault},
+		Screen:            screen,
 		MaxInFlight:       0,
 		ServerMaxInFlight: 1024,
 		TimeoutSeconds:    600,

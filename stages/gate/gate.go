@@ -165,10 +165,13 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 			return Result{}, fmt.Errorf("gate: screen model (llm.screen.*): %w", err)
 		}
 		screen = &LLMScreen{Client: screenClient, Step: step}
+		if cfg.Gate.ToolsChecks == config.ToolsChecksAuthors && cfg.Gate.Checks == config.GateOfficial {
+			screen = &ValidatorScreen{Client: screenClient, Step: step}
+		}
 	}
 	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, RunSeed: cfg.Seed, NoStatic: opts.NoStatic, Screen: screen,
 		Checks: cfg.Gate.Checks, Probes: cfg.Gate.Probes, Contract: cfg.Generate.Contract,
-		LoadTimeout: time.Duration(cfg.Gate.LoadTimeoutSeconds) * time.Second, Shape: cfg.Gate.Shape}
+		LoadTimeout: time.Duration(cfg.Gate.LoadTimeoutSeconds) * time.Second, Shape: cfg.Gate.Shape, ToolsChecks: cfg.Gate.ToolsChecks}
 	if cfg.Gate.Checks == config.GateStrict && cfg.Gate.MaxTurnDelaySeconds > 0 {
 		maxDelay := time.Duration(cfg.Gate.MaxTurnDelaySeconds * float64(time.Second))
 		if check.TurnDelays, err = AgentTurnDelays(ctx, lk, run, step, maxDelay); err != nil {
@@ -330,7 +333,7 @@ func judge(ctx context.Context, pool *sandbox.Pool, cand schemas.CandidateRow, c
 		check.Setting = cand.Setting
 	}
 	if cand.Code == "" {
-		names := CheckNamesOf(check.Setting, check.Checks, check.Contract)
+		names := CheckNamesWith(check.Setting, check.Checks, check.Contract, check.ToolsChecks)
 		v := Verdict{Results: []CheckResult{{Check: CheckStatic, Error: "the Designer's response could not be parsed: " + cand.ParseError}}}
 		for _, name := range names[1:] {
 			v.Results = append(v.Results, CheckResult{Check: name, Skipped: true, Error: "skipped: an earlier check failed"})
