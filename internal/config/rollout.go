@@ -51,8 +51,9 @@ type Rollout struct {
 	// "\boxed{1}", "\boxed{test}" and "\boxed{42}" until one ends the episode, reset(seed=123)), as
 	// their loader validates the very instance a play then resets, so a program that keeps state across
 	// resets starts the play where the validation left it; a failure there ends the play with ended_by
-	// env_error. none starts the play on a fresh instance. Read in the games setting (a tools env's
-	// actions are tool calls).
+	// env_error. none starts the play on a fresh instance. Read in the games setting, and in tools under
+	// rollout.tool_calls authors (their tool-use actor loads and validates the instance it plays the same
+	// way; under spade a tools env's actions are JSON calls).
 	InstanceWarmup InstanceWarmup `json:"instance_warmup"`
 	// EnvError is what an exception in an env's step (or a step return of the wrong shape or types)
 	// does to the play: score or drop. score ends the play at that turn with the observation

@@ -184,7 +184,8 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 		return fail(err)
 	}
 	defer instance.Close()
-	if cfg.Rollout.InstanceWarmup == config.WarmupValidation && cfg.Setting != schemas.SettingTools {
+	authorsTools := cfg.Setting == schemas.SettingTools && cfg.Rollout.ToolCalls == config.ToolCallsAuthors
+	if cfg.Rollout.InstanceWarmup == config.WarmupValidation && (cfg.Setting != schemas.SettingTools || authorsTools) {
 		if err := Validate(ctx, instance); err != nil {
 			add(e.SandboxNanos, t0)
 			return fail(fmt.Errorf("the validation before the play: %w", err))
@@ -197,7 +198,6 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 	}
 	var tools []json.RawMessage
 	var known map[string]bool
-	authorsTools := cfg.Setting == schemas.SettingTools && cfg.Rollout.ToolCalls == config.ToolCallsAuthors
 	if authorsTools {
 		// the program's get_tools(), none when it has no such method (the authors' wrapper's [])
 		raw, err := instance.Eval(ctx, "get_tools")
