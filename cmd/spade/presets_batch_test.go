@@ -75,7 +75,14 @@ func TestEveryPresetTrainsTheAuthorsBatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(envs) == 0 {
-				t.Fatal("the gate accepted no env")
+				results, _ := lake.ReadStep[schemas.GateResultRow](ctx, lk, "p", schemas.GateResultsSpec.Name, 0)
+				var failures []string
+				for _, r := range results {
+					if !r.Passed && !r.Skipped {
+						failures = append(failures, r.Check+": "+r.Error)
+					}
+				}
+				t.Fatalf("the gate accepted no env: %s", strings.Join(failures, "\n"))
 			}
 			perEnv := (batch + len(envs) - 1) / len(envs)
 			for step := int64(0); step < 2; step++ {

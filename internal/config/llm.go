@@ -10,8 +10,10 @@ type LLM struct {
 	Designer Role `json:"designer"`
 	// Agent is the model that plays the environments (stages/rollout) and is evaluated (stages/eval).
 	Agent Role `json:"agent"`
-	// Screen is the tools setting's screen model of the gate (the tools_screen check); with neither a base
-	// URL nor a model the check is skipped, and an empty one of the two takes the Agent's.
+	// Screen is the tools setting's screen model of the gate (the tools_screen check); an empty base URL
+	// or model takes the Agent's. With neither, the check is skipped, but under gate.tools_checks authors
+	// (the official tools checks), where the screen is the authors' LLM validator and is the Agent's model,
+	// the training model, as theirs is.
 	Screen Role `json:"screen"`
 	// MaxInFlight bounds the model calls in flight at once, over every role; 0 bounds them only per
 	// server (llm.server_max_in_flight), so the calls in flight follow the plays: a play has one call
@@ -151,8 +153,9 @@ func presetLLM(p presetSpec) LLM {
 	if p.setting == schemas.SettingTools {
 		// The tools scripts' LLM validator: the training model itself, temperature 0.3, 16,384 tokens,
 		// and the model adapter's default top-p of 0.9.
-		screen = Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 16384, Temperature: 0.3, TopP: 0.9,
-			Thinking: ThinkingDefault}
+		// (No model or base URL of its own: under gate.tools_checks authors the screen is then the
+		// Agent's model, the training model.)
+		screen = Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 16384, Temperature: 0.3, TopP: 0.9, Thinking: ThinkingDefault}
 	}
 	return LLM{
 		Designer: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: designerTokens,

@@ -159,13 +159,14 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 	}
 	screen := opts.Screen
 	var screenClient *llm.Client
-	if screen == nil && cfg.Setting == schemas.SettingTools && (cfg.LLM.Screen.Model != "" || cfg.LLM.Screen.BaseURL != "") {
+	authorsTools := cfg.Gate.ToolsChecks == config.ToolsChecksAuthors && cfg.Gate.Checks == config.GateOfficial
+	if screen == nil && cfg.Setting == schemas.SettingTools && (cfg.LLM.Screen.Model != "" || cfg.LLM.Screen.BaseURL != "" || authorsTools) {
 		screenClient, err = llm.NewFromConfig(ctx, cfg, lk, "", schemas.RoleScreen)
 		if err != nil {
 			return Result{}, fmt.Errorf("gate: screen model (llm.screen.*): %w", err)
 		}
 		screen = &LLMScreen{Client: screenClient, Step: step}
-		if cfg.Gate.ToolsChecks == config.ToolsChecksAuthors && cfg.Gate.Checks == config.GateOfficial {
+		if authorsTools {
 			screen = &ValidatorScreen{Client: screenClient, Step: step}
 		}
 	}
