@@ -126,3 +126,20 @@ func TestToolsPromptFollowsTheToolsContract(t *testing.T) {
 		}
 	}
 }
+
+// A slot of a tool skill (sample.skills listing the six) is written for that skill: ToolSkillOf gives
+// its catalogue entry, in schemas.ToolSkills' order; tool_use and the games skills have none.
+func TestToolSkillOfTheSlot(t *testing.T) {
+	names := []string{"API orchestration", "data retrieval", "state modification", "error recovery", "tool selection", "multi-step workflows"}
+	for i, skill := range schemas.ToolSkills {
+		got, ok := generate.ToolSkillOf(skill)
+		if !ok || got.Name != names[i] {
+			t.Errorf("ToolSkillOf(%s) = %q %v, want %q", skill, got.Name, ok, names[i])
+		}
+	}
+	for _, skill := range []string{schemas.SkillToolUse, schemas.SkillMath} {
+		if _, ok := generate.ToolSkillOf(skill); ok {
+			t.Errorf("ToolSkillOf(%s) found an entry", skill)
+		}
+	}
+}
