@@ -43,7 +43,9 @@ var ToolSkills = []string{SkillAPIOrchestration, SkillDataRetrieval, SkillStateM
 	SkillToolSelection, SkillMultiStepWorkflows}
 
 // IsToolSkill reports whether skill is the tools setting's: tool_use or one of ToolSkills.
-func IsToolSkill(skill string) bool { return skill == SkillToolUse || slices.Contains(ToolSkills, skill) }
+func IsToolSkill(skill string) bool {
+	return skill == SkillToolUse || slices.Contains(ToolSkills, skill)
+}
 
 // allSkills is Skills plus the tool-use skills, for validation.
 var allSkills = append(append(append([]string{}, Skills...), SkillToolUse), ToolSkills...)
