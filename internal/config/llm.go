@@ -66,11 +66,11 @@ type Role struct {
 	APIKeyEnv string `json:"api_key_env"`
 	// MaxTokens caps the completion tokens of one call of the role. The authors' launch scripts give the
 	// Designer 16384 (--spade-env-max-tokens; 20000 at 8B) and the Agent 8192 (--spade-actor-max-tokens);
-	// the screen's 2048 is spade's.
+	// the screen's 2048 in games is spade's (tools: the authors' validator's 16,384).
 	MaxTokens int `json:"max_tokens" range:">=1"`
 	// Temperature is the role's sampling temperature; 0 samples greedily. The authors' launch scripts
 	// sample the Designer and the Agent at 0.6 (--spade-env-temperature, --spade-actor-temperature); the
-	// screen is greedy.
+	// screen is greedy in games (tools: the authors' validator's 0.3).
 	Temperature float64 `json:"temperature" range:">=0"`
 	// TopP is the role's nucleus sampling mass; 1 keeps every token. Each token is drawn from the smallest
 	// set of likeliest tokens whose probabilities add up to it (the authors' 0.95 for the Designer and the
