@@ -38,9 +38,10 @@ type Options struct {
 	// Hinter writes the hints of the accepted envs; required under generate.hint_mode = separate,
 	// unused otherwise (the hint then comes with the candidate).
 	Hinter Hinter
-	// Screen is the tools setting's LLM screen. Nil builds an LLMScreen from the run's llm.screen.*
-	// settings when llm.screen.model or llm.screen.base_url is set (its calls are committed to
-	// llm_calls), and otherwise records tools_screen as skipped.
+	// Screen is the tools setting's LLM screen. Nil builds one from the run's llm.screen.* settings
+	// (its calls are committed to llm_calls): under the official checks with gate.tools_checks authors a
+	// ValidatorScreen, always (an empty llm.screen model and base URL are the Agent's); otherwise an
+	// LLMScreen when llm.screen.model or llm.screen.base_url is set, and else tools_screen is skipped.
 	Screen Screen
 	// NoStatic switches the static check off (for containment tests; never in a real run).
 	NoStatic bool
