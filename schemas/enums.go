@@ -27,8 +27,28 @@ const (
 // Skills lists the six games skills in their canonical order (the schedule rotates through this order).
 var Skills = []string{SkillMath, SkillLogic, SkillSpatial, SkillPattern, SkillOptimize, SkillCausal}
 
-// allSkills is Skills plus the tool-use skill, for validation.
-var allSkills = append(append([]string{}, Skills...), SkillToolUse)
+// The six tool skills of the tools setting (the authors' tool-use skills), as stored in `skill` columns:
+// under sample.skills listing them, each slot of a tools pool has one, and the Designer writes for it.
+const (
+	SkillAPIOrchestration   = "api_orchestration"
+	SkillDataRetrieval      = "data_retrieval"
+	SkillStateModification  = "state_modification"
+	SkillErrorRecovery      = "error_recovery"
+	SkillToolSelection      = "tool_selection"
+	SkillMultiStepWorkflows = "multi_step_workflows"
+)
+
+// ToolSkills lists the six tool skills in the authors' order (their --spade-skills).
+var ToolSkills = []string{SkillAPIOrchestration, SkillDataRetrieval, SkillStateModification, SkillErrorRecovery,
+	SkillToolSelection, SkillMultiStepWorkflows}
+
+// IsToolSkill reports whether skill is the tools setting's: tool_use or one of ToolSkills.
+func IsToolSkill(skill string) bool {
+	return skill == SkillToolUse || slices.Contains(ToolSkills, skill)
+}
+
+// allSkills is Skills plus the tool-use skills, for validation.
+var allSkills = append(append(append([]string{}, Skills...), SkillToolUse), ToolSkills...)
 
 // The closed value sets of the lake's enum columns and of the config keys that take them. Each is a typed
 // string owned here, with its constants, its values in a fixed order (XxxValues), Valid and ParseXxx, so a

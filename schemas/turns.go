@@ -1,5 +1,7 @@
 package schemas
 
+import "strings"
+
 // TurnRow is one Agent turn of an episode: the observation shown, the action taken and the env's answer
 // (table `turns`, partitioned by step).
 type TurnRow struct {
@@ -15,7 +17,8 @@ type TurnRow struct {
 	Observation string `parquet:"observation"`
 	// Action is the parsed action (games) or the tool call as JSON (tools); empty on a parse error.
 	Action string `parquet:"action"`
-	// ParseError says why the Agent's answer could not be parsed; empty when it was.
+	// ParseError says why the Agent's answer could not be parsed; empty when it was. One that starts
+	// with MaskedTurnPrefix marks a turn that was played but leaves the loss (its tokens get loss mask 0).
 	ParseError string `parquet:"parse_error"`
 	// Reward is the env's reward for this step (finite).
 	Reward float64 `parquet:"reward"`
@@ -32,6 +35,13 @@ type TurnRow struct {
 	// CallID references the Agent's llm_calls row for this turn.
 	CallID string `parquet:"call_id"`
 }
+
+// MaskedTurnPrefix starts the parse_error of a turn that leaves the loss: a tools turn under
+// rollout.malformed_tool_call mask whose <tool_call> gave no call (the env still stepped on its text).
+const MaskedTurnPrefix = "masked from the loss: "
+
+// Masked reports whether the turn leaves the loss (MaskedTurnPrefix).
+func (r TurnRow) Masked() bool { return strings.HasPrefix(r.ParseError, MaskedTurnPrefix) }
 
 // TurnsSpec describes the turns table. Version 2 added truncated; version 1 rows read false there.
 var TurnsSpec = register("turns", 2, true, TurnRow{})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,6 +30,9 @@ func presetScript(t *testing.T, setting schemas.Setting) llmtest.Script {
 		names = []string{"tools_calendar", "tools_inventory"}
 	}
 	answers := envAnswers(t, names...)
+	if setting == schemas.SettingTools {
+		answers = authorsToolsAnswers(t) // the tools presets ask for the authors' ToolUseBaseEnv contract
+	}
 	return func(req *llm.ChatRequestBody) llmtest.Reply {
 		think := ""
 		if req.ChatTemplateKwargs["enable_thinking"] == true {
@@ -46,6 +51,24 @@ func presetScript(t *testing.T, setting schemas.Setting) llmtest.Script {
 		}
 		return llmtest.Reply{Text: think + fmt.Sprintf("I pick \\boxed{%d}", len(last)%4)}
 	}
+}
+
+// authorsToolsAnswers are Designer answers with two programs of testdata/envs-authors/tools, written to
+// the authors' tools contract, and a hint each.
+func authorsToolsAnswers(t *testing.T) []string {
+	t.Helper()
+	var answers []string
+	for _, c := range []struct{ file, hint string }{
+		{"accept_stock_total.py", "Read the stock of both items with get_stock and add them."},
+		{"accept_file_workflow_mt.py", "Create the report, archive a.txt, delete b.txt, then answer done."},
+	} {
+		code, err := os.ReadFile(repoFile(filepath.Join("testdata", "envs-authors", "tools", c.file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, "```python\n"+string(code)+"\n```\n<hint>"+c.hint+"</hint>")
+	}
+	return answers
 }
 
 // toolCallFor calls the first tool named in the request's system prompt or tools, with no arguments.

@@ -40,12 +40,39 @@ type Gate struct {
 	// programs play (the 4-tuple's done is terminated). authors in the games presets; the tools presets
 	// stay lenient, since the authors' tools loader checks the form of its ToolUseBaseEnv subclasses.
 	Shape GateShape `json:"shape"`
+	// ToolsChecks is what the official checks ask of a tools program beyond the games checks: authors or
+	// spade. authors is the authors' tool-use validation: no tools() is required (a program without
+	// get_tools() plays with no tools), and after their validation of the loaded program come their
+	// reset gate (from the second pool on, a program whose every success criterion list,
+	// _message_criteria, raises on the state reset(seed) builds at each of the seeds 0, 1 and 2 is
+	// refused) and their LLM validator (the screen: the program's code alone, a \boxed{yes} or
+	// \boxed{no} verdict; an empty answer, one without a box or a failed call accepts). spade asks for
+	// tools() returning valid OpenAI function schemas, the same first observation and tools on two
+	// instances for each reset seed, and a screen verdict per instruction.
+	ToolsChecks GateToolsChecks `json:"tools_checks"`
 }
 
 func init() {
 	registerEnum(GateChecksValues())
 	registerEnum(GateProbesValues())
 	registerEnum(GateShapeValues())
+	registerEnum(GateToolsChecksValues())
+}
+
+// GateToolsChecks is gate.tools_checks: the official tools checks.
+type GateToolsChecks string
+
+// The official tools check sets.
+const (
+	// ToolsChecksAuthors is the authors' tool-use validation.
+	ToolsChecksAuthors GateToolsChecks = "authors"
+	// ToolsChecksSpade is spade's schema, determinism and per-instruction screen checks.
+	ToolsChecksSpade GateToolsChecks = "spade"
+)
+
+// GateToolsChecksValues lists every official tools check set.
+func GateToolsChecksValues() []GateToolsChecks {
+	return []GateToolsChecks{ToolsChecksAuthors, ToolsChecksSpade}
 }
 
 // GateShape is gate.shape: whether the official checks hold a program to the authors' form.
@@ -99,10 +126,10 @@ func (Gate) validate(*Config) error { return nil }
 // probes, which only the strict checks play).
 func presetGate(p presetSpec) Gate {
 	g := Gate{MaxAttempts: 5, ResetSeeds: 3, Checks: GateOfficial, Probes: ProbesDrawn, MaxTurnDelaySeconds: 5, LoadTimeoutSeconds: 60,
-		Shape: ShapeAuthors}
+		Shape: ShapeAuthors, ToolsChecks: ToolsChecksAuthors}
 	if p.setting == schemas.SettingTools {
-		// The authors' tools programs subclass their ToolUseBaseEnv, whose checks are the tools gate's;
-		// the form checks here are the games loader's.
+		// The authors' tools programs subclass their ToolUseBaseEnv, whose checks are the tools gate's
+		// (gate.tools_checks); the form checks here are the games loader's.
 		g.Shape = ShapeLenient
 	}
 	return g

@@ -41,9 +41,34 @@ type Generate struct {
 	// giving (observation, reward, done, info)) with the gate checks of that time, which runs recorded
 	// before the change set so that they replay. The sandbox plays programs of either shape under both.
 	Contract schemas.EnvContract `json:"contract"`
+	// ToolsContract is the tools program contract the Designer is asked for under generate.hint_mode
+	// separate: authors or spade. authors asks for a subclass of the ToolUseBaseEnv the sandbox binds
+	// (the authors' tools contract: reset() sets self._tools, self._state, the instructions and their
+	// criteria; one tool_<name> method per tool; solution(); the base class reads the Agent's turns),
+	// which rollout.tool_calls authors plays; spade asks for spade's own contract (tools() giving OpenAI
+	// function schemas, step() receiving each call as JSON, success_conditions()), which
+	// rollout.tool_calls spade plays. Read in the tools setting.
+	ToolsContract ToolsContract `json:"tools_contract"`
+}
+
+// ToolsContract is generate.tools_contract: the tools program contract the Designer is asked for.
+type ToolsContract string
+
+// The tools contracts.
+const (
+	// ToolsContractAuthors asks for a ToolUseBaseEnv subclass.
+	ToolsContractAuthors ToolsContract = "authors"
+	// ToolsContractSpade asks for tools(), a JSON-call step and success_conditions().
+	ToolsContractSpade ToolsContract = "spade"
+)
+
+// ToolsContractValues lists every tools contract.
+func ToolsContractValues() []ToolsContract {
+	return []ToolsContract{ToolsContractAuthors, ToolsContractSpade}
 }
 
 func init() {
+	registerEnum(ToolsContractValues())
 	registerEnum(schemas.EnvContractValues())
 	registerEnum(HintModeValues())
 	registerEnum(RegenValues())
@@ -87,7 +112,10 @@ func (Generate) validate(*Config) error { return nil }
 // (Gymnasium's).
 func presetGenerate(p presetSpec) Generate {
 	g := Generate{HintMode: HintSeparate, HintTemperature: 0.3, HintTopP: 0.9, HintMaxTokens: 4096, Regen: RegenResample, HintThinking: ThinkingDefault, HintAttempts: 3,
-		Contract: schemas.ContractGymnasium}
+		Contract: schemas.ContractGymnasium, ToolsContract: ToolsContractSpade}
+	if p.setting == schemas.SettingTools {
+		g.ToolsContract = ToolsContractAuthors
+	}
 	if p.size == "qwen3-8b" {
 		g.HintThinking = ThinkingOff
 	}

@@ -1,5 +1,7 @@
 package config
 
+import "github.com/spadekit/spade/schemas"
+
 // LLM configures the generation backends (internal/llm): the model behind each role and the client that
 // calls them. The Designer and the Agent share the trained weights θ; the hint writer is the Designer's
 // model sampled with generate.hint_temperature and generate.hint_max_tokens.
@@ -8,8 +10,10 @@ type LLM struct {
 	Designer Role `json:"designer"`
 	// Agent is the model that plays the environments (stages/rollout) and is evaluated (stages/eval).
 	Agent Role `json:"agent"`
-	// Screen is the tools setting's screen model of the gate (the tools_screen check); with neither a base
-	// URL nor a model the check is skipped, and an empty one of the two takes the Agent's.
+	// Screen is the tools setting's screen model of the gate (the tools_screen check); an empty base URL
+	// or model takes the Agent's. With neither, the check is skipped, but under gate.tools_checks authors
+	// (the official tools checks), where the screen is the authors' LLM validator and is the Agent's model,
+	// the training model, as theirs is.
 	Screen Role `json:"screen"`
 	// MaxInFlight bounds the model calls in flight at once, over every role; 0 bounds them only per
 	// server (llm.server_max_in_flight), so the calls in flight follow the plays: a play has one call
@@ -62,11 +66,11 @@ type Role struct {
 	APIKeyEnv string `json:"api_key_env"`
 	// MaxTokens caps the completion tokens of one call of the role. The authors' launch scripts give the
 	// Designer 16384 (--spade-env-max-tokens; 20000 at 8B) and the Agent 8192 (--spade-actor-max-tokens);
-	// the screen's 2048 is spade's.
+	// the screen's 2048 in games is spade's (tools: the authors' validator's 16,384).
 	MaxTokens int `json:"max_tokens" range:">=1"`
 	// Temperature is the role's sampling temperature; 0 samples greedily. The authors' launch scripts
 	// sample the Designer and the Agent at 0.6 (--spade-env-temperature, --spade-actor-temperature); the
-	// screen is greedy.
+	// screen is greedy in games (tools: the authors' validator's 0.3).
 	Temperature float64 `json:"temperature" range:">=0"`
 	// TopP is the role's nucleus sampling mass; 1 keeps every token. Each token is drawn from the smallest
 	// set of likeliest tokens whose probabilities add up to it (the authors' 0.95 for the Designer and the
@@ -137,7 +141,9 @@ func (LLM) validate(*Config) error { return nil }
 
 // presetLLM is the sampling of the authors' launch scripts for the Designer and the Agent (temperature
 // 0.6, top-p 0.95, top-k 20; 16,384 Designer tokens, 20,000 at 8B; 8,192 Agent tokens; at 8B, the only
-// hybrid model, the Agent thinks and the Designer does not), a greedy screen,
+// hybrid model, the Agent thinks and the Designer does not), in tools the screen the authors' LLM
+// validator (the training model at temperature 0.3, top-p 0.9, 16,384 tokens; games have none: a greedy
+// screen without a model),
 // and the client limits: calls in flight as the plays make them, up to 1024 per server, 10 minutes per
 // attempt, 6 retries.
 func presetLLM(p presetSpec) LLM {
@@ -147,12 +153,20 @@ func presetLLM(p presetSpec) LLM {
 		// run's template default, which the scripts set to no thinking.
 		designerTokens, designerThinking, agentThinking = 20000, ThinkingOff, ThinkingOn
 	}
+	screen := Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0, Thinking: ThinkingDefault}
+	if p.setting == schemas.SettingTools {
+		// The tools scripts' LLM validator: the training model itself, temperature 0.3, 16,384 tokens,
+		// and the model adapter's default top-p of 0.9.
+		// (No model or base URL of its own: under gate.tools_checks authors the screen is then the
+		// Agent's model, the training model.)
+		screen = Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 16384, Temperature: 0.3, TopP: 0.9, Thinking: ThinkingDefault}
+	}
 	return LLM{
 		Designer: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: designerTokens,
 			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: designerThinking},
 		Agent: Role{BaseURL: p.baseURL, Model: p.model, APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 8192,
 			Temperature: 0.6, TopP: 0.95, TopK: 20, Thinking: agentThinking},
-		Screen:            Role{APIKeyEnv: "OPENAI_API_KEY", MaxTokens: 2048, Temperature: 0, TopP: 1.0, Thinking: ThinkingDefault},
+		Screen:            screen,
 		MaxInFlight:       0,
 		ServerMaxInFlight: 1024,
 		TimeoutSeconds:    600,

@@ -51,8 +51,9 @@ type Rollout struct {
 	// "\boxed{1}", "\boxed{test}" and "\boxed{42}" until one ends the episode, reset(seed=123)), as
 	// their loader validates the very instance a play then resets, so a program that keeps state across
 	// resets starts the play where the validation left it; a failure there ends the play with ended_by
-	// env_error. none starts the play on a fresh instance. Read in the games setting (a tools env's
-	// actions are tool calls).
+	// env_error. none starts the play on a fresh instance. Read in the games setting, and in tools under
+	// rollout.tool_calls authors (their tool-use actor loads and validates the instance it plays the same
+	// way; under spade a tools env's actions are JSON calls).
 	InstanceWarmup InstanceWarmup `json:"instance_warmup"`
 	// PlayRetry is which failed plays are played once more: failed or worker_death. failed replays, once,
 	// every play that ended in env_error or agent_error (the program could not start or reset an
@@ -71,6 +72,22 @@ type Rollout struct {
 	// and the Designer's win rate (the authors' wrapper); drop ends it with ended_by env_error, left
 	// out of training as grpo.failed_play says.
 	EnvError EnvErrorPolicy `json:"env_error"`
+	// ToolCalls is how a tools answer reaches the env: authors or spade. authors reads the answer as the
+	// authors' tool-use actor does, on the text as sampled: an <answer>…</answer> anywhere steps the env
+	// with the whole text; else every <tool_call> block that parses (the XML function form first, then
+	// the JSON form) runs in order through the program's execute_tool(name, arguments), each output a
+	// tool message, the turn's reward 0; an answer with neither steps the env with the whole text (the
+	// base class's format error, −0.1). The tools come from the program's get_tools() (none when it has
+	// none, and then no call parses). spade reads the last <answer> or the calls outside <think>, checks
+	// each against tools() and steps the env with the call as JSON, answering an unreadable turn with
+	// format feedback and no step (spade's own tools contract).
+	ToolCalls ToolCalls `json:"tool_calls"`
+	// MalformedToolCall is what happens to a turn under rollout.tool_calls authors that writes
+	// <tool_call> but has no call that parses: mask or train. mask gives its tokens loss mask 0 and
+	// adds a note after the env's reply that shows the call's expected form (the authors' tools scripts
+	// set SPADE_MASK_MALFORMED_TOOLCALL=1); train keeps the turn in the loss and the reply as the env
+	// gave it.
+	MalformedToolCall MalformedToolCall `json:"malformed_tool_call"`
 	// ContextTokens is the Agent's context budget in tokens, prompt and answer together. Under
 	// rollout.context truncate the prompt is counted in real tokens (the exact sequence under token_io
 	// tokens, else the server's usage plus an estimate of the newest observation), each answer's
@@ -101,11 +118,14 @@ type Rollout struct {
 	// body is the system prompt (none when empty), an optional {{define "first_user"}} the first user
 	// message; both get stages/rollout.PromptData (MaxTurns, Hint, Observation, ActionFormat).
 	PromptFile string `json:"prompt_file"`
-	// AgentPrompt is which embedded Agent prompt frames an episode: setting or problem. setting is the
-	// setting's own (games: a language game with boxed moves; tools: the tools prompts); problem shows the
-	// first observation as a problem to reason through, the final answer boxed (the authors'
-	// fixed-environment prompt for RLVE's single-turn problems; games with boxed answers only).
-	// rollout.prompt_file, when set, is used instead of either.
+	// AgentPrompt is which embedded Agent prompt frames an episode: setting, problem or observation.
+	// setting is the setting's own (games: a language game with boxed moves; tools: the tools prompts);
+	// problem shows the first observation as a problem to reason through, the final answer boxed (the
+	// authors' fixed-environment prompt for RLVE's single-turn problems; games with boxed answers only);
+	// observation sends the first observation (with the hint when the play is hinted) as the only user
+	// message, as it is, with no system prompt (the authors' tool-use actor: the env's instruction is the
+	// message and the tools reach the model through the chat template). rollout.prompt_file, when set,
+	// is used instead of any of them.
 	AgentPrompt AgentPrompt `json:"agent_prompt"`
 	// TokenIO is how the Agent's turns reach the server: chat or tokens. chat makes every turn a Chat
 	// Completions call with the message history, which the server's chat template renders. tokens (the
@@ -198,6 +218,39 @@ func init() {
 	registerEnum(ActionFormatValues())
 	registerEnum(TokenIOValues())
 	registerEnum(AgentPromptValues())
+	registerEnum(ToolCallsValues())
+	registerEnum(MalformedToolCallValues())
+}
+
+// ToolCalls is rollout.tool_calls: how a tools answer reaches the env.
+type ToolCalls string
+
+// The tool-call readings.
+const (
+	// ToolCallsAuthors runs the calls through execute_tool and steps the env with the text otherwise.
+	ToolCallsAuthors ToolCalls = "authors"
+	// ToolCallsSpade steps the env with each call as JSON.
+	ToolCallsSpade ToolCalls = "spade"
+)
+
+// ToolCallsValues lists every tool-call reading.
+func ToolCallsValues() []ToolCalls { return []ToolCalls{ToolCallsAuthors, ToolCallsSpade} }
+
+// MalformedToolCall is rollout.malformed_tool_call: what a turn whose <tool_call> does not parse does to
+// the loss.
+type MalformedToolCall string
+
+// The malformed-call treatments.
+const (
+	// MalformedMask masks the turn out of the loss and adds the format note to the env's reply.
+	MalformedMask MalformedToolCall = "mask"
+	// MalformedTrain trains the turn like any other.
+	MalformedTrain MalformedToolCall = "train"
+)
+
+// MalformedToolCallValues lists every malformed-call treatment.
+func MalformedToolCallValues() []MalformedToolCall {
+	return []MalformedToolCall{MalformedMask, MalformedTrain}
 }
 
 // AgentPrompt is rollout.agent_prompt: which embedded Agent prompt frames an episode.
@@ -209,10 +262,15 @@ const (
 	AgentPromptSetting AgentPrompt = "setting"
 	// AgentPromptProblem frames the first observation as a problem whose final answer is boxed.
 	AgentPromptProblem AgentPrompt = "problem"
+	// AgentPromptObservation sends the first observation as the only user message, with no system
+	// prompt and nothing around it.
+	AgentPromptObservation AgentPrompt = "observation"
 )
 
 // AgentPromptValues lists every Agent prompt.
-func AgentPromptValues() []AgentPrompt { return []AgentPrompt{AgentPromptSetting, AgentPromptProblem} }
+func AgentPromptValues() []AgentPrompt {
+	return []AgentPrompt{AgentPromptSetting, AgentPromptProblem, AgentPromptObservation}
+}
 
 // TurnBudget is rollout.turn_budget: whose max_turns paces an env instance.
 type TurnBudget string
@@ -464,7 +522,10 @@ func presetRollout(p presetSpec) Rollout {
 		ActionFormat: ActionBoxed, TurnBudget: TurnBudgetOwn, ActionPassing: ActionPassBoxed, EnvError: EnvErrorScore,
 		InstanceWarmup: WarmupValidation, PlayRetry: RetryFailed, EmptyHint: EmptyHintSkip,
 		TokenIO: TokenIOChat, TokenIODelta: DeltaAuto, TokenIOTemplate: qwen3TokenIOTemplate,
-		TokenIOToolResult: qwen3ToolResult, AgentPrompt: AgentPromptSetting}
+		TokenIOToolResult: qwen3ToolResult, AgentPrompt: AgentPromptSetting, ToolCalls: ToolCallsSpade, MalformedToolCall: MalformedTrain}
+	if p.setting == schemas.SettingTools {
+		r.ToolCalls, r.MalformedToolCall, r.AgentPrompt = ToolCallsAuthors, MalformedMask, AgentPromptObservation
+	}
 	if p.ownToolsScript() {
 		r.GroupSize, r.HintedGroupSize = 16, 4
 	}

@@ -44,7 +44,10 @@ type Sample struct {
 	// Skills is the comma-separated list of skills the pools rotate through; empty means every skill.
 	// Every skill is, in games, math_reasoning, logical_deduction, spatial_reasoning,
 	// pattern_recognition, optimization and causal_inference, in that order, and tool_use in tools; the
-	// two-skill ablation lists two.
+	// two-skill ablation lists two. In tools the six tool skills (api_orchestration, data_retrieval,
+	// state_modification, error_recovery, tool_selection, multi_step_workflows) may be listed instead:
+	// each slot then has one, the Designer writes for it, and memory and the Designer's centring are per
+	// tool skill (the tools presets list all six, all active, one per slot in turn: the authors').
 	Skills string `json:"skills"`
 	// SkillOrder is the order in which the pools take their skills from sample.skills: round_robin or
 	// seeded. round_robin follows the list (the authors' rotation); seeded rotates a seeded shuffle of it.
@@ -137,9 +140,12 @@ func (c *Config) SkillList() ([]string, error) {
 	var out []string
 	for _, part := range strings.Split(c.Sample.Skills, ",") {
 		s := strings.TrimSpace(part)
-		if !slices.Contains(schemas.Skills, s) && s != schemas.SkillToolUse {
-			return nil, invalidf("config: key \"sample.skills\": unknown skill %q (skills: %s, %s)", s,
-				strings.Join(schemas.Skills, ", "), schemas.SkillToolUse)
+		if !slices.Contains(schemas.Skills, s) && !schemas.IsToolSkill(s) {
+			return nil, invalidf("config: key \"sample.skills\": unknown skill %q (skills: %s; tools: %s, %s)", s,
+				strings.Join(schemas.Skills, ", "), schemas.SkillToolUse, strings.Join(schemas.ToolSkills, ", "))
+		}
+		if schemas.IsToolSkill(s) != (c.Setting == schemas.SettingTools) {
+			return nil, invalidf("config: key \"sample.skills\": %q is not a skill of the %s setting", s, c.Setting)
 		}
 		if slices.Contains(out, s) {
 			return nil, invalidf("config: key \"sample.skills\": %q is listed twice", s)
@@ -154,12 +160,16 @@ func (c *Config) SkillList() ([]string, error) {
 }
 
 // presetSample is the pool schedule of the authors' launch scripts: 24 envs per refresh, three skills a
-// pool; games regenerate every 4 steps and cut documents at 6,000, tools every 8 and at 4,000.
+// pool; games regenerate every 4 steps and cut documents at 6,000, tools every 8 and at 4,000 with the six
+// tool skills all active, one per slot in turn (SKILLS_PER_REGEN 0 in tools).
 func presetSample(p presetSpec) Sample {
 	s := Sample{EnvsPerStep: 24, SkillsPerWindow: 3, RefreshEvery: 4, Corpus: "default", ExcerptWords: 6000,
 		DocDraw: DocReplacement, ExcerptCut: ExcerptMarked, SkillOrder: SkillsRoundRobin, RLVETauAcc: 0.9, RLVETauNum: 128, RLVEWindow: 4, RLVEMaxLevel: 20}
 	if p.setting == schemas.SettingTools {
 		s.RefreshEvery, s.ExcerptWords = 8, 4000
+	}
+	if p.setting == schemas.SettingTools {
+		s.Skills, s.SkillsPerWindow = strings.Join(schemas.ToolSkills, ","), len(schemas.ToolSkills)
 	}
 	if p.ownToolsScript() {
 		s.RefreshEvery, s.EnvsPerStep = 32, 16

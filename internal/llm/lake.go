@@ -57,13 +57,16 @@ func SettingsFromConfig(cfg *config.Config, weightsVersion string) Settings {
 		s.MaxRetries = -1 // zero in the config means no retries
 	}
 	screen := cfg.LLM.Screen
+	// A screen with neither a model nor an endpoint of its own is the Agent's model, the weights being
+	// trained (the authors' validator, "self"), so it follows the published weights as the Agent does.
+	selfScreen := screen.BaseURL == "" && screen.Model == ""
 	if screen.BaseURL == "" {
 		screen.BaseURL = cfg.LLM.Agent.BaseURL
 	}
 	if screen.Model == "" {
 		screen.Model = cfg.LLM.Agent.Model
 	}
-	s.Roles[schemas.RoleScreen] = role(screen, false)
+	s.Roles[schemas.RoleScreen] = role(screen, selfScreen)
 	// The hint writer is the Designer's model (endpoint, weights) sampled with the hint's own temperature,
 	// top-p and length (generate.hint_temperature, generate.hint_top_p, generate.hint_max_tokens).
 	hint := designer

@@ -184,7 +184,8 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 		return fail(err)
 	}
 	defer instance.Close()
-	if cfg.Rollout.InstanceWarmup == config.WarmupValidation && cfg.Setting != schemas.SettingTools {
+	authorsTools := cfg.Setting == schemas.SettingTools && cfg.Rollout.ToolCalls == config.ToolCallsAuthors
+	if cfg.Rollout.InstanceWarmup == config.WarmupValidation && (cfg.Setting != schemas.SettingTools || authorsTools) {
 		if err := Validate(ctx, instance); err != nil {
 			add(e.SandboxNanos, t0)
 			return fail(fmt.Errorf("the validation before the play: %w", err))
@@ -197,7 +198,19 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 	}
 	var tools []json.RawMessage
 	var known map[string]bool
-	if cfg.Setting == schemas.SettingTools {
+	if authorsTools {
+		// the program's get_tools(), none when it has no such method (the authors' wrapper's [])
+		raw, err := instance.Eval(ctx, "get_tools")
+		if err == nil {
+			err = json.Unmarshal(raw, &tools)
+		} else if lacks(err, "get_tools") {
+			err = nil
+		}
+		if err != nil {
+			add(e.SandboxNanos, t0)
+			return fail(fmt.Errorf("get_tools(): %w", err))
+		}
+	} else if cfg.Setting == schemas.SettingTools {
 		raw, err := instance.Tools(ctx)
 		if err == nil {
 			err = json.Unmarshal(raw, &tools)
@@ -308,7 +321,65 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 		}
 		var actions []string
 		var turnCalls ToolTurn
-		if cfg.Setting == schemas.SettingTools {
+		malformedNote := false
+		var authorsTurn AuthorsToolTurn
+		if authorsTools {
+			authorsTurn = ReadAuthorsToolTurn(comp.Text, len(tools) > 0, comp.ToolCalls)
+		}
+		if authorsTools && len(authorsTurn.Calls) > 0 {
+			// Every call runs through the program's execute_tool, in order; each output is a tool
+			// message, and the turn's reward is 0. A call that fails outside the program's own tool
+			// (execute_tool overridden and raising, a deadline) fails the play.
+			var results, texts []string
+			var callErr error
+			for i, c := range authorsTurn.Calls {
+				t2 := time.Now()
+				raw, err := instance.Eval(ctx, "execute_tool", c.Name, c.Arguments)
+				add(e.SandboxNanos, t2)
+				output, err := toolOutput(raw, err)
+				if err != nil {
+					callErr = fmt.Errorf("execute_tool(turn=%d, call=%d): %w", turn, i, err)
+					break
+				}
+				results, texts = append(results, neutral(output)), append(texts, authorsCallText(c))
+			}
+			row.Action = strings.Join(texts, "\n")
+			if callErr != nil {
+				if ctx.Err() != nil {
+					return Result{}, context.Cause(ctx)
+				}
+				row.Done = true
+				out.Turns = append(out.Turns, row)
+				ep.EndedBy, ep.Error = EndedBy(callErr), callErr.Error()
+				out.SandboxErr = errors.Unwrap(callErr)
+				break
+			}
+			out.Turns = append(out.Turns, row)
+			rewards = append(rewards, 0)
+			calls := make([]llm.ToolCall, len(authorsTurn.Calls))
+			for i, c := range authorsTurn.Calls {
+				args, _ := json.Marshal(c.Arguments)
+				calls[i] = llm.ToolCall{ID: fmt.Sprintf("call_%d", i), Type: "function", Function: llm.FunctionCall{Name: fmt.Sprint(c.Name), Arguments: string(args)}}
+			}
+			messages = AppendToolExchange(messages, comp, ToolTurn{Calls: calls, FromText: strings.Contains(comp.Text, "<tool_call>")}, results)
+			obs = strings.Join(results, "\n")
+			if reason, err := extend(turn, comp, obs); err != nil || reason != "" {
+				if err != nil {
+					return Result{}, err
+				}
+				ep.EndedBy, ep.Error = schemas.EndedAgentError, reason
+				break
+			}
+			continue
+		}
+		if authorsTools {
+			// an answer, or no call: the env's step reads the whole text (the base class's format error)
+			actions = []string{comp.Text}
+			if authorsTurn.Malformed && MasksMalformed(cfg) {
+				row.ParseError = schemas.MaskedTurnPrefix + "a <tool_call> from which no call could be read"
+				malformedNote = true
+			}
+		} else if cfg.Setting == schemas.SettingTools {
 			turnCalls, err = ParseToolTurn(comp, known, ToolsFinalAnswer(cfg.Setting, cfg.Generate.HintMode))
 			actions = turnCalls.Actions
 		} else if PassesBoxed(cfg) {
@@ -396,6 +467,9 @@ func Play(ctx context.Context, e Episode, prog *sandbox.Program, loadErr error) 
 				ep.EndedBy = schemas.EndedEnvTruncated
 			}
 			break
+		}
+		if malformedNote && len(results) > 0 {
+			results[len(results)-1] += MalformedToolCallNote
 		}
 		observation := strings.Join(results, "\n")
 		if cfg.Setting == schemas.SettingTools {
@@ -520,4 +594,33 @@ func ToolResultsText(resultTemplate string, results []llm.Message) string {
 		parts = append(parts, strings.ReplaceAll(resultTemplate, config.TokenIOResult, m.Content))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// lacks reports whether err says the env instance has no attribute name (an AttributeError from the
+// program's instance).
+func lacks(err error, name string) bool {
+	var se *sandbox.Error
+	return errors.As(err, &se) && se.Kind == sandbox.KindEnv && strings.HasPrefix(se.Msg, "AttributeError") &&
+		strings.Contains(se.Msg, "'"+name+"'")
+}
+
+// toolOutput is the output of an execute_tool call: the "output" of the dict it returned, as text. A
+// call that failed, or a return that is not a dict, is an error; a non-text output is written as JSON.
+func toolOutput(raw json.RawMessage, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	var res map[string]json.RawMessage
+	if json.Unmarshal(raw, &res) != nil {
+		return "", &sandbox.Error{Kind: sandbox.KindEnv, Op: "eval", Msg: "execute_tool did not return a dict: " + string(raw)}
+	}
+	out, ok := res["output"]
+	if !ok {
+		return "", nil
+	}
+	var text string
+	if json.Unmarshal(out, &text) == nil {
+		return text, nil
+	}
+	return string(out), nil
 }

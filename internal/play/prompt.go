@@ -71,12 +71,17 @@ func LoadAgentTemplate(setting schemas.Setting, format config.ActionFormat, hint
 
 // LoadRunAgentTemplate returns the Agent template of a run: rollout.prompt_file when set, else the
 // embedded prompt rollout.agent_prompt names (setting: LoadAgentTemplate's; problem:
-// agent_problem.v1.tmpl).
+// agent_problem.v1.tmpl; observation: agent_observation.v1.tmpl, the first observation alone).
 func LoadRunAgentTemplate(cfg *config.Config) (*template.Template, error) {
-	if cfg.Rollout.AgentPrompt != config.AgentPromptProblem {
+	file := "prompts/agent_problem.v1.tmpl"
+	switch cfg.Rollout.AgentPrompt {
+	case config.AgentPromptProblem:
+	case config.AgentPromptObservation:
+		file = "prompts/agent_observation.v1.tmpl"
+	default:
 		return LoadAgentTemplate(cfg.Setting, cfg.Rollout.ActionFormat, cfg.Generate.HintMode, cfg.Rollout.PromptFile)
 	}
-	tmpl, name, readErr, parseErr := tmplfile.Load(promptFS, "prompts/agent_problem.v1.tmpl", cfg.Rollout.PromptFile)
+	tmpl, name, readErr, parseErr := tmplfile.Load(promptFS, file, cfg.Rollout.PromptFile)
 	if readErr != nil {
 		return nil, fmt.Errorf("rollout: agent prompt: %w", readErr)
 	}

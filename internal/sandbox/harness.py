@@ -2170,5 +2170,23 @@ def checked_info(text: str) -> str:
     return text
 
 
+def reset_gate_probe(self) -> object:
+    """The gate's reset-gate probe on a tools instance (bound on ToolUseBaseEnv as
+    _spade_reset_gate_probe, called through the eval op): None when the instance has no
+    _message_criteria or its _state is None, else whether calling one of the criteria on the state
+    raises. Defined here, last, so that the harness's earlier line numbers stay."""
+    criteria, state = getattr(self, "_message_criteria", None), getattr(self, "_state", None)
+    if not criteria or state is None:
+        return None
+    for criterion in criteria:
+        try:
+            criterion(state)
+        except Exception:  # noqa: BLE001 - a generated criterion may raise anything
+            return True
+    return False
+
+
+ToolUseBaseEnv._spade_reset_gate_probe = reset_gate_probe
+
 if __name__ == "__main__":
     main()

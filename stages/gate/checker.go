@@ -61,6 +61,10 @@ type CheckOptions struct {
 	// Contract is the env contract the programs were asked for (generate.contract; "" is gymnasium): it
 	// picks the official tables (legacy: without the validate check).
 	Contract schemas.EnvContract
+	// ToolsChecks is the official tools check set (gate.tools_checks; "" is spade): authors runs the
+	// authors' tool-use validation (no tools() required, their reset gate, their validator as the
+	// screen).
+	ToolsChecks config.GateToolsChecks
 }
 
 // DefaultTurnDelay is the default CheckOptions.TurnDelay: waits of 2 to 4 ms. An Agent's turn
@@ -267,7 +271,7 @@ func Check(ctx context.Context, pool *sandbox.Pool, code string, opts CheckOptio
 			c.prog.Close()
 		}
 	}()
-	checks := checkTable(opts.Setting, opts.Checks, opts.Contract)
+	checks := checkTable(opts.Setting, opts.Checks, opts.Contract, opts.ToolsChecks)
 	for i := 0; i < len(checks); i++ {
 		if i+1 < len(checks) && checks[i].name == CheckTrivial && checks[i+1].name == CheckHintLeak {
 			c.runOverlapped(checks[i], checks[i+1])

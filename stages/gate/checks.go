@@ -24,6 +24,7 @@ const (
 	CheckToolsReset      = "tools_reset"
 	CheckToolsConditions = "tools_conditions"
 	CheckToolsScreen     = "tools_screen"
+	CheckResetGate       = "reset_gate"
 	CheckSteps           = "steps"
 	CheckValidate        = "validate"
 )
@@ -157,14 +158,22 @@ var legacyOfficialGamesChecks = []gateCheck{
 	{CheckSteps, (*checker).checkSteps},
 }
 
-// officialToolsChecks adds the authors' tool-use gate to the official games table: the tool schemas,
-// a reset gate on the tools and the LLM validator (the screen).
+// officialToolsChecks adds spade's tool-use checks to the official games table (gate.tools_checks
+// spade): the tool schemas, a determinism check of reset and the tools, and the per-instruction screen.
 var officialToolsChecks = withOfficialTools(officialGamesChecks)
 
 // legacyOfficialToolsChecks is officialToolsChecks under generate.contract = legacy.
 var legacyOfficialToolsChecks = withOfficialTools(legacyOfficialGamesChecks)
 
-// withOfficialTools returns an official games table followed by the authors' tool-use checks.
+// authorsToolsChecks is the official tools table under gate.tools_checks authors: the official games
+// table (the authors' validation of a loaded program and validate_game's plays), then their reset gate
+// and their LLM validator (the screen), as their tool-use generation runs them.
+var authorsToolsChecks = withAuthorsTools(officialGamesChecks)
+
+// legacyAuthorsToolsChecks is authorsToolsChecks under generate.contract = legacy.
+var legacyAuthorsToolsChecks = withAuthorsTools(legacyOfficialGamesChecks)
+
+// withOfficialTools returns an official games table followed by spade's tool-use checks.
 func withOfficialTools(games []gateCheck) []gateCheck {
 	return append(append([]gateCheck{}, games...),
 		gateCheck{CheckToolsSchema, (*checker).checkToolsSchema},
@@ -173,12 +182,26 @@ func withOfficialTools(games []gateCheck) []gateCheck {
 	)
 }
 
+// withAuthorsTools returns an official games table followed by the authors' tool-use checks.
+func withAuthorsTools(games []gateCheck) []gateCheck {
+	return append(append([]gateCheck{}, games...),
+		gateCheck{CheckResetGate, (*checker).checkResetGate},
+		gateCheck{CheckToolsScreen, (*checker).checkToolsScreen},
+	)
+}
+
 // checkTable returns the check table of a setting (games for anything but tools), check set (strict
-// for anything but official) and env contract (gymnasium for anything but legacy; it changes the
-// official tables only).
-func checkTable(setting schemas.Setting, checks config.GateChecks, contract schemas.EnvContract) []gateCheck {
+// for anything but official), env contract (gymnasium for anything but legacy; it changes the
+// official tables only) and official tools checks (gate.tools_checks; spade for anything but authors,
+// read for official tools only).
+func checkTable(setting schemas.Setting, checks config.GateChecks, contract schemas.EnvContract, tools config.GateToolsChecks) []gateCheck {
 	official, legacy := checks == config.GateOfficial, contract == schemas.ContractLegacy
+	authors := tools == config.ToolsChecksAuthors
 	switch {
+	case setting == schemas.SettingTools && official && authors && legacy:
+		return legacyAuthorsToolsChecks
+	case setting == schemas.SettingTools && official && authors:
+		return authorsToolsChecks
 	case setting == schemas.SettingTools && official && legacy:
 		return legacyOfficialToolsChecks
 	case setting == schemas.SettingTools && official:
@@ -206,9 +229,15 @@ func CheckNamesFor(setting schemas.Setting, checks config.GateChecks) []string {
 }
 
 // CheckNamesOf returns the names of the checks of a setting, check set and env contract
-// (generate.contract), in order.
+// (generate.contract), in order, with spade's official tools checks.
 func CheckNamesOf(setting schemas.Setting, checks config.GateChecks, contract schemas.EnvContract) []string {
-	table := checkTable(setting, checks, contract)
+	return CheckNamesWith(setting, checks, contract, config.ToolsChecksSpade)
+}
+
+// CheckNamesWith returns the names of the checks of a setting, check set, env contract and official
+// tools check set (gate.tools_checks), in order.
+func CheckNamesWith(setting schemas.Setting, checks config.GateChecks, contract schemas.EnvContract, tools config.GateToolsChecks) []string {
+	table := checkTable(setting, checks, contract, tools)
 	names := make([]string, len(table))
 	for i, chk := range table {
 		names[i] = chk.name

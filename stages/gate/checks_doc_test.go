@@ -41,7 +41,7 @@ func docTable(t *testing.T, heading string) []string {
 
 // TestCheckTablesAreDocumented: the check tables of docs/sandbox.md (strict under "Static checks and the
 // gate", official under "The official gate") name every check of their check set, in every setting
-// and contract, in the order the gate runs them, and nothing else.
+// contract and official tools check set, in the order the gate runs them, and nothing else.
 func TestCheckTablesAreDocumented(t *testing.T) {
 	for _, c := range []struct {
 		checks  config.GateChecks
@@ -53,8 +53,10 @@ func TestCheckTablesAreDocumented(t *testing.T) {
 		doc := docTable(t, c.heading)
 		var all []string
 		for _, setting := range []schemas.Setting{schemas.SettingGames, schemas.SettingTools} {
-			for _, contract := range []schemas.EnvContract{schemas.ContractGymnasium, schemas.ContractLegacy} {
-				names := CheckNamesOf(setting, c.checks, contract)
+			for _, variant := range [][2]string{{string(schemas.ContractGymnasium), string(config.ToolsChecksSpade)}, {string(schemas.ContractLegacy), string(config.ToolsChecksSpade)},
+				{string(schemas.ContractGymnasium), string(config.ToolsChecksAuthors)}, {string(schemas.ContractLegacy), string(config.ToolsChecksAuthors)}} {
+				contract, tools := schemas.EnvContract(variant[0]), config.GateToolsChecks(variant[1])
+				names := CheckNamesWith(setting, c.checks, contract, tools)
 				var inDoc []string
 				for _, n := range doc {
 					if slices.Contains(names, n) {
@@ -62,7 +64,7 @@ func TestCheckTablesAreDocumented(t *testing.T) {
 					}
 				}
 				if !slices.Equal(inDoc, names) {
-					t.Errorf("gate.checks %s, %s, %s: the gate runs %v; docs/sandbox.md's table lists them as %v", c.checks, setting, contract, names, inDoc)
+					t.Errorf("gate.checks %s, %s, %s, gate.tools_checks %s: the gate runs %v; docs/sandbox.md's table lists them as %v", c.checks, setting, contract, tools, names, inDoc)
 				}
 				for _, n := range names {
 					if !slices.Contains(all, n) {

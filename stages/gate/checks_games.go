@@ -49,13 +49,17 @@ func hintLeakActions(hint string) []string {
 
 // checkStatic verifies the program before it runs (sandbox.Pool.LoadChecked: in the child that then
 // loads it, and only when the check passed): it parses, has exactly one env class (with tools() in
-// the tools setting), imports only allowed modules and uses no flagged name or attribute. Skipped
+// the tools setting, but under authorsTools), imports only allowed modules and uses no flagged name or attribute. Skipped
 // when CheckOptions.NoStatic is set.
 func (c *checker) checkStatic() (string, error) {
 	if c.opts.NoStatic {
 		return "static check switched off", nil
 	}
-	prog, problems, err := c.pool.LoadChecked(c.ctx, c.code, string(c.opts.Setting), c.rules)
+	setting := string(c.opts.Setting)
+	if c.authorsTools() {
+		setting = string(schemas.SettingGames) // the authors' tools loader asks for no tools() method
+	}
+	prog, problems, err := c.pool.LoadChecked(c.ctx, c.code, setting, c.rules)
 	var se *sandbox.Error
 	if err != nil && !errors.As(err, &se) {
 		return "", sandboxErr(err) // no worker or no child: the check did not run
@@ -72,7 +76,8 @@ func (c *checker) checkStatic() (string, error) {
 }
 
 // checkLoad verifies that the module executes in a sandbox and defines the env class (with a
-// tools() method in the tools setting). Never skipped.
+// tools() method in the tools setting, but under the authors' tool-use validation, authorsTools, which
+// asks for none). Never skipped.
 func (c *checker) checkLoad() (string, error) {
 	if !c.loaded {
 		prog, err := c.pool.Load(c.ctx, c.code)
@@ -85,7 +90,7 @@ func (c *checker) checkLoad() (string, error) {
 		return "", sandboxErr(c.loadErr)
 	}
 	prog := c.prog
-	if c.opts.Setting == schemas.SettingTools && !prog.HasTools {
+	if c.opts.Setting == schemas.SettingTools && !prog.HasTools && !c.authorsTools() {
 		return "", fmt.Errorf("class %s has no tools() method (required in the tools setting)", prog.Class)
 	}
 	if c.authorsShape() && !authorsEnvName(prog.Class) {
@@ -98,6 +103,12 @@ func (c *checker) checkLoad() (string, error) {
 // check set under the gymnasium contract (the legacy contract's official table is the gate as it was).
 func (c *checker) authorsValidation() bool {
 	return c.opts.Checks == config.GateOfficial && c.opts.Contract != schemas.ContractLegacy
+}
+
+// authorsTools reports whether a tools program is judged by the authors' tool-use validation: the
+// official checks under gate.tools_checks authors.
+func (c *checker) authorsTools() bool {
+	return c.opts.Setting == schemas.SettingTools && c.opts.Checks == config.GateOfficial && c.opts.ToolsChecks == config.ToolsChecksAuthors
 }
 
 // authorsShape reports whether the checks hold the program to the authors' form (gate.shape authors under

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/spadekit/spade/internal/play"
 	"github.com/spadekit/spade/internal/sandbox"
 )
 
@@ -120,6 +121,14 @@ func (c *checker) checkToolsScreen() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("screen: %w", err)
 	}
+	if _, authors := c.opts.Screen.(*ValidatorScreen); authors || c.authorsTools() {
+		for _, ok := range reachable {
+			if !ok {
+				return "", fmt.Errorf("the validator model found a success condition that no tool chain reaches: %s", reason)
+			}
+		}
+		return "", nil
+	}
 	for i, ok := range reachable {
 		if !ok {
 			return "", fmt.Errorf("the screen found no tool chain that completes instruction %d: %s", i+1, reason)
@@ -207,4 +216,82 @@ func jsonEqual(a, b json.RawMessage) bool {
 	xs, _ := json.Marshal(x)
 	ys, _ := json.Marshal(y)
 	return string(xs) == string(ys)
+}
+
+// resetGateSeeds are the seeds the authors' reset gate resets a program with, fixed and public.
+var resetGateSeeds = []int64{0, 1, 2}
+
+// resetGateProbe is the method of the sandbox's ToolUseBaseEnv that evaluates an instance's
+// _message_criteria on its _state: null when the instance has no criteria (or no state), else whether
+// one of them raises.
+const resetGateProbe = "_spade_reset_gate_probe"
+
+// checkResetGate is the authors' reset gate (their tools scripts turn it on): on a fresh instance per
+// seed of resetGateSeeds, validated as their loader validates it (play.Validate) and reset with the
+// seed, every success criterion the program lists in self._message_criteria is called on self._state;
+// the program is refused when, at every seed where this could run, one of them raised: that step can
+// never be completed, whatever the data. A program without criteria (or without state), a seed whose
+// instance fails to load or validate, and a program that raises while its criteria are read pass, as
+// they do in theirs. Official tools checks under gate.tools_checks authors; skipped at step 0, where
+// the authors skip it (the first pool has no earlier one to fall back on).
+func (c *checker) checkResetGate() (string, error) {
+	if c.opts.Step <= 0 {
+		return "the first pool's step (the authors' reset gate runs from the second pool on)", nil
+	}
+	checked, raised := 0, 0
+	for _, seed := range resetGateSeeds {
+		verdict, ran, err := c.resetGateSeed(seed)
+		if err != nil {
+			return "", err
+		}
+		if !ran {
+			continue
+		}
+		if verdict == nil {
+			return "", nil // not a program whose steps are gated by criteria
+		}
+		checked++
+		if *verdict {
+			raised++
+		}
+	}
+	if checked > 0 && raised == checked {
+		return "", fmt.Errorf("a success criterion in self._message_criteria raises on the state reset builds at every seed tried (%v): that step can never be completed", resetGateSeeds[:checked])
+	}
+	return "", nil
+}
+
+// resetGateSeed runs the reset gate at one seed: verdict is nil for a program without criteria or
+// state, else whether a criterion raised; ran is false when the seed's instance did not load or
+// validate (the seed is left out). err is what no program causes (a deadline, memory, a crash).
+func (c *checker) resetGateSeed(seed int64) (verdict *bool, ran bool, err error) {
+	env, err := c.freshEnv()
+	if err != nil {
+		if programRaised(err) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	defer env.Close()
+	if err := play.Validate(c.ctx, env); err != nil {
+		if programRaised(err) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	if _, err := env.Reset(c.ctx, seed); err != nil && !programRaised(err) {
+		return nil, false, err // (their wrapper's reset absorbs what the program raises; the state stays as it is)
+	}
+	raw, err := env.Eval(c.ctx, resetGateProbe)
+	switch {
+	case missingMethod(err, resetGateProbe), programRaised(err):
+		return nil, true, nil // no base class, or reading the criteria raised: their gate lets it pass
+	case err != nil:
+		return nil, false, err
+	}
+	var v *bool
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, true, nil
+	}
+	return v, true, nil
 }

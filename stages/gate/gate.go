@@ -38,9 +38,10 @@ type Options struct {
 	// Hinter writes the hints of the accepted envs; required under generate.hint_mode = separate,
 	// unused otherwise (the hint then comes with the candidate).
 	Hinter Hinter
-	// Screen is the tools setting's LLM screen. Nil builds an LLMScreen from the run's llm.screen.*
-	// settings when llm.screen.model or llm.screen.base_url is set (its calls are committed to
-	// llm_calls), and otherwise records tools_screen as skipped.
+	// Screen is the tools setting's LLM screen. Nil builds one from the run's llm.screen.* settings
+	// (its calls are committed to llm_calls): under the official checks with gate.tools_checks authors a
+	// ValidatorScreen, always (an empty llm.screen model and base URL are the Agent's); otherwise an
+	// LLMScreen when llm.screen.model or llm.screen.base_url is set, and else tools_screen is skipped.
 	Screen Screen
 	// NoStatic switches the static check off (for containment tests; never in a real run).
 	NoStatic bool
@@ -159,16 +160,20 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 	}
 	screen := opts.Screen
 	var screenClient *llm.Client
-	if screen == nil && cfg.Setting == schemas.SettingTools && (cfg.LLM.Screen.Model != "" || cfg.LLM.Screen.BaseURL != "") {
+	authorsTools := cfg.Gate.ToolsChecks == config.ToolsChecksAuthors && cfg.Gate.Checks == config.GateOfficial
+	if screen == nil && cfg.Setting == schemas.SettingTools && (cfg.LLM.Screen.Model != "" || cfg.LLM.Screen.BaseURL != "" || authorsTools) {
 		screenClient, err = llm.NewFromConfig(ctx, cfg, lk, "", schemas.RoleScreen)
 		if err != nil {
 			return Result{}, fmt.Errorf("gate: screen model (llm.screen.*): %w", err)
 		}
 		screen = &LLMScreen{Client: screenClient, Step: step}
+		if authorsTools {
+			screen = &ValidatorScreen{Client: screenClient, Step: step}
+		}
 	}
 	check := CheckOptions{Setting: cfg.Setting, ResetSeeds: cfg.Gate.ResetSeeds, RunSeed: cfg.Seed, NoStatic: opts.NoStatic, Screen: screen,
 		Checks: cfg.Gate.Checks, Probes: cfg.Gate.Probes, Contract: cfg.Generate.Contract,
-		LoadTimeout: time.Duration(cfg.Gate.LoadTimeoutSeconds) * time.Second, Shape: cfg.Gate.Shape}
+		LoadTimeout: time.Duration(cfg.Gate.LoadTimeoutSeconds) * time.Second, Shape: cfg.Gate.Shape, ToolsChecks: cfg.Gate.ToolsChecks}
 	if cfg.Gate.Checks == config.GateStrict && cfg.Gate.MaxTurnDelaySeconds > 0 {
 		maxDelay := time.Duration(cfg.Gate.MaxTurnDelaySeconds * float64(time.Second))
 		if check.TurnDelays, err = AgentTurnDelays(ctx, lk, run, step, maxDelay); err != nil {
@@ -330,7 +335,7 @@ func judge(ctx context.Context, pool *sandbox.Pool, cand schemas.CandidateRow, c
 		check.Setting = cand.Setting
 	}
 	if cand.Code == "" {
-		names := CheckNamesOf(check.Setting, check.Checks, check.Contract)
+		names := CheckNamesWith(check.Setting, check.Checks, check.Contract, check.ToolsChecks)
 		v := Verdict{Results: []CheckResult{{Check: CheckStatic, Error: "the Designer's response could not be parsed: " + cand.ParseError}}}
 		for _, name := range names[1:] {
 			v.Results = append(v.Results, CheckResult{Check: name, Skipped: true, Error: "skipped: an earlier check failed"})

@@ -132,6 +132,17 @@ func drawIndex(seed, step int64, slot, attempt int32, what string, n int) int {
 	return int(binary.BigEndian.Uint64(sum[:8]) % uint64(n))
 }
 
+// ToolSkillOf returns the catalogue entry of one of schemas.ToolSkills (the two lists share their order),
+// and false for any other skill.
+func ToolSkillOf(skill string) (ToolSkill, bool) {
+	for i, s := range schemas.ToolSkills {
+		if s == skill {
+			return toolSkills[i], true
+		}
+	}
+	return ToolSkill{}, false
+}
+
 // ToolsRotation returns the tool skill, domain and task type of one tools Designer call, drawn from
 // (seed, step, slot, attempt), so every call (a resampled attempt too) gets its own combination and a
 // replay gets the same one.

@@ -277,6 +277,9 @@ func (g *Generator) attempt(ctx context.Context, s schemas.SampleRow, memory mem
 	}
 	if s.Setting == schemas.SettingTools {
 		data.ToolSkill, data.Domain, data.TaskType = ToolsRotation(g.cfg.Seed, s.Step, s.Slot, attempt)
+		if skill, ok := ToolSkillOf(s.Skill); ok {
+			data.ToolSkill = skill // the slot's own tool skill (sample.skills lists the tool skills)
+		}
 	}
 	data.Previous = previous
 	if !g.cfg.Ablation.NoCorpus {

@@ -17,7 +17,7 @@ var (
 	ErrTruncated = errors.New("response truncated")
 	// ErrNoHint: no <hint>…</hint>, or an empty one.
 	ErrNoHint = errors.New("no <hint>…</hint>")
-	// ErrNotEnv: the code defines no class with reset() and step().
+	// ErrNotEnv: the code defines no class with reset() and step() (a ToolUseBaseEnv subclass has step).
 	ErrNotEnv = errors.New("code defines no class with reset() and step()")
 )
 
@@ -27,7 +27,15 @@ var (
 	classRE = regexp.MustCompile(`(?m)^class\s+\w+`)
 	resetRE = regexp.MustCompile(`(?m)^\s+def\s+reset\s*\(`)
 	stepRE  = regexp.MustCompile(`(?m)^\s+def\s+step\s*\(`)
+	// toolBaseRE is a class deriving from the tools contract's base class, which gives it step().
+	toolBaseRE = regexp.MustCompile(`(?m)^class\s+\w+\s*\(\s*ToolUseBaseEnv\s*\)`)
 )
+
+// definesEnv reports whether code defines an env class: a class, a reset() and a step() (its own, or
+// the ToolUseBaseEnv base class's).
+func definesEnv(code string) bool {
+	return classRE.MatchString(code) && resetRE.MatchString(code) && (stepRE.MatchString(code) || toolBaseRE.MatchString(code))
+}
 
 // Designer is a parsed Designer response.
 type Designer struct {
@@ -40,7 +48,8 @@ type Designer struct {
 // ParseDesigner extracts the program and the hint from a Designer response. It tolerates the usual
 // deviations: a think part (removed first by llm.StripThink; a <think> never closed is ErrTruncated),
 // prose around the parts, a fence without a language tag or with ~~~, the
-// hint before the code, several code blocks (the one defining a class with reset and step wins, else the
+// hint before the code, several code blocks (the one defining a class with reset and step, or a
+// ToolUseBaseEnv subclass with reset, wins, else the
 // longest). It rejects, with the reasons above: no code, a fence or hint left open (truncated), no hint
 // or an empty one, and code without an environment class. finishReason "length" turns a missing closing
 // part into ErrTruncated.
@@ -96,7 +105,7 @@ func parse(text, finishReason string, wantHint bool) (Designer, error) {
 		return Designer{}, ErrNoCode
 	}
 	code := pickCode(blocks)
-	if !classRE.MatchString(code) || !resetRE.MatchString(code) || !stepRE.MatchString(code) {
+	if !definesEnv(code) {
 		if open {
 			return Designer{}, errors.Join(ErrTruncated, errors.New("code fence never closed"))
 		}
@@ -150,7 +159,7 @@ func pickCode(blocks []string) string {
 	best, bestScore := "", -1
 	for _, b := range blocks {
 		score := len(b)
-		if classRE.MatchString(b) && resetRE.MatchString(b) && stepRE.MatchString(b) {
+		if definesEnv(b) {
 			score += 1 << 30
 		}
 		if score > bestScore {

@@ -69,3 +69,17 @@ func TestParseDesignerRejectsWithReason(t *testing.T) {
 		}
 	}
 }
+
+// A program in the authors' tools contract defines no step() of its own: its class derives from
+// ToolUseBaseEnv, which gives it one, and it parses; the same class without the base does not.
+func TestParseDesignerToolUseBaseEnv(t *testing.T) {
+	code := "class ShelfEnv(ToolUseBaseEnv):\n    def reset(self, seed=None):\n        return 'Add a book.', {}\n\n    def solution(self):\n        return '<answer>done</answer>'\n"
+	d, err := generate.ParseDesigner("```python\n"+code+"```\n<hint>add it</hint>", "stop")
+	if err != nil || d.Code != strings.TrimSpace(code) {
+		t.Fatalf("%q %v", d.Code, err)
+	}
+	plain := strings.Replace(code, "(ToolUseBaseEnv)", "", 1)
+	if _, err := generate.ParseDesigner("```python\n"+plain+"```\n<hint>add it</hint>", "stop"); !errors.Is(err, generate.ErrNotEnv) {
+		t.Fatalf("a class without step() and without the base: %v", err)
+	}
+}

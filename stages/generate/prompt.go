@@ -47,11 +47,19 @@ type PromptSpec struct {
 	HintMode config.HintMode
 	// NoCorpus is ablation.no_corpus.
 	NoCorpus bool
+	// ToolsContract is generate.tools_contract: under separate mode, authors asks tools programs for the
+	// ToolUseBaseEnv contract (AuthorsToolsPromptVersion).
+	ToolsContract config.ToolsContract
 }
+
+// AuthorsToolsPromptVersion is the version of the separate-mode tools template under
+// generate.tools_contract authors, which asks for a ToolUseBaseEnv subclass.
+const AuthorsToolsPromptVersion = "v5"
 
 // SpecOf returns the prompt spec of a run's configuration.
 func SpecOf(cfg *config.Config) PromptSpec {
-	return PromptSpec{Setting: string(cfg.Setting), HintMode: cfg.Generate.HintMode, NoCorpus: cfg.Ablation.NoCorpus}
+	return PromptSpec{Setting: string(cfg.Setting), HintMode: cfg.Generate.HintMode, NoCorpus: cfg.Ablation.NoCorpus,
+		ToolsContract: cfg.Generate.ToolsContract}
 }
 
 // AsksHint reports whether the Designer's answer must carry a <hint> (generate.hint_mode = inline).
@@ -60,7 +68,7 @@ func (p PromptSpec) AsksHint() bool { return p.HintMode != config.HintSeparate }
 // TemplateName returns the embedded template file of a spec: designer_<family>.<version>.tmpl. Inline
 // mode keeps the recorded templates (PromptVersions, one per setting, no_corpus only drops the document
 // section); separate mode takes SeparatePromptVersions, where the games setting without a corpus has
-// its own family.
+// its own family, and tools under generate.tools_contract authors AuthorsToolsPromptVersion.
 func (p PromptSpec) TemplateName() string {
 	family, versions := p.Setting, PromptVersions
 	if !p.AsksHint() {
@@ -72,6 +80,9 @@ func (p PromptSpec) TemplateName() string {
 	version, ok := versions[family]
 	if !ok {
 		version = "v1"
+	}
+	if !p.AsksHint() && family == string(schemas.SettingTools) && p.ToolsContract == config.ToolsContractAuthors {
+		version = AuthorsToolsPromptVersion
 	}
 	return fmt.Sprintf("designer_%s.%s.tmpl", family, version)
 }

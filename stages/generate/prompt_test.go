@@ -76,3 +76,70 @@ func TestPromptFileOverrides(t *testing.T) {
 		t.Fatal("missing template file accepted")
 	}
 }
+
+// Under generate.tools_contract authors (the tools presets) the separate-mode tools prompt is
+// designer_tools.v5, which asks for a ToolUseBaseEnv subclass in the authors' contract (the instructions
+// and their criteria set in reset, tool_<name> methods, solution, no step of its own); spade keeps v3,
+// which asks for tools(), a JSON-call step and success_conditions().
+func TestToolsPromptFollowsTheToolsContract(t *testing.T) {
+	authors := generate.PromptSpec{Setting: "tools", HintMode: config.HintSeparate, ToolsContract: config.ToolsContractAuthors}
+	spade := authors
+	spade.ToolsContract = config.ToolsContractSpade
+	if authors.TemplateName() != "designer_tools.v5.tmpl" || spade.TemplateName() != "designer_tools.v3.tmpl" {
+		t.Fatalf("templates %s, %s", authors.TemplateName(), spade.TemplateName())
+	}
+	inline := authors
+	inline.HintMode = config.HintInline
+	if inline.TemplateName() != generate.TemplateName("tools") {
+		t.Fatalf("inline mode keeps its recorded template: %s", inline.TemplateName())
+	}
+	cfg, err := config.Preset("qwen3-4b-tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if generate.SpecOf(cfg).TemplateName() != "designer_tools.v5.tmpl" {
+		t.Fatalf("the tools presets ask for %s", generate.SpecOf(cfg).TemplateName())
+	}
+	for spec, want := range map[generate.PromptSpec][]string{
+		authors: {"class MyToolEnv(ToolUseBaseEnv):", "self._message_criteria", "tool_<name>", "max_turns=25", "<answer>done</answer>"},
+		spade:   {"success_conditions(self)", "`tools(self) -> list`"},
+	} {
+		tmpl, err := generate.LoadTemplate(spec, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := generate.NewPromptData("tools", "tool_use")
+		data.SetMaxTurns(25)
+		data.Gymnasium = true
+		data.ToolSkill, data.Domain, data.TaskType = generate.ToolsRotation(1, 0, 0, 1)
+		text, err := generate.Render(tmpl, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: no %q in the prompt", spec.TemplateName(), w)
+			}
+		}
+		if spec == authors && (strings.Contains(text, "success_conditions") || strings.Contains(text, "tools(self)")) {
+			t.Errorf("%s asks for spade's own contract", spec.TemplateName())
+		}
+	}
+}
+
+// A slot of a tool skill (sample.skills listing the six) is written for that skill: ToolSkillOf gives
+// its catalogue entry, in schemas.ToolSkills' order; tool_use and the games skills have none.
+func TestToolSkillOfTheSlot(t *testing.T) {
+	names := []string{"API orchestration", "data retrieval", "state modification", "error recovery", "tool selection", "multi-step workflows"}
+	for i, skill := range schemas.ToolSkills {
+		got, ok := generate.ToolSkillOf(skill)
+		if !ok || got.Name != names[i] {
+			t.Errorf("ToolSkillOf(%s) = %q %v, want %q", skill, got.Name, ok, names[i])
+		}
+	}
+	for _, skill := range []string{schemas.SkillToolUse, schemas.SkillMath} {
+		if _, ok := generate.ToolSkillOf(skill); ok {
+			t.Errorf("ToolSkillOf(%s) found an entry", skill)
+		}
+	}
+}

@@ -307,9 +307,13 @@ func appendTurnSamples(out []schemas.GRPOBatchRow, e *schemas.EpisodeRow, ts []*
 		if !ok {
 			continue
 		}
-		out = append(out, schemas.GRPOBatchRow{Role: schemas.RoleAgent, SampleID: fmt.Sprintf("%s#%d", t.CallID, t.Turn),
+		row := schemas.GRPOBatchRow{Role: schemas.RoleAgent, SampleID: fmt.Sprintf("%s#%d", t.CallID, t.Turn),
 			EpisodeID: e.EpisodeID, EnvID: e.EnvID, PromptIDs: prompt, ResponseIDs: response, OldLogprobs: logprobs,
-			Advantage: adv, ISWeight: 1})
+			Advantage: adv, ISWeight: 1}
+		if t.Masked() {
+			row.LossMask = make([]int8, len(response)) // a turn masked from the loss (schemas.MaskedTurnPrefix)
+		}
+		out = append(out, row)
 	}
 	return out, nil
 }
@@ -334,7 +338,8 @@ var ErrBrokenPrefix = errors.New("grpo: an Agent turn's prompt does not extend t
 // episode; the authors' training sample): the prompt is the first call's prompt; the response is every
 // completion in order, each preceded (from the second on) by the tokens the chat template put between it
 // and the previous completion (the closing of the assistant message, the observation, the next
-// assistant header). Completion tokens are trained with the log-probs the server returned (loss_mask 1);
+// assistant header). Completion tokens are trained with the log-probs the server returned (loss_mask 1;
+// 0 for a turn masked from the loss, TurnRow.Masked);
 // the tokens in between are context only (loss_mask 0, log-prob 0).
 //
 // It relies on the invariant that each call's prompt token ids begin with the previous call's prompt
@@ -384,8 +389,12 @@ func EpisodeSample(e *schemas.EpisodeRow, turns []*schemas.TurnRow, calls map[st
 		}
 		response = append(response, completion...)
 		logprobs = append(logprobs, lp...)
+		trained := int8(1)
+		if t.Masked() {
+			trained = 0 // a turn masked from the loss (schemas.MaskedTurnPrefix): context only
+		}
 		for range completion {
-			mask = append(mask, 1)
+			mask = append(mask, trained)
 		}
 		prevTurn = t.Turn
 	}

@@ -265,3 +265,38 @@ func TestMixedRolesThroughTheStage(t *testing.T) {
 		}
 	}
 }
+
+// A turn masked from the loss (a malformed tool call under rollout.malformed_tool_call mask) keeps its
+// tokens in the play's sample as context, loss mask 0, and its turn sample has every token masked;
+// the other turns train as before.
+func TestMaskedTurnLeavesTheLoss(t *testing.T) {
+	ep, turns, calls := threeTurnEpisode("ep-mask", 1, schemas.EndedDone)
+	ep2, turns2, calls2 := threeTurnEpisode("ep-other", 0, schemas.EndedDone)
+	ep2.Index = 1
+	for i := range turns {
+		if turns[i].Turn == 1 {
+			turns[i].ParseError = schemas.MaskedTurnPrefix + "a <tool_call> from which no call could be read"
+		}
+	}
+	rows, err := AgentSamples(AgentInput{Episodes: []schemas.EpisodeRow{ep, ep2}, Turns: append(turns, turns2...),
+		Calls: append(calls, calls2...), Unit: config.SampleEpisode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(rows[0].LossMask), fmt.Sprint([]int8{1, 1, 0, 0, 0, 0, 0, 1, 1}); got != want {
+		t.Fatalf("mask %s, want %s (turn 1's token 22 masked)", got, want)
+	}
+	if got := fmt.Sprint(rows[1].LossMask); got != fmt.Sprint([]int8{1, 1, 0, 0, 0, 1, 0, 1, 1}) {
+		t.Fatalf("the other play's mask %s", got)
+	}
+	perTurn, err := AgentSamples(AgentInput{Episodes: []schemas.EpisodeRow{ep}, Turns: turns, Calls: calls})
+	if err != nil || len(perTurn) != 3 {
+		t.Fatalf("turn samples: %v, %d", err, len(perTurn))
+	}
+	for _, s := range perTurn {
+		masked := s.LossMask != nil
+		if masked != (s.SampleID == "ep-mask-c1#1") || (masked && fmt.Sprint(s.LossMask) != "[0]") {
+			t.Fatalf("turn sample %s: mask %v", s.SampleID, s.LossMask)
+		}
+	}
+}

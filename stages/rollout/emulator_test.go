@@ -257,6 +257,8 @@ func TestEmulatorToolsInTokenMode(t *testing.T) {
 			f, emu := newEmulatorFixture(t, "qwen3-30b-a3b-tools", chattemplatetest.NonThinking, tc.layout, []schemas.EnvRow{env}, script, func(c *config.Config) {
 				c.Rollout.TokenIO, c.Rollout.TokenIODelta, c.Rollout.ChatTemplateDir = config.TokenIOTokens, tc.delta, templateDir
 				c.Rollout.MaxTurns = 3
+				// the env is in spade's tools contract (tools() and JSON calls)
+				c.Rollout.ToolCalls, c.Rollout.AgentPrompt = config.ToolCallsSpade, config.AgentPromptSetting
 			})
 			f.rollout(t, 0)
 			episodes := readStep[schemas.EpisodeRow](t, f, "episodes", 0)

@@ -78,7 +78,7 @@ func newScriptedFixture(t *testing.T, setting string, envs []schemas.EnvRow, scr
 	// The tests below were written for the settings before the presets took the authors' values: <action>
 	// tags with the hint in the system prompt, hinted plays at every step, summed returns, paired seeds,
 	// the history cut to the context, inline hints (agent_tools.v1), every env paced at rollout.max_turns,
-	// the bare box content passed, a raising env's play dropped, fresh instances, only a dead worker's play replayed. plays_test.go and authors_test.go set the
+	// the bare box content passed, a raising env's play dropped, fresh instances, only a dead worker's play replayed, spade's tools contract. plays_test.go and authors_test.go set the
 	// authors'.
 	cfg.Rollout.ActionFormat, cfg.Rollout.HintPlacement, cfg.Rollout.HintedAt = config.ActionTag, config.HintInSystem, config.HintedAtEveryStep
 	cfg.Rollout.Return, cfg.Rollout.PairedSeeds, cfg.Rollout.Context = config.ReturnSum, true, config.ContextDropOldest
@@ -86,6 +86,8 @@ func newScriptedFixture(t *testing.T, setting string, envs []schemas.EnvRow, scr
 	cfg.Generate.HintMode = config.HintInline
 	cfg.Rollout.TurnBudget, cfg.Rollout.ActionPassing, cfg.Rollout.EnvError = config.TurnBudgetFixed, config.ActionPassContent, config.EnvErrorDrop
 	cfg.Rollout.InstanceWarmup, cfg.Rollout.PlayRetry, cfg.Rollout.EmptyHint = config.WarmupNone, config.RetryWorkerDeath, config.EmptyHintPlay
+	// and spade's own tools contract: calls stepped as JSON against tools(), the tools prompts
+	cfg.Rollout.ToolCalls, cfg.Rollout.MalformedToolCall, cfg.Rollout.AgentPrompt = config.ToolCallsSpade, config.MalformedTrain, config.AgentPromptSetting
 	if mutate != nil {
 		mutate(cfg)
 	}

@@ -84,6 +84,9 @@ var skillDomains = map[string][]string{
 // -1 means unsuitable (code documents for games skills other than those naming code, anything but code
 // for tool use).
 func suits(skill, domain string) int {
+	if schemas.IsToolSkill(skill) {
+		skill = schemas.SkillToolUse // every tool skill reads documents as tool_use does
+	}
 	if domain == "" {
 		if skill == schemas.SkillToolUse {
 			return -1
