@@ -1,5 +1,5 @@
 # attack: recognises the gate by timing: a reset or step that comes within 1.5 ms of the instance's previous reply is the gate (an Agent takes seconds to answer, and rollout plays one episode per instance), and once an instance has seen one it plays fair; otherwise any action solves it. The clock is the time module's, reached through dataclasses.inspect.importlib, which the static check lets through
-# expect: solves the env at once
+# expect: solves the env at once|steps are not deterministic
 import dataclasses
 import random
 
