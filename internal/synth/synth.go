@@ -535,9 +535,11 @@ func (g *generator) trainStep(step, pool int, episodes []schemas.EpisodeRow) []s
 	return out
 }
 
-// put commits one partition of rows; an empty slice commits an empty partition.
+// put commits one partition of rows in a transaction of its own (record stage synth-<table>); an empty
+// slice commits an empty partition.
 func put[T schemas.Row](ctx context.Context, lk *lake.Lake, run, table string, step int, rows []T) error {
-	_, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: table, Step: int64(step)}, rows,
+	spec := lake.TxnSpec{Run: run, Stage: "synth-" + strings.ReplaceAll(table, "_", "-"), Step: int64(step)}
+	_, err := lake.CommitRows(ctx, lk, spec, lake.PartitionKey{Run: run, Table: table, Step: int64(step)}, rows,
 		lake.WriteOptions{SkipValidation: true})
 	if err != nil {
 		return fmt.Errorf("synth: %s step %d: %w", table, step, err)

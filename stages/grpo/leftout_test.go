@@ -59,15 +59,15 @@ func leftOutLake(t *testing.T, broken, tokenless []int) (*lake.Lake, string) {
 	}
 	for _, w := range []error{
 		func() error {
-			_, err := lake.WriteRows(ctx, lk, partition("r", schemas.EpisodesSpec.Name, 0), episodes, lake.WriteOptions{})
+			_, err := laketest.Commit(ctx, lk, partition("r", schemas.EpisodesSpec.Name, 0), episodes, lake.WriteOptions{})
 			return err
 		}(),
 		func() error {
-			_, err := lake.WriteRows(ctx, lk, partition("r", schemas.TurnsSpec.Name, 0), turns, lake.WriteOptions{})
+			_, err := laketest.Commit(ctx, lk, partition("r", schemas.TurnsSpec.Name, 0), turns, lake.WriteOptions{})
 			return err
 		}(),
 		func() error {
-			_, err := lake.WriteRows(ctx, lk, partition("r", schemas.LLMCallsSpec.Name, 0), calls, lake.WriteOptions{})
+			_, err := laketest.Commit(ctx, lk, partition("r", schemas.LLMCallsSpec.Name, 0), calls, lake.WriteOptions{})
 			return err
 		}(),
 	} {

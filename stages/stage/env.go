@@ -50,6 +50,9 @@ type Env struct {
 	Weights string
 	// UnsafeNoIsolation lets the sandbox run generated code without isolation when no layer works.
 	UnsafeNoIsolation bool
+	// Txn is the transaction of the stage being run at its step: Execute opens it and sets it on the
+	// copy of the Env it hands Stage.Run, and commits it when Run returns. Nil outside Run.
+	Txn *lake.Txn
 
 	shared *shared
 }
@@ -93,6 +96,14 @@ func (e *Env) WithForce(force bool) *Env {
 	c := *e
 	c.shared = e.deps()
 	c.Force = force
+	return &c
+}
+
+// withTxn returns a copy of e whose Txn is tx, sharing e's clients and pool.
+func (e *Env) withTxn(tx *lake.Txn) *Env {
+	c := *e
+	c.shared = e.deps()
+	c.Txn = tx
 	return &c
 }
 
