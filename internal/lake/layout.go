@@ -157,6 +157,9 @@ func (l *Lake) Upgrade(ctx context.Context) (UpgradeReport, error) {
 	// Commit records and manifests last: until they move, the renamed parts are not yet anyone's.
 	sort.SliceStable(old, func(i, j int) bool { return !isCommitObject(old[i]) && isCommitObject(old[j]) })
 	for _, key := range old {
+		if upgradedKey(key) == key {
+			continue // a run's manifest in place: convertManifests turns it into a record
+		}
 		body, err := ReadAll(ctx, l.store, key)
 		if errors.Is(err, ErrNotFound) {
 			continue // moved by an earlier, interrupted upgrade between its put and delete
