@@ -28,7 +28,7 @@ func testListRun(t *testing.T, newLake newLakeFunc) {
 		force bool
 	}{{1, false}, {3, false}, {1, true}} {
 		tx := lk.Begin(lake.TxnSpec{Run: "r1", Stage: "rollout", Step: write.step, Force: write.force})
-			for i, fragment := range stagePartitions {
+		for i, fragment := range stagePartitions {
 			key := lake.PartitionKey{Run: "r1", Table: "turns", Step: write.step, Fragment: fragment}
 			if _, err := lake.WriteRows(ctx, tx, key, turnRows(50, int64(i), "x"), lake.WriteOptions{ChunkRows: 20}); err != nil {
 				t.Fatal(err)
