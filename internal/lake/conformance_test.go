@@ -247,7 +247,7 @@ func testCommitOnce(t *testing.T, newLake newLakeFunc) {
 		t.Fatalf("manifest = %+v, %v", m, err)
 	}
 	if _, err := commit(ctx, lk, key, turnRows(10, 8, ""), lake.WriteOptions{}, false); !errors.Is(err, lake.ErrCommitted) {
-		t.Fatalf("re-run of a committed partition: got %v, want ErrConcurrentWriter", err)
+		t.Fatalf("re-run of a committed partition: got %v, want ErrCommitted", err)
 	}
 	again, _ := lake.ReadRows[schemas.TurnRow](ctx, lk, key)
 	if !reflect.DeepEqual(again, rows) {
@@ -446,7 +446,7 @@ func testShardsInGoroutines(t *testing.T, newLake newLakeFunc) {
 		t.Fatalf("sharded partition has %d rows, not the %d written", len(got), len(all))
 	}
 	if _, err := commit(ctx, lk, key, shardRows(all, 1, shards), lake.WriteOptions{Shard: 1, Shards: shards}, false); !errors.Is(err, lake.ErrCommitted) {
-		t.Fatalf("re-run of a shard after commit: got %v, want ErrConcurrentWriter", err)
+		t.Fatalf("re-run of a shard after commit: got %v, want ErrCommitted", err)
 	}
 	// One after another: nothing is visible until the last shard is in, and a shard re-run before
 	// then (a retried, killed shard) replaces its own marker rather than adding rows.
@@ -530,8 +530,8 @@ func testShardsInProcesses(t *testing.T, newLake newLakeFunc) {
 	}
 }
 
-// testFragments: fragments of one step commit independently (each with its own manifest, ErrCommitted
-// and Force), ReadStep and Partitions/LocalFiles see the plain partition and every fragment, Steps lists
+// testFragments: fragments of one step commit independently (each in its own transaction, refused once
+// committed unless forced), ReadStep and Partitions/LocalFiles see the plain partition and every fragment, Steps lists
 // the step once, and Drop removes one fragment without touching the others.
 func testFragments(t *testing.T, newLake newLakeFunc) {
 	ctx := context.Background()
@@ -555,7 +555,7 @@ func testFragments(t *testing.T, newLake newLakeFunc) {
 		t.Errorf("fragment manifest key %q", got)
 	}
 	if _, err := commit(ctx, lk, gen, b, lake.WriteOptions{}, false); !errors.Is(err, lake.ErrCommitted) {
-		t.Fatalf("re-write of a committed fragment: got %v, want ErrConcurrentWriter", err)
+		t.Fatalf("re-write of a committed fragment: got %v, want ErrCommitted", err)
 	}
 	only, err := lake.ReadRows[schemas.TurnRow](ctx, lk, plain)
 	if err != nil || len(only) != len(a) {

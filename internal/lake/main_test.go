@@ -156,21 +156,14 @@ func childStage(ctx context.Context, lk *lake.Lake, env func(string) string, num
 	return childCommitted
 }
 
-// commit writes rows as key in a transaction of its own, as a writer outside stages does: one record per
-// partition (stage w-<table>[-<fragment>]) for a run key, the key's manifest for a corpus key; opts' shard
-// is the transaction's, and force replaces a committed generation. Committed reports whether this
-// writer's Commit made it visible (false for a shard process that was not the last one in).
+// commit writes rows as key in a transaction of its own (lake.CommitRows), as a writer outside stages
+// does: one record per partition (stage w-<table>[-<fragment>]) for a run key, the key's manifest for a
+// corpus key; opts' shard is the transaction's, and force replaces a committed generation.
 func commit[T schemas.Row](ctx context.Context, lk *lake.Lake, key lake.PartitionKey, rows []T, opts lake.WriteOptions, force bool) (lake.WriteResult, error) {
 	stage := "w-" + key.Table
 	if key.Fragment != "" {
 		stage += "-" + key.Fragment
 	}
-	tx := lk.Begin(lake.TxnSpec{Run: key.Run, Corpus: key.Corpus, Stage: stage, Step: key.Step, Shard: opts.Shard, Shards: opts.Shards, Force: force})
-	res, err := lake.WriteRows(ctx, tx, key, rows, opts)
-	if err != nil {
-		tx.Abort(ctx)
-		return res, err
-	}
-	res.Committed, err = tx.Commit(ctx)
-	return res, err
+	spec := lake.TxnSpec{Run: key.Run, Corpus: key.Corpus, Stage: stage, Step: key.Step, Shard: opts.Shard, Shards: opts.Shards, Force: force}
+	return lake.CommitRows(ctx, lk, spec, key, rows, opts)
 }

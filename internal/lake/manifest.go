@@ -102,7 +102,7 @@ func (t *Txn) commitCorpus(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		t.lk.removeUnreferenced(ctx, key, &man)
+		t.lk.removeUnreferenced(ctx, key, man.Files, man.Generation)
 	}
 	return nil
 }
@@ -145,7 +145,7 @@ func commitForced(ctx context.Context, lk *Lake, key PartitionKey, man *Manifest
 		return false, err
 	}
 	lk.restoreNewestClaim(ctx, key, man.Generation)
-	lk.removeUnreferenced(ctx, key, man)
+	lk.removeUnreferenced(ctx, key, man.Files, man.Generation)
 	return true, nil
 }
 
@@ -208,13 +208,13 @@ func references(m *Manifest, files []FileEntry) bool {
 	return false
 }
 
-// removeUnreferenced deletes part files of the partition's generation m.Generation or older that the
-// manifest does not list (the parts of killed writers and of replaced generations). Parts of newer
-// generations belong to forced writers still uploading and are left alone. Failures are ignored: garbage
-// is invisible to readers.
-func (l *Lake) removeUnreferenced(ctx context.Context, key PartitionKey, m *Manifest) {
+// removeUnreferenced deletes, after a commit, the partition's part files written at generation gen or
+// older that files does not list (the parts of killed writers, of a shard written again, and of replaced
+// generations). Parts of newer generations belong to forced writers still uploading and are left alone.
+// Failures are ignored: garbage is invisible to readers.
+func (l *Lake) removeUnreferenced(ctx context.Context, key PartitionKey, files []FileEntry, gen int) {
 	keep := map[string]bool{}
-	for _, f := range m.Files {
+	for _, f := range files {
 		keep[f.Name] = true
 	}
 	objs, err := l.store.List(ctx, key.Dir()+"/part-")
@@ -222,8 +222,7 @@ func (l *Lake) removeUnreferenced(ctx context.Context, key PartitionKey, m *Mani
 		return
 	}
 	for _, o := range objs {
-		gen, ok := partGeneration(o.Key)
-		if ok && gen <= m.Generation && !keep[o.Key[strings.LastIndex(o.Key, "/")+1:]] {
+		if g, ok := partGeneration(o.Key); ok && g <= gen && !keep[o.Key[strings.LastIndex(o.Key, "/")+1:]] {
 			l.store.Delete(ctx, o.Key)
 		}
 	}

@@ -320,6 +320,9 @@ func (t *Txn) Commit(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	t.lk.removeSuperseded(ctx, t.prev, rec)
+	for _, p := range rec.Partitions {
+		t.lk.removeUnreferenced(ctx, p.Key(s.Run, s.Step), p.Manifest.Files, t.gen)
+	}
 	return true, nil
 }
 

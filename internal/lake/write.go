@@ -98,16 +98,27 @@ func WriteRows[T schemas.Row](ctx context.Context, tx *Txn, key PartitionKey, ro
 }
 
 // CommitRows is the whole transaction of a writer outside any stage that commits one partition (an
-// import, eval's chunk, a synthetic run's table, a test's rows): it opens a transaction of spec, writes
-// rows as key and commits them, or aborts and returns the error.
+// import, a synthetic run's table, a test's rows): unless spec.Force, a partition already committed is
+// ErrCommitted; otherwise it opens a transaction of spec, writes rows as key and commits them, or aborts
+// and returns the error. The result's Committed says whether this call made the rows visible (false for
+// a shard process that was not the last one in).
 func CommitRows[T schemas.Row](ctx context.Context, lk *Lake, spec TxnSpec, key PartitionKey, rows []T, opts WriteOptions) (WriteResult, error) {
+	if !spec.Force && key.Corpus == "" {
+		_, err := lk.Manifest(ctx, key)
+		switch {
+		case err == nil:
+			return WriteResult{}, fmt.Errorf("%w: %s (use --force to replace it)", ErrCommitted, key)
+		case !errors.Is(err, ErrNotCommitted):
+			return WriteResult{}, err
+		}
+	}
 	tx := lk.Begin(spec)
 	res, err := WriteRows(ctx, tx, key, rows, opts)
 	if err != nil {
 		tx.Abort(context.WithoutCancel(ctx))
 		return res, err
 	}
-	_, err = tx.Commit(context.WithoutCancel(ctx))
+	res.Committed, err = tx.Commit(context.WithoutCancel(ctx))
 	return res, err
 }
 
