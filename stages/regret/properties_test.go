@@ -10,6 +10,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/outcome"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
 )
@@ -20,8 +21,8 @@ func TestAnchorByHand(t *testing.T) {
 		{.8, .4, .6, .5}, {1, .4, .6, 0}, {0, 0, .6, 1}, {1, .4, 1, 1}, {-.5, .4, .6, 0}, {1.5, .4, .6, 0},
 	}
 	for _, c := range cases {
-		if got := DifficultyAnchor(c.p, c.lo, c.hi); !near(got, c.want) {
-			t.Errorf("DifficultyAnchor(%v, %v, %v) = %v, want %v", c.p, c.lo, c.hi, got, c.want)
+		if got := outcome.DifficultyAnchor(c.p, c.lo, c.hi); !near(got, c.want) {
+			t.Errorf("outcome.DifficultyAnchor(%v, %v, %v) = %v, want %v", c.p, c.lo, c.hi, got, c.want)
 		}
 	}
 }
@@ -32,8 +33,8 @@ func TestAnchorInUnitInterval(t *testing.T) {
 		lo := rng.Float64()
 		hi := lo + rng.Float64()*(1-lo)
 		p := rng.Float64()*1.4 - .2
-		if a := DifficultyAnchor(p, lo, hi); !(a >= 0 && a <= 1) {
-			t.Fatalf("DifficultyAnchor(%v, %v, %v) = %v, outside [0, 1]", p, lo, hi, a)
+		if a := outcome.DifficultyAnchor(p, lo, hi); !(a >= 0 && a <= 1) {
+			t.Fatalf("outcome.DifficultyAnchor(%v, %v, %v) = %v, outside [0, 1]", p, lo, hi, a)
 		}
 	}
 }
@@ -43,7 +44,7 @@ func TestRewardNonDecreasingInRegret(t *testing.T) {
 	p := testParams()
 	for i := 0; i < 5000; i++ {
 		solve := rng.Float64()
-		anchor := DifficultyAnchor(solve, p.BandLo, p.BandHi)
+		anchor := outcome.DifficultyAnchor(solve, p.BandLo, p.BandHi)
 		r1 := rng.Float64()*4 - 2
 		r2 := r1 + rng.Float64()*2
 		a := DesignerReward(ClippedRegret(r1), anchor, p.WeightRegret, p.WeightAnchor)
