@@ -79,7 +79,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 			res.Excluded++
 		}
 	}
-	// Writes run to completion once started; designer_rewards goes last because it marks the step done.
+	// Writes run to completion once started; designer_rewards is the stage's marker.
 	wctx := context.WithoutCancel(ctx)
 	wopts := lake.WriteOptions{Shard: env.Shard.Index, Shards: env.Shard.Shards()}
 	global := func(rows []schemas.EMAStateRow) []schemas.EMAStateRow {

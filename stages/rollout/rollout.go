@@ -140,9 +140,8 @@ func endedByText(counts map[string]int) string {
 }
 
 // Run plays the step's episodes of env's shard of the pool's envs (split by internal/shard's hash of
-// env_id) through env's sandbox pool and the Agent client of the step's weights, and commits llm_calls,
-// turns and episodes. Without env.Force, turns and this shard's llm_calls fragment are still replaced:
-// Execute runs the stage only while episodes is not committed, so they are a killed attempt's leftovers.
+// env_id) through env's sandbox pool and the Agent client of the step's weights, and writes llm_calls,
+// turns and episodes into env.Txn, which Execute commits as one record.
 func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	log, cfg, lk, run := env.Logger(), env.Config, env.Lake, env.Run
 	shards, myShard := env.Shard.Shards(), env.Shard.Index

@@ -40,10 +40,10 @@ type Env struct {
 	// directory per step).
 	TrainerLog io.Writer
 	TrainerDir string
-	// Resume makes Execute run a stage that is not done as if forced, so what a killed attempt committed
-	// before the stage's marker (a rollout's turns before its episodes, the gate's results before its
-	// envs) is replaced by the re-run's rows, never kept beside rows it does not belong with. `spade run`
-	// sets it; it needs an unsharded Env.
+	// Resume makes Execute run a stage that is not done as if forced, so whatever is committed at the step
+	// under the stage's name without its marker (a lake upgraded from per-partition manifests can hold a
+	// killed attempt's turns without its episodes) is replaced by the re-run's rows, never kept beside rows
+	// it does not belong with. `spade run` sets it; it needs an unsharded Env.
 	Resume bool
 	// Weights, when set, names the served weights every LLM call of this process uses instead of the
 	// newest published ones (see WeightsVersion).

@@ -61,7 +61,7 @@ type Stage interface {
 	// Reads lists the tables the stage cannot run without (optional inputs, such as the memory of an
 	// earlier pool, are not listed).
 	Reads() []Input
-	// Writes lists the tables the stage commits at its step, in commit order: the last one marks the
+	// Writes lists the tables the stage commits at its step (all in one record); the last one marks the
 	// stage done at that step.
 	Writes() []string
 	// Due reports whether the stage runs at step under cfg (the refresh stages run at pool starts only).
