@@ -84,6 +84,9 @@ func WriteRows[T schemas.Row](ctx context.Context, tx *Txn, key PartitionKey, ro
 	if err := checkRowType(spec, rows); err != nil {
 		return WriteResult{}, fmt.Errorf("lake: %s: %w", key, err)
 	}
+	if tx == nil {
+		return WriteResult{}, fmt.Errorf("lake: %s written without a transaction (a stage writes into env.Txn, which stage.Execute or stage.Within opens)", key)
+	}
 	if !tx.covers(key) {
 		return WriteResult{}, fmt.Errorf("lake: %s lies outside the transaction of %s", key, tx.scope())
 	}

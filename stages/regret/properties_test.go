@@ -13,6 +13,7 @@ import (
 	"github.com/spadekit/spade/internal/outcome"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 func TestAnchorByHand(t *testing.T) {
@@ -125,7 +126,7 @@ func TestMemoryAcrossPoolsThroughTheLake(t *testing.T) {
 	ctx := context.Background()
 	lk, run := newRun(t, func(c *config.Config) { c.Memory.Capacity = 4 })
 	for step := int64(0); step < 2; step++ {
-		if _, err := Run(ctx, testEnv(t, lk, run, shard.All, false), step); err != nil {
+		if _, err := stage.Within(ctx, testEnv(t, lk, run, shard.All, false), stage.Regret, step, Run); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -145,11 +146,11 @@ func TestShardsCommitTheSameRows(t *testing.T) {
 	one, run := newRun(t, nil)
 	three, _ := newRun(t, nil)
 	for step := int64(0); step < 2; step++ {
-		if _, err := Run(ctx, testEnv(t, one, run, shard.All, false), step); err != nil {
+		if _, err := stage.Within(ctx, testEnv(t, one, run, shard.All, false), stage.Regret, step, Run); err != nil {
 			t.Fatal(err)
 		}
 		for i := 2; i >= 0; i-- {
-			if _, err := Run(ctx, testEnv(t, three, run, shard.Spec{Index: i, Count: 3}, false), step); err != nil {
+			if _, err := stage.Within(ctx, testEnv(t, three, run, shard.Spec{Index: i, Count: 3}, false), stage.Regret, step, Run); err != nil {
 				t.Fatal(err)
 			}
 		}
