@@ -31,7 +31,8 @@ type layoutFile struct {
 	Layout int `json:"layout"`
 }
 
-// checkLayout is Open's guard: a lake with a layout file must have this package's layout; a lake without
+// checkLayout is Open's guard: a lake with a layout file must have this package's layout, or layout 2
+// without any run partition committed by its own manifest (then the file is updated); a lake without
 // one is either new or empty (the file is written, best effort: a read-only credential cannot, and then
 // the next Open looks again) or was written in an older layout (ErrOldLayout, naming an object Upgrade
 // changes and the command that upgrades it). Costs one small read when the file exists.
@@ -43,9 +44,14 @@ func (l *Lake) checkLayout(ctx context.Context) error {
 		if err := json.Unmarshal(body, &f); err != nil {
 			return fmt.Errorf("lake: corrupt layout file %s/%s: %v", l.URI(), layoutKey, err)
 		}
-		if f.Layout < Layout {
-			return fmt.Errorf("%w %d at %s (partitions committed by their own manifest): run `spade --lake %s lake upgrade` once, with no other spade command running on this lake",
-				ErrOldLayout, f.Layout, l.URI(), l.URI())
+		if f.Layout == 2 {
+			// Layout 2 differs only where a run's partition has its own manifest: a lake with none is
+			// layout 3 already, and its file says so from now on (best effort, as for a new lake).
+			if err := l.checkNotLayoutOne(ctx); err != nil {
+				return err
+			}
+			l.store.Put(ctx, layoutKey, layoutFileBody())
+			return nil
 		}
 		if f.Layout != Layout {
 			return fmt.Errorf("lake: %s has layout %d, and this spade reads layout %d: use the spade version that wrote it", l.URI(), f.Layout, Layout)
