@@ -128,12 +128,10 @@ func EnvID(seed, step int64, slot, attempt int32) string {
 func callKey(slot, attempt int32) string { return fmt.Sprintf("slot=%d/attempt=%d", slot, attempt) }
 
 // Generate writes attempt 1 of every slot of step (of this generator's shard, when the stage runs
-// sharded): candidates and the "generate" llm_calls fragment. Slots are generated concurrently (bounded
-// by llm.max_in_flight); a failed call or an unparsable answer is a candidate with its parse_error, never
-// a stage failure. The calls are committed before the candidates, which mark the stage done; a re-run
-// after a kill between the two replaces this shard's calls. With force, the gate's regenerated attempts
-// of the step (candidates and calls fragments) are dropped: they were regenerated from the replaced
-// attempts.
+// sharded) into tx: candidates and the "generate" llm_calls fragment. Slots are generated concurrently
+// (bounded by llm.max_in_flight); a failed call or an unparsable answer is a candidate with its
+// parse_error, never a stage failure. With force, the gate's regenerated attempts of the step (candidates
+// and calls fragments) are dropped: they were regenerated from the replaced attempts.
 func (g *Generator) Generate(ctx context.Context, tx *lake.Txn, step int64, force bool) (Result, error) {
 	shards := max(g.shards, 1)
 	samples, err := g.slotSamples(ctx, step)
@@ -202,8 +200,8 @@ func (g *Generator) dropRegenerations(ctx context.Context, step int64) error {
 }
 
 // Regenerate is the entry point the gate calls for a slot whose candidate failed: it asks the Designer
-// for attempt prev.Attempt+1 of the slot and commits it to candidates and llm_calls at prev.Step before
-// returning it. How it asks is generate.regen:
+// for attempt prev.Attempt+1 of the slot and writes it to candidates and llm_calls at prev.Step in tx
+// (the gate's transaction, which lies at that step) before returning it. How it asks is generate.regen:
 //   - repair: the same slot (skill, document, memory) with the failed code and the gate's error in the
 //     prompt;
 //   - resample (the authors'): the slot's prompt again as a fresh sample, with no error feedback and a
