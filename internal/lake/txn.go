@@ -81,8 +81,14 @@ func (l *Lake) Begin(spec TxnSpec) *Txn {
 // Lake returns the lake the transaction writes to.
 func (t *Txn) Lake() *Lake { return t.lk }
 
-// Run returns the run the transaction writes ("" for a corpus import).
-func (t *Txn) Run() string { return t.spec.Run }
+// Run returns the run the transaction writes ("" for a corpus import, or for no transaction, which
+// WriteRows then refuses).
+func (t *Txn) Run() string {
+	if t == nil {
+		return ""
+	}
+	return t.spec.Run
+}
 
 // scope names the transaction's scope for messages.
 func (t *Txn) scope() string {
