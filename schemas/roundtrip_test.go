@@ -139,7 +139,7 @@ func TestRoundTripThroughLakeAndDuckDB(t *testing.T) {
 		case !spec.PerRun:
 			key = lake.PartitionKey{Corpus: "default", Table: name} // the corpus, or a benchmark's items
 		}
-		if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{}); err != nil {
+		if _, err := laketest.Commit(ctx, lk, key, rows, lake.WriteOptions{}); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		written[name] = rows

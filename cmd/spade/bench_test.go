@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -50,7 +51,7 @@ func makeBigLake() ([]string, error) {
 		return nil, err
 	}
 	for step := int64(0); step < 5; step++ {
-		if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "big", Table: "turns", Step: step}, benchTurns(step, 1_000_000), lake.WriteOptions{}); err != nil {
+		if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: "big", Table: "turns", Step: step}, benchTurns(step, 1_000_000), lake.WriteOptions{}); err != nil {
 			return nil, err
 		}
 	}

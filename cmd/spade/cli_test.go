@@ -16,6 +16,7 @@ import (
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/lake/s3test"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -226,7 +227,7 @@ func seedRuns(t *testing.T, env []string, uri string) {
 				rows[i] = schemas.TurnRow{Step: step, EpisodeID: fmt.Sprintf("e%d", i/5), EnvID: "env", Turn: int32(i % 5),
 					Reward: float64(i%4) / 4, Info: "{}", Observation: "o", Action: "a"}
 			}
-			if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: "turns", Step: step}, rows, lake.WriteOptions{}); err != nil {
+			if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: run, Table: "turns", Step: step}, rows, lake.WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

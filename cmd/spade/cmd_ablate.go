@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/spadekit/spade/internal/analytics"
-	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/regret"
 )
 
@@ -156,7 +155,7 @@ func runRescore(ctx context.Context, opts ablateOptions) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	scorer := newRegretScorer(p)
+	scorer := regret.NewPoolScorer(p)
 	ph := opts.startPhases("ablate", 1)
 	ph.next("rescoring every pool with each reward variant")
 	picks, err := analytics.Rescore(ctx, lk, run, scorer)
@@ -173,50 +172,3 @@ func runRescore(ctx context.Context, opts ablateOptions) error {
 	}
 	return analytics.RescoreSummary(picks, scorer.Variants(), cfg.Metrics.BandLo, cfg.Metrics.BandHi).Render(opts.Out, opts.Format)
 }
-
-// regretScorer implements analytics.PoolScorer with stages/regret: per-step EMA state for ema_lp, and
-// pool-window scores for every variant, as the regret stage computes its final rows.
-type regretScorer struct {
-	params regret.Params
-	state  []schemas.EMAStateRow
-}
-
-func newRegretScorer(p regret.Params) *regretScorer { return &regretScorer{params: p} }
-
-// Variants implements analytics.PoolScorer: the deployed variant first.
-func (s *regretScorer) Variants() []string {
-	names := []string{string(s.params.Deployed)}
-	for _, v := range schemas.VariantValues() {
-		if v != s.params.Deployed {
-			names = append(names, string(v))
-		}
-	}
-	return names
-}
-
-// Step implements analytics.PoolScorer.
-func (s *regretScorer) Step(step int64, episodes []schemas.EpisodeRow) {
-	s.state = regret.FoldEMA(s.state, regret.ScoreEpisodes(episodes, s.params), step, s.params)
-}
-
-// PoolEnd implements analytics.PoolScorer.
-func (s *regretScorer) PoolEnd(poolStep int64, episodes []schemas.EpisodeRow) []analytics.RescoredEnv {
-	scores := regret.ScoreEpisodes(episodes, s.params)
-	slow := regret.SlowBaselines(s.state)
-	out := make([]analytics.RescoredEnv, len(scores))
-	for i, sc := range scores {
-		out[i] = analytics.RescoredEnv{EnvID: sc.EnvID, Skill: sc.Skill, PoolStep: poolStep, SolveRate: sc.SolveRate,
-			Regret: sc.Regret, Rewards: map[string]float64{}}
-	}
-	for _, v := range schemas.VariantValues() {
-		rewards := regret.Rewards(v, scores, s.params, slow)
-		for i, sc := range scores {
-			if sc.Scored() {
-				out[i].Rewards[string(v)] = rewards[i]
-			}
-		}
-	}
-	return out
-}
-
-var _ analytics.PoolScorer = (*regretScorer)(nil)

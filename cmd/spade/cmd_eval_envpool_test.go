@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/schemas"
@@ -53,7 +54,7 @@ func TestEvalEnvPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PoolKey("tpool"), envPoolPrograms(t), lake.WriteOptions{}); err != nil {
+	if _, err := laketest.Commit(ctx, lk, lake.PoolKey("tpool"), envPoolPrograms(t), lake.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := must(t, env, "bench", "import", "--name", "tenvs", "--kind", "env_pool", "--pool", "tpool")

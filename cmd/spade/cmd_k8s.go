@@ -84,13 +84,9 @@ func runK8sRender(ctx context.Context, opts k8sRenderOptions) error {
 	if err != nil {
 		return err
 	}
-	stages := steprun.Stages()
-	var only []string
-	if opts.Only != "" {
-		only = strings.Split(opts.Only, ",")
-	}
-	if stages, err = steprun.Select(stages, only); err != nil {
-		return asUsage(err)
+	stages, err := onlyStages(opts.Only)
+	if err != nil {
+		return err
 	}
 	jobs, err := cluster.RenderK8s(cfg, stages, steps, cluster.K8sOptions{Run: run, LakeURI: uri, Shards: opts.Shards,
 		Image: opts.Image, Command: config.SplitArgs(opts.Command), Namespace: opts.Namespace,

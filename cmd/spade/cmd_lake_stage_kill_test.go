@@ -14,6 +14,7 @@ import (
 
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/lake/s3test"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/schemas"
@@ -56,7 +57,7 @@ func newRolloutFixture(t *testing.T, uri, run, gateURL string) *rolloutFixture {
 		t.Fatal(err)
 	}
 	f.lk = lk
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.CandidatesSpec.Name}, shardTestCandidates(t, run+"-env"), lake.WriteOptions{}); err != nil {
+	if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.CandidatesSpec.Name}, shardTestCandidates(t, run+"-env"), lake.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := f.cmd(gateURL, "gate", "--no-regenerate", "--step", "0").CombinedOutput(); err != nil {

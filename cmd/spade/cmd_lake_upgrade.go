@@ -25,7 +25,7 @@ Example: spade --lake s3://bucket/spade lake upgrade`,
 	}
 }
 
-// runLakeUpgrade renames the lake's objects to the current layout (lake.Upgrade).
+// runLakeUpgrade carries the lake to the current layout (lake.Upgrade).
 func runLakeUpgrade(ctx context.Context, opts globalOptions) error {
 	uri := opts.LakeURI
 	if err := lakeExists(uri); err != nil {
@@ -43,6 +43,7 @@ func runLakeUpgrade(ctx context.Context, opts globalOptions) error {
 		fmt.Fprintf(opts.Out, "%s is at layout %d already: nothing to do\n", uri, lake.Layout)
 		return nil
 	}
-	fmt.Fprintf(opts.Out, "upgraded %s to layout %d: %d objects (%d bytes) renamed\n", uri, lake.Layout, rep.Moved, rep.Bytes)
+	fmt.Fprintf(opts.Out, "upgraded %s to layout %d: %d objects (%d bytes) renamed, %d partition manifests turned into commit records\n",
+		uri, lake.Layout, rep.Moved, rep.Bytes, rep.Converted)
 	return nil
 }

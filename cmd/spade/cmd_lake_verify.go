@@ -118,12 +118,13 @@ func repairCommand(lakeURI, run string, cfg *config.Config, p lake.Problem) stri
 	if p.Kind == lake.ProblemOrphan || p.Kind == lake.ProblemTemporary {
 		return prefix + " lake vacuum"
 	}
-	if format, ok := strings.CutPrefix(p.Partition.Fragment, schemas.ImportFragmentPrefix); ok && p.Stage == "" {
-		// an official harness's import: re-import its folder
-		return fmt.Sprintf("%s eval import --format %s --step %d --force DIR", prefix, format, p.Partition.Step)
-	}
 	name := p.Stage
-	if name == "" {
+	if !isStage(name) {
+		// committed by a writer outside stages (an import, an upgrade, a copy, a synthetic run)
+		if format, ok := strings.CutPrefix(p.Partition.Fragment, schemas.ImportFragmentPrefix); ok {
+			// an official harness's import: re-import its folder
+			return fmt.Sprintf("%s eval import --format %s --step %d --force DIR", prefix, format, p.Partition.Step)
+		}
 		name = stageOfPartition(p.Partition, cfg)
 	}
 	command := name
@@ -133,8 +134,14 @@ func repairCommand(lakeURI, run string, cfg *config.Config, p lake.Problem) stri
 	return fmt.Sprintf("%s %s --step %d --force", prefix, command, p.Partition.Step)
 }
 
-// stageOfPartition names the stage that writes a partition committed without a stage record (lakes
-// written before commit records, synthetic runs), from the stages themselves (steprun.Stages):
+// isStage reports whether name is a stage's (a commit record's stage may also name a writer outside
+// stages: an import, `lake upgrade`, `init --from`, a synthetic run).
+func isStage(name string) bool {
+	return slices.ContainsFunc(steprun.Stages(), func(s stage.Stage) bool { return string(s.Name()) == name })
+}
+
+// stageOfPartition names the stage that writes a partition committed by a writer outside stages (a lake
+// upgraded from per-partition manifests, a synthetic run), from the stages themselves (steprun.Stages):
 //   - a fragment is named after the stage that writes it, whatever its table (schemas.Fragment*:
 //     "generate", "rollout", "gate-..."; schemas.EvalFragment: "eval-...");
 //   - otherwise a stage whose Writes lists the table; when several do (envs: gate, or pool in a run

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/spadekit/spade/internal/analytics"
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
 )
@@ -64,7 +65,7 @@ func runQuery(ctx context.Context, opts queryOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	sess, err := duck.OpenRuns(ctx, lk, runs...)
+	sess, err := analytics.OpenRuns(ctx, lk, runs...)
 	if err != nil {
 		if damage := lakeDamage(ctx, opts.globalOptions, lk, runs); damage != nil {
 			return damage

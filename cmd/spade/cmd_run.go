@@ -108,13 +108,9 @@ func runRun(ctx context.Context, opts runOptions) error {
 	if err != nil {
 		return err
 	}
-	stages := steprun.Stages()
-	var only []string
-	if opts.Only != "" {
-		only = strings.Split(opts.Only, ",")
-	}
-	if stages, err = steprun.Select(stages, only); err != nil {
-		return asUsage(err)
+	stages, err := onlyStages(opts.Only)
+	if err != nil {
+		return err
 	}
 	if opts.Executor == executorSlurm {
 		return submitSlurm(ctx, opts, lk, run, cfg, stages, steps)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/testenv"
 	"github.com/spadekit/spade/schemas"
 )
@@ -73,7 +74,7 @@ func TestGateAndEnvPlay(t *testing.T) {
 		{Slot: 0, EnvID: "rot-0", Attempt: 1, Skill: schemas.SkillSpatial, Setting: schemas.SettingGames, Code: string(code), Hint: string(hint)},
 		{Slot: 1, EnvID: "bad-1", Attempt: 1, Skill: schemas.SkillLogic, Setting: schemas.SettingGames, Code: "import os\n", Hint: "h"},
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "g1", Table: schemas.CandidatesSpec.Name, Step: 0}, rows, lake.WriteOptions{}); err != nil {
+	if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: "g1", Table: schemas.CandidatesSpec.Name, Step: 0}, rows, lake.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := must(t, env, "--run", "g1", "gate", "--step", "0", "--no-regenerate")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/lake/s3test"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/internal/shard"
@@ -154,7 +155,7 @@ func TestRolloutResumesAfterKillBetweenTurnsAndEpisodes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.CandidatesSpec.Name}, candidates, lake.WriteOptions{}); err != nil {
+			if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.CandidatesSpec.Name}, candidates, lake.WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if out, err := spade(nil, "gate", "--no-regenerate", "--step", "0").CombinedOutput(); err != nil {

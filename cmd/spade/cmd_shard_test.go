@@ -13,6 +13,7 @@ import (
 
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/lake/s3test"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/llm"
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/schemas"
@@ -62,7 +63,7 @@ func TestShardedGateAndRolloutCommitTheSameRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.CandidatesSpec.Name, Step: 0}, candidates, lake.WriteOptions{}); err != nil {
+		if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.CandidatesSpec.Name, Step: 0}, candidates, lake.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, stage := range [][]string{{"gate", "--no-regenerate"}, {"rollout"}} {

@@ -16,6 +16,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -42,7 +43,7 @@ func playEnvOf(t *testing.T, code, hint string) []string {
 		t.Fatal(err)
 	}
 	rows := []schemas.CandidateRow{{Slot: 0, EnvID: "kk-0", Attempt: 1, Skill: schemas.SkillLogic, Setting: schemas.SettingGames, Code: string(code), Hint: string(hint)}}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "p1", Table: schemas.CandidatesSpec.Name, Step: 0}, rows, lake.WriteOptions{}); err != nil {
+	if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: "p1", Table: schemas.CandidatesSpec.Name, Step: 0}, rows, lake.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if out := must(t, env, "--run", "p1", "gate", "--step", "0", "--no-regenerate"); !strings.Contains(out, "1 of 1 slots accepted") {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/spadekit/spade/internal/shard"
+	steprun "github.com/spadekit/spade/stages/run"
 	"github.com/spadekit/spade/stages/stage"
 )
 
@@ -80,4 +82,18 @@ func runStage(ctx context.Context, opts stageOptions, makeStage func(env *stage.
 	}
 	fmt.Fprintf(opts.Out, "%s: step %d: %s\n", s.Name(), opts.Step, out.Summary)
 	return nil
+}
+
+// onlyStages is the step's stages (steprun.Stages) narrowed to --only's comma-separated names ("" keeps
+// them all), for `spade run` and `spade k8s render`; an unknown name is a usage error.
+func onlyStages(only string) ([]stage.Stage, error) {
+	var names []string
+	if only != "" {
+		names = strings.Split(only, ",")
+	}
+	stages, err := steprun.Select(steprun.Stages(), names)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	return stages, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/embed"
 	"github.com/spadekit/spade/internal/lake"
 )
@@ -111,7 +110,7 @@ func runVectors(ctx context.Context, lk *lake.Lake, runs []string, e embed.Embed
 		var docs []embed.Document
 		owner := []string{}
 		for _, run := range runs {
-			s, err := duck.OpenRuns(ctx, lk, run)
+			s, err := OpenRuns(ctx, lk, run)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -125,7 +124,7 @@ func runVectors(ctx context.Context, lk *lake.Lake, runs []string, e embed.Embed
 				owner = append(owner, run)
 			}
 		}
-		db, err := duck.Open()
+		db, err := OpenDB()
 		if err != nil {
 			return nil, 0, err
 		}
@@ -146,7 +145,7 @@ func runVectors(ctx context.Context, lk *lake.Lake, runs []string, e embed.Embed
 		if _, err := EnsureEmbeddings(ctx, lk, run, specOf(e)); err != nil {
 			return nil, 0, err
 		}
-		s, err := duck.OpenRuns(ctx, lk, run)
+		s, err := OpenRuns(ctx, lk, run)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
-	_ "github.com/spadekit/spade/internal/vendi" // registers vendi, vendi_per_n, mean_cosine_distance
+	"github.com/spadekit/spade/internal/vendi"
 	sqlfiles "github.com/spadekit/spade/sql"
 )
 
@@ -37,10 +37,53 @@ type Session struct {
 // EmbedderName is the embedder whose vectors the session's diversity models read.
 func (s *Session) EmbedderName() string { return s.embedder }
 
-func init() { duck.OnViews(modelViews) }
+// OpenRuns is the one function that builds a DuckDB session for reading runs: duck.OpenRuns's table
+// views over runs, the vendi UDFs (vendi.Register) and the models of sql/ as views (modelViews). Every
+// session over runs that shows the models (`spade query`, metrics, the report, the viewer) is made here.
+func OpenRuns(ctx context.Context, lk *lake.Lake, runs ...string) (*duck.Session, error) {
+	s, err := duck.OpenRuns(ctx, lk, runs...)
+	if err != nil {
+		return nil, err
+	}
+	return withModels(ctx, lk, s)
+}
 
-// modelViews is the duck.OnViews hook that gives every session over runs (plain `spade query` ones too)
-// the models of sql/ as views, with the first run's parameters set as DuckDB variables (default
+// OpenListed is OpenRuns over listings the caller has made (duck.OpenListed).
+func OpenListed(ctx context.Context, lk *lake.Lake, listings map[string]*lake.RunListing, runs ...string) (*duck.Session, error) {
+	s, err := duck.OpenListed(ctx, lk, listings, runs...)
+	if err != nil {
+		return nil, err
+	}
+	return withModels(ctx, lk, s)
+}
+
+// OpenDB is duck.Open with the vendi UDFs registered: a session without views.
+func OpenDB() (*sql.DB, error) {
+	db, err := duck.Open()
+	if err != nil {
+		return nil, err
+	}
+	if err := vendi.Register(db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// withModels registers the vendi UDFs and the models on s, closing it on an error.
+func withModels(ctx context.Context, lk *lake.Lake, s *duck.Session) (*duck.Session, error) {
+	if err := vendi.Register(s.DB); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := modelViews(ctx, lk, s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// modelViews gives a session over runs the models of sql/ as views, with the first run's parameters set as DuckDB variables (default
 // embedder): `spade --run r1 query "select * from learnable_band"` computes what `spade metrics` shows.
 // With several runs, each model still computes per run, but with the first run's parameters (window,
 // band, quota); with none, the models' defaults (the paper's settings) apply.
@@ -81,7 +124,7 @@ func open(ctx context.Context, lk *lake.Lake, run, embedder string, cache bool) 
 	if err != nil {
 		return nil, err
 	}
-	ds, err := duck.OpenRuns(ctx, lk, run)
+	ds, err := OpenRuns(ctx, lk, run)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/embed"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/llm"
@@ -46,7 +45,7 @@ func EnsureEmbeddings(ctx context.Context, lk *lake.Lake, run string, spec Embed
 	if err != nil {
 		return "", err
 	}
-	s, err := duck.OpenRuns(ctx, lk, run)
+	s, err := OpenRuns(ctx, lk, run)
 	if err != nil {
 		return "", err
 	}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 
-	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
 )
 
@@ -19,7 +18,7 @@ func AddEvalColumns(ctx context.Context, lk *lake.Lake, t *Table, runs []string)
 	scores := map[string]map[string]score{} // bench → run → newest score
 	var benches []string
 	for _, run := range runs {
-		s, err := duck.OpenRuns(ctx, lk, run)
+		s, err := OpenRuns(ctx, lk, run)
 		if err != nil {
 			return err
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spadekit/spade/internal/bench"
 	"github.com/spadekit/spade/internal/config"
-	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
@@ -57,7 +56,7 @@ func TestEvalScoresModel(t *testing.T) {
 		}
 	}
 	laketest.Write(t, lk, lake.PartitionKey{Run: "r", Table: schemas.EvalResultsSpec.Name, Step: 5, Fragment: "eval-m-c000000"}, rows)
-	s, err := duck.OpenRuns(ctx, lk, "r")
+	s, err := OpenRuns(ctx, lk, "r")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
 )
 
@@ -61,7 +60,7 @@ func LoadPaperTable(ctx context.Context, lk *lake.Lake, runs []string, number in
 	if !ok {
 		return nil, fmt.Errorf("analytics: no paper table %d (1, 2 or 3)", number)
 	}
-	s, err := duck.OpenRuns(ctx, lk, runs...)
+	s, err := OpenRuns(ctx, lk, runs...)
 	if err != nil {
 		return nil, err
 	}

@@ -20,9 +20,10 @@ type RescoredEnv struct {
 	Rewards map[string]float64
 }
 
-// PoolScorer recomputes Designer rewards; the CLI hands in the regret stage's formulas so they live in
-// one place. Step is called for every step in order with that step's episodes (for stateful variants such
-// as ema_lp); PoolEnd after the last step of each pool, with all the pool's episodes.
+// PoolScorer recomputes Designer rewards; the CLI hands in regret.PoolScorer, the regret stage's
+// formulas, so they live in one place. Step is called for every step in order with that step's episodes
+// (for stateful variants such as ema_lp); PoolEnd after the last step of each pool, with all the pool's
+// episodes.
 type PoolScorer interface {
 	// Variants names the variants, the deployed one first.
 	Variants() []string

@@ -67,7 +67,7 @@ func writeSeed[T schemas.Row](ctx context.Context, lk *lake.Lake, table string) 
 		byStep[step] = append(byStep[step], r)
 	}
 	for step, part := range byStep {
-		if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "seed", Table: table, Step: step}, part, lake.WriteOptions{}); err != nil {
+		if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: "seed", Table: table, Step: step}, part, lake.WriteOptions{}); err != nil {
 			return err
 		}
 	}

@@ -55,7 +55,7 @@ func TestImportEnvPool(t *testing.T) {
 		t.Errorf("re-import: %+v, %v", res, err)
 	}
 	other := []schemas.PoolRow{{EntryID: "e1", Code: "class C: pass", Setting: schemas.SettingGames, CodeSHA256: sha("class C: pass")}}
-	lake.WriteRows(ctx, lk, lake.PoolKey("clash"), other, lake.WriteOptions{})
+	laketest.Commit(ctx, lk, lake.PoolKey("clash"), other, lake.WriteOptions{})
 	var inErr *InputError
 	for _, c := range []struct{ pools, runs []string }{{[]string{"clash"}, []string{"r@0"}}, {[]string{"missing"}, nil}, {nil, []string{"r@7"}}, {nil, []string{"r"}}, {nil, nil}} {
 		if _, err := ImportEnvPool(ctx, lk, "x", c.pools, c.runs); !errors.As(err, &inErr) {

@@ -98,7 +98,8 @@ func merge(ctx context.Context, lk *lake.Lake, name string, kind schemas.BenchKi
 		return res, nil
 	}
 	sort.Slice(merged, func(i, j int) bool { return merged[i].ItemID < merged[j].ItemID })
-	_, err = lake.WriteRows(ctx, lk, key, merged, lake.WriteOptions{Force: len(existing) > 0})
+	spec := lake.TxnSpec{Corpus: name, Stage: "bench-import", Force: len(existing) > 0}
+	_, err = lake.CommitRows(ctx, lk, spec, key, merged, lake.WriteOptions{})
 	return res, err
 }
 

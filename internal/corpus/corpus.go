@@ -54,7 +54,8 @@ func Import(ctx context.Context, lk *lake.Lake, name string, files []string) (Re
 	if res.Imported == 0 && len(existing) > 0 {
 		return res, nil
 	}
-	_, err = lake.WriteRows(ctx, lk, key, merged, lake.WriteOptions{Force: len(existing) > 0})
+	spec := lake.TxnSpec{Corpus: name, Stage: "corpus-import", Force: len(existing) > 0}
+	_, err = lake.CommitRows(ctx, lk, spec, key, merged, lake.WriteOptions{})
 	return res, err
 }
 

@@ -18,38 +18,15 @@ import (
 	"github.com/spadekit/spade/schemas"
 )
 
-// Open returns an in-memory DuckDB with extension downloads disabled and no views.
+// Open returns an in-memory DuckDB with extension downloads disabled, no views and no UDFs (the
+// session with the models and the vendi UDFs is analytics.OpenRuns).
 func Open() (*sql.DB, error) {
 	db, err := sql.Open("duckdb", "?autoinstall_known_extensions=false&autoload_known_extensions=false")
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: %w", err)
 	}
 	db.SetMaxOpenConns(1) // views and UDFs live in one connection's catalog
-	for _, hook := range openHooks {
-		if err := hook(db); err != nil {
-			db.Close()
-			return nil, err
-		}
-	}
 	return db, nil
-}
-
-// openHooks run on every new session; packages that add SQL functions register them with OnOpen.
-var openHooks []func(*sql.DB) error
-
-// OnOpen registers a function run on every session Open returns (for example to register scalar UDFs
-// such as vendi). It must be called from an init function.
-func OnOpen(hook func(*sql.DB) error) { openHooks = append(openHooks, hook) }
-
-// viewHooks run on every session OpenRuns returns, after its table views exist.
-var viewHooks []func(context.Context, *lake.Lake, *Session) error
-
-// OnViews registers a function run on every session OpenRuns returns, after the session's table views
-// (and `corpus`) are created: for example to set a run's parameters as DuckDB variables and create views
-// that read the tables (the analytics models). A hook's error fails OpenRuns. It must be called from an
-// init function.
-func OnViews(hook func(ctx context.Context, lk *lake.Lake, s *Session) error) {
-	viewHooks = append(viewHooks, hook)
 }
 
 // Session is a DuckDB session with views over one or more runs of a lake.
@@ -90,12 +67,6 @@ func OpenListed(ctx context.Context, lk *lake.Lake, listings map[string]*lake.Ru
 	if err := s.createViews(ctx, lk, listings); err != nil {
 		db.Close()
 		return nil, err
-	}
-	for _, hook := range viewHooks {
-		if err := hook(ctx, lk, s); err != nil {
-			db.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }

@@ -90,26 +90,38 @@ func recordRewrite(t *testing.T, part string) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(body)
-	path := filepath.Join(filepath.Dir(part), "_manifest.json")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range m["files"].([]any) {
-		entry := f.(map[string]any)
-		if entry["name"] == filepath.Base(part) {
-			entry["sha256"], entry["bytes"] = hex.EncodeToString(sum[:]), len(body)
+	runDir := part[:strings.Index(part, "/episodes/")]
+	updated := 0
+	filepath.Walk(filepath.Join(runDir, "_commits"), func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
 		}
-	}
-	if data, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range rec["partitions"].([]any) {
+			for _, f := range p.(map[string]any)["manifest"].(map[string]any)["files"].([]any) {
+				if entry := f.(map[string]any); entry["name"] == filepath.Base(part) {
+					entry["sha256"], entry["bytes"] = hex.EncodeToString(sum[:]), len(body)
+					updated++
+				}
+			}
+		}
+		if data, err = json.Marshal(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return nil
+	})
+	if updated == 0 {
+		t.Fatalf("no commit record lists %s", part)
 	}
 }
 

@@ -66,7 +66,7 @@ func Render(ctx context.Context, db *sql.DB, query, format, outPath string, w io
 					buf.WriteByte(',')
 				}
 				k, _ := json.Marshal(c)
-				v, err := json.Marshal(jsonValue(r[j]))
+				v, err := json.Marshal(JSONValue(r[j], nil))
 				if err != nil {
 					return fmt.Errorf("column %s: %w", c, err)
 				}
@@ -149,9 +149,28 @@ func FormatValue(v any) string {
 	return fmt.Sprint(v)
 }
 
-// jsonValue makes a SQL value encodable: bytes as text, non-finite floats as null, lists and maps
-// element by element.
-func jsonValue(v any) any {
+// JSONValue makes a SQL value one encoding/json writes faithfully, the module's one converter of them:
+// lists and maps element by element; every other value through leaf when it is not nil (the viewer's
+// makes text safe and DuckDB's wider numbers plain), then bytes as text and non-finite floats (which JSON
+// cannot hold) as null.
+func JSONValue(v any, leaf func(any) any) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = JSONValue(e, leaf)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = JSONValue(e, leaf)
+		}
+		return out
+	}
+	if leaf != nil {
+		v = leaf(v)
+	}
 	switch x := v.(type) {
 	case []byte:
 		return string(x)
@@ -163,18 +182,6 @@ func jsonValue(v any) any {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			return nil
 		}
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonValue(e)
-		}
-		return out
 	}
 	return v
 }

@@ -7,8 +7,6 @@ package embed
 void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work, const int *lwork, int *info);
 void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau, double *work,
              const int *lwork, int *info);
-void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
-             double *work, const int *lwork, int *iwork, const int *liwork, int *info);
 void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *a, int lda,
                  const double *b, int ldb, double beta, double *c, int ldc);
 */
@@ -17,6 +15,8 @@ import "C"
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/spadekit/spade/internal/linalg"
 )
 
 func dptr(x []float64) *C.double { return (*C.double)(unsafe.Pointer(&x[0])) }
@@ -64,31 +64,9 @@ func orthonormalize(y []float64, m, l int) ([]float64, error) {
 }
 
 // symmetricEigen returns the eigenvalues (ascending) and eigenvectors (column j of the row-major l×l
-// result belongs to eigenvalue j) of the symmetric l×l matrix s (destroyed), by LAPACK dsyevd.
+// result belongs to eigenvalue j) of the symmetric l×l matrix s (destroyed): linalg.SymmetricEigen.
 func symmetricEigen(s []float64, l int) ([]float64, []float64, error) {
-	jobz, uplo := C.char('V'), C.char('L')
-	nn, lda := C.int(l), C.int(l)
-	w := make([]float64, l)
-	var info C.int
-	var query C.double
-	var iquery C.int
-	lwork, liwork := C.int(-1), C.int(-1)
-	C.dsyevd_(&jobz, &uplo, &nn, dptr(s), &lda, dptr(w), &query, &lwork, &iquery, &liwork, &info)
-	work := make([]float64, max(int(query), 1))
-	iwork := make([]int32, max(int(iquery), 1))
-	lwork, liwork = C.int(len(work)), C.int(len(iwork))
-	C.dsyevd_(&jobz, &uplo, &nn, dptr(s), &lda, dptr(w), dptr(work), &lwork, (*C.int)(unsafe.Pointer(&iwork[0])), &liwork, &info)
-	if info != 0 {
-		return nil, nil, fmt.Errorf("embed: dsyevd: info %d", info)
-	}
-	// s holds the eigenvectors column-major (vector j in s[j*l : (j+1)*l]); return them row-major.
-	v := make([]float64, l*l)
-	for j := 0; j < l; j++ {
-		for i := 0; i < l; i++ {
-			v[i*l+j] = s[j*l+i]
-		}
-	}
-	return w, v, nil
+	return linalg.SymmetricEigen(s, l, true)
 }
 
 // gemm returns C = op(A)·op(B) for row-major matrices: A is m×k (or k×m when transA), B is k×n (or n×k

@@ -82,7 +82,8 @@ func EmbedRun(ctx context.Context, lk *lake.Lake, db *sql.DB, run string, embedd
 	}
 	for step, rows := range byStep {
 		key := lake.PartitionKey{Run: run, Table: schemas.EmbeddingsSpec.Name, Step: step}
-		if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{Force: true}); err != nil {
+		spec := lake.TxnSpec{Run: run, Stage: "embed", Step: step, Force: true}
+		if _, err := lake.CommitRows(ctx, lk, spec, key, rows, lake.WriteOptions{}); err != nil {
 			return result, fmt.Errorf("embed: run %s: %w", run, err)
 		}
 	}

@@ -214,7 +214,8 @@ func Import(ctx context.Context, lk *lake.Lake, o Options) (Result, error) {
 	for i := range res.Benches {
 		res.Benches[i].Mean /= float64(res.Benches[i].Samples)
 	}
-	if _, err := lake.WriteRows(lake.WithoutTxn(ctx), lk, key, rows, lake.WriteOptions{Force: committed}); err != nil {
+	spec := lake.TxnSpec{Run: o.Run, Stage: "eval-import-" + string(o.Format), Step: o.Step, Force: committed}
+	if _, err := lake.CommitRows(ctx, lk, spec, key, rows, lake.WriteOptions{}); err != nil {
 		return Result{}, err
 	}
 	return res, nil

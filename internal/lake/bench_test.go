@@ -45,7 +45,7 @@ func newWriteBench(ctx context.Context) (writeBenchFixture, error) {
 	}
 	// Load the same rows into a DuckDB table (untimed) from a partition of ours.
 	seed := lake.PartitionKey{Run: "bench", Table: "turns", Step: 0}
-	if _, err := lake.WriteRows(ctx, lk, seed, rows, lake.WriteOptions{}); err != nil {
+	if _, err := commit(ctx, lk, seed, rows, lake.WriteOptions{}, false); err != nil {
 		return writeBenchFixture{}, err
 	}
 	files, err := lk.LocalFiles(ctx, "bench", "turns")
@@ -86,7 +86,7 @@ func BenchmarkWriteTurns1M(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		res, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "bench", Table: "turns", Step: steps.Add(1)}, rows, lake.WriteOptions{})
+		res, err := commit(ctx, lk, lake.PartitionKey{Run: "bench", Table: "turns", Step: steps.Add(1)}, rows, lake.WriteOptions{}, false)
 		if err != nil {
 			b.Fatal(err)
 		}

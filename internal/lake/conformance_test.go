@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -71,11 +69,9 @@ func runConformance(t *testing.T, newLake newLakeFunc) {
 	t.Run("CommitOnce", func(t *testing.T) { testCommitOnce(t, newLake) })
 	t.Run("RacingWriters", func(t *testing.T) { testRacingWriters(t, newLake) })
 	t.Run("ForceIsAtomic", func(t *testing.T) { testForceIsAtomic(t, newLake) })
-	t.Run("ForceRollsForward", func(t *testing.T) { testForceRollsForward(t, newLake) })
 	t.Run("ShardsInGoroutines", func(t *testing.T) { testShardsInGoroutines(t, newLake) })
 	t.Run("ShardsInProcesses", func(t *testing.T) { testShardsInProcesses(t, newLake) })
 	t.Run("Fragments", func(t *testing.T) { testFragments(t, newLake) })
-	t.Run("ShardedFragmentReplaceShard", func(t *testing.T) { testShardedFragmentReplaceShard(t, newLake) })
 	t.Run("UpgradeLayoutOne", func(t *testing.T) { testUpgradeLayoutOne(t, newLake) })
 }
 
@@ -235,7 +231,7 @@ func testCommitOnce(t *testing.T, newLake newLakeFunc) {
 		t.Fatalf("ReadRows before commit: got %v, want ErrNotCommitted", err)
 	}
 	rows := turnRows(2500, 7, "")
-	res, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{ChunkRows: 1000})
+	res, err := commit(ctx, lk, key, rows, lake.WriteOptions{ChunkRows: 1000}, false)
 	if err != nil || !res.Committed || res.Rows != 2500 {
 		t.Fatalf("WriteRows = %+v, %v", res, err)
 	}
@@ -250,7 +246,7 @@ func testCommitOnce(t *testing.T, newLake newLakeFunc) {
 	if err != nil || len(m.Files) != 3 || m.Rows != 2500 || m.SchemaVersion != schemas.TurnsSpec.Version {
 		t.Fatalf("manifest = %+v, %v", m, err)
 	}
-	if _, err := lake.WriteRows(ctx, lk, key, turnRows(10, 8, ""), lake.WriteOptions{}); !errors.Is(err, lake.ErrCommitted) {
+	if _, err := commit(ctx, lk, key, turnRows(10, 8, ""), lake.WriteOptions{}, false); !errors.Is(err, lake.ErrCommitted) {
 		t.Fatalf("re-run of a committed partition: got %v, want ErrCommitted", err)
 	}
 	again, _ := lake.ReadRows[schemas.TurnRow](ctx, lk, key)
@@ -262,26 +258,26 @@ func testCommitOnce(t *testing.T, newLake newLakeFunc) {
 	}
 	// An empty partition commits too ("ran, found nothing").
 	empty := lake.PartitionKey{Run: "r1", Table: "turns", Step: 4}
-	if res, err := lake.WriteRows(ctx, lk, empty, []schemas.TurnRow{}, lake.WriteOptions{}); err != nil || !res.Committed {
+	if res, err := commit(ctx, lk, empty, []schemas.TurnRow{}, lake.WriteOptions{}, false); err != nil || !res.Committed {
 		t.Fatalf("empty WriteRows = %+v, %v", res, err)
 	}
 	if got, err := lake.ReadRows[schemas.TurnRow](ctx, lk, empty); err != nil || len(got) != 0 {
 		t.Fatalf("empty partition read %d rows, %v", len(got), err)
 	}
 	// Keys without a valid run are refused.
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Table: "turns", Step: 1}, rows[:2], lake.WriteOptions{}); err == nil {
+	if _, err := commit(ctx, lk, lake.PartitionKey{Table: "turns", Step: 1}, rows[:2], lake.WriteOptions{}, false); err == nil {
 		t.Fatal("a turns partition without a run was accepted")
 	}
 	// Rows of another table's type are refused.
 	wrong := lake.PartitionKey{Run: "r1", Table: "episodes", Step: 3}
-	if _, err := lake.WriteRows(ctx, lk, wrong, rows[:2], lake.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "table episodes holds") {
+	if _, err := commit(ctx, lk, wrong, rows[:2], lake.WriteOptions{}, false); err == nil || !strings.Contains(err.Error(), "table episodes holds") {
 		t.Fatalf("turns rows written as episodes: got %v, want a refusal", err)
 	}
 	// Invalid rows commit nothing.
 	bad := turnRows(3, 1, "")
 	bad[2].EpisodeID = ""
 	badKey := lake.PartitionKey{Run: "r1", Table: "turns", Step: 5}
-	if _, err := lake.WriteRows(ctx, lk, badKey, bad, lake.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "turns.episode_id") {
+	if _, err := commit(ctx, lk, badKey, bad, lake.WriteOptions{}, false); err == nil || !strings.Contains(err.Error(), "turns.episode_id") {
 		t.Fatalf("invalid row: got %v, want an error naming turns.episode_id", err)
 	}
 	if ok, _ := lk.Committed(ctx, badKey); ok {
@@ -306,7 +302,7 @@ func testRacingWriters(t *testing.T, newLake newLakeFunc) {
 			go func(w int) {
 				defer wg.Done()
 				<-start
-				results[w], errs[w] = lake.WriteRows(ctx, lk, key, turnRows(300, int64(10*round+w), ""), lake.WriteOptions{ChunkRows: 100, Force: force})
+				results[w], errs[w] = commit(ctx, lk, key, turnRows(300, int64(10*round+w), ""), lake.WriteOptions{ChunkRows: 100}, force)
 			}(w)
 		}
 		close(start)
@@ -348,7 +344,7 @@ func testForceIsAtomic(t *testing.T, newLake newLakeFunc) {
 	lk, _ := newLake(t)
 	key := lake.PartitionKey{Run: "r1", Table: "turns", Step: 1}
 	const n = 1200
-	if _, err := lake.WriteRows(ctx, lk, key, turnRows(n, 1, "g0-"), lake.WriteOptions{ChunkRows: 200}); err != nil {
+	if _, err := commit(ctx, lk, key, turnRows(n, 1, "g0-"), lake.WriteOptions{ChunkRows: 200}, false); err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
@@ -382,7 +378,7 @@ func testForceIsAtomic(t *testing.T, newLake newLakeFunc) {
 		}
 	}()
 	for g := 1; g <= 4; g++ {
-		res, err := lake.WriteRows(ctx, lk, key, turnRows(n, 1, fmt.Sprintf("g%d-", g)), lake.WriteOptions{ChunkRows: 200, Force: true})
+		res, err := commit(ctx, lk, key, turnRows(n, 1, fmt.Sprintf("g%d-", g)), lake.WriteOptions{ChunkRows: 200}, true)
 		if err != nil || !res.Committed {
 			t.Fatalf("forced write %d = %+v, %v", g, res, err)
 		}
@@ -411,63 +407,6 @@ func testForceIsAtomic(t *testing.T, newLake newLakeFunc) {
 	if len(objs) != len(m.Files) {
 		t.Fatalf("%d part files remain for %d in the manifest", len(objs), len(m.Files))
 	}
-	if _, err := lake.WriteRows(ctx, lk, key, turnRows(4, 1, ""), lake.WriteOptions{Shards: 2, Force: true}); err == nil {
-		t.Fatal("Force with Shards 2 was accepted; it needs Shards 1")
-	}
-}
-
-// testForceRollsForward recreates the state a forced writer killed between claiming its generation and
-// replacing the manifest leaves (claim of generation 1 present, manifest and parts of generation 0 in
-// place): the next forced writer must complete the claimed generation, report that it lost, and a later
-// one must commit generation 2.
-func testForceRollsForward(t *testing.T, newLake newLakeFunc) {
-	ctx := context.Background()
-	lk, _ := newLake(t)
-	s := lk.Store()
-	key := lake.PartitionKey{Run: "r1", Table: "turns", Step: 1}
-	if _, err := lake.WriteRows(ctx, lk, key, turnRows(400, 1, "a-"), lake.WriteOptions{ChunkRows: 200}); err != nil {
-		t.Fatal(err)
-	}
-	saved := map[string][]byte{}
-	m0, _ := lk.Manifest(ctx, key)
-	saved[key.ManifestKey()], _ = lake.ReadAll(ctx, s, key.ManifestKey())
-	for _, f := range m0.Files {
-		for try := 0; try < 3; try++ { // the faulty proxy corrupts first downloads: keep a verified copy
-			body, _ := lake.ReadAll(ctx, s, key.Dir()+"/"+f.Name)
-			if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) == f.SHA256 {
-				saved[key.Dir()+"/"+f.Name] = body
-				break
-			}
-		}
-	}
-	if len(saved) != len(m0.Files)+1 {
-		t.Fatal("could not read generation 0 back")
-	}
-	if _, err := lake.WriteRows(ctx, lk, key, turnRows(400, 1, "b-"), lake.WriteOptions{ChunkRows: 200, Force: true}); err != nil {
-		t.Fatal(err)
-	}
-	for k, body := range saved { // back to generation 0, with generation 1 claimed
-		if err := s.Put(ctx, k, body); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if rows, _ := lake.ReadRows[schemas.TurnRow](ctx, lk, key); !reflect.DeepEqual(rows, turnRows(400, 1, "a-")) {
-		t.Fatal("could not recreate the interrupted state")
-	}
-	_, err := lake.WriteRows(ctx, lk, key, turnRows(400, 1, "c-"), lake.WriteOptions{ChunkRows: 200, Force: true})
-	if !errors.Is(err, lake.ErrConcurrentWriter) {
-		t.Fatalf("forced write over an interrupted claim: got %v, want ErrConcurrentWriter", err)
-	}
-	if rows, err := lake.ReadRows[schemas.TurnRow](ctx, lk, key); err != nil || !reflect.DeepEqual(rows, turnRows(400, 1, "b-")) {
-		t.Fatalf("the claimed generation was not rolled forward (%v)", err)
-	}
-	res, err := lake.WriteRows(ctx, lk, key, turnRows(400, 1, "d-"), lake.WriteOptions{ChunkRows: 200, Force: true})
-	if err != nil || !res.Committed || res.Generation != 2 {
-		t.Fatalf("forced write after the roll-forward: %+v, %v", res, err)
-	}
-	if rows, _ := lake.ReadRows[schemas.TurnRow](ctx, lk, key); !reflect.DeepEqual(rows, turnRows(400, 1, "d-")) {
-		t.Fatal("generation 2 is not the last rows written")
-	}
 }
 
 func testShardsInGoroutines(t *testing.T, newLake newLakeFunc) {
@@ -483,7 +422,7 @@ func testShardsInGoroutines(t *testing.T, newLake newLakeFunc) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			results[i], errs[i] = lake.WriteRows(ctx, lk, key, shardRows(all, i, shards), lake.WriteOptions{Shard: i, Shards: shards, ChunkRows: 200})
+			results[i], errs[i] = commit(ctx, lk, key, shardRows(all, i, shards), lake.WriteOptions{Shard: i, Shards: shards, ChunkRows: 200}, false)
 		}(i)
 	}
 	wg.Wait()
@@ -506,14 +445,14 @@ func testShardsInGoroutines(t *testing.T, newLake newLakeFunc) {
 	if !reflect.DeepEqual(sortTurns(got), sortTurns(all)) {
 		t.Fatalf("sharded partition has %d rows, not the %d written", len(got), len(all))
 	}
-	if _, err := lake.WriteRows(ctx, lk, key, shardRows(all, 1, shards), lake.WriteOptions{Shard: 1, Shards: shards}); !errors.Is(err, lake.ErrCommitted) {
+	if _, err := commit(ctx, lk, key, shardRows(all, 1, shards), lake.WriteOptions{Shard: 1, Shards: shards}, false); !errors.Is(err, lake.ErrCommitted) {
 		t.Fatalf("re-run of a shard after commit: got %v, want ErrCommitted", err)
 	}
 	// One after another: nothing is visible until the last shard is in, and a shard re-run before
 	// then (a retried, killed shard) replaces its own marker rather than adding rows.
 	seq := lake.PartitionKey{Run: "r1", Table: "turns", Step: 6}
 	for _, i := range []int{2, 0, 2, 3} {
-		res, err := lake.WriteRows(ctx, lk, seq, shardRows(all, i, shards), lake.WriteOptions{Shard: i, Shards: shards, ChunkRows: 200})
+		res, err := commit(ctx, lk, seq, shardRows(all, i, shards), lake.WriteOptions{Shard: i, Shards: shards, ChunkRows: 200}, false)
 		if err != nil || res.Committed {
 			t.Fatalf("shard %d of an incomplete partition: %+v, %v", i, res, err)
 		}
@@ -521,7 +460,7 @@ func testShardsInGoroutines(t *testing.T, newLake newLakeFunc) {
 			t.Fatalf("partition visible after shard %d with shard 1 missing", i)
 		}
 	}
-	if res, err := lake.WriteRows(ctx, lk, seq, shardRows(all, 1, shards), lake.WriteOptions{Shard: 1, Shards: shards, ChunkRows: 200}); err != nil || !res.Committed {
+	if res, err := commit(ctx, lk, seq, shardRows(all, 1, shards), lake.WriteOptions{Shard: 1, Shards: shards, ChunkRows: 200}, false); err != nil || !res.Committed {
 		t.Fatalf("last shard: %+v, %v", res, err)
 	}
 	got, err = lake.ReadRows[schemas.TurnRow](ctx, lk, seq)
@@ -591,8 +530,8 @@ func testShardsInProcesses(t *testing.T, newLake newLakeFunc) {
 	}
 }
 
-// testFragments: fragments of one step commit independently (each with its own manifest, ErrCommitted
-// and Force), ReadStep and Partitions/LocalFiles see the plain partition and every fragment, Steps lists
+// testFragments: fragments of one step commit independently (each in its own transaction, refused once
+// committed unless forced), ReadStep and Partitions/LocalFiles see the plain partition and every fragment, Steps lists
 // the step once, and Drop removes one fragment without touching the others.
 func testFragments(t *testing.T, newLake newLakeFunc) {
 	ctx := context.Background()
@@ -608,14 +547,14 @@ func testFragments(t *testing.T, newLake newLakeFunc) {
 		key  lake.PartitionKey
 		rows []schemas.TurnRow
 	}{{roll, c}, {gen, b}, {plain, a}} {
-		if res, err := lake.WriteRows(ctx, lk, w.key, w.rows, lake.WriteOptions{}); err != nil || !res.Committed {
+		if res, err := commit(ctx, lk, w.key, w.rows, lake.WriteOptions{}, false); err != nil || !res.Committed {
 			t.Fatalf("write %s: %+v, %v", w.key, res, err)
 		}
 	}
 	if got := gen.ManifestKey(); got != "runs/r1/turns/step=4/fragment-generate/_manifest.json" {
 		t.Errorf("fragment manifest key %q", got)
 	}
-	if _, err := lake.WriteRows(ctx, lk, gen, b, lake.WriteOptions{}); !errors.Is(err, lake.ErrCommitted) {
+	if _, err := commit(ctx, lk, gen, b, lake.WriteOptions{}, false); !errors.Is(err, lake.ErrCommitted) {
 		t.Fatalf("re-write of a committed fragment: got %v, want ErrCommitted", err)
 	}
 	only, err := lake.ReadRows[schemas.TurnRow](ctx, lk, plain)
@@ -640,14 +579,14 @@ func testFragments(t *testing.T, newLake newLakeFunc) {
 	}
 	// A fragment without a plain partition is a committed step too.
 	lone := lake.PartitionKey{Run: "r1", Table: "turns", Step: 5, Fragment: "rollout"}
-	if _, err := lake.WriteRows(ctx, lk, lone, a, lake.WriteOptions{}); err != nil {
+	if _, err := commit(ctx, lk, lone, a, lake.WriteOptions{}, false); err != nil {
 		t.Fatal(err)
 	}
 	if rows, err := lake.ReadStep[schemas.TurnRow](ctx, lk, "r1", "turns", 5); err != nil || len(rows) != len(a) {
 		t.Fatalf("ReadStep of a step with only a fragment: %d rows, %v", len(rows), err)
 	}
 	// Force replaces one fragment; the others stay.
-	if res, err := lake.WriteRows(ctx, lk, gen, a[:5], lake.WriteOptions{Force: true}); err != nil || res.Generation != 1 {
+	if res, err := commit(ctx, lk, gen, a[:5], lake.WriteOptions{}, true); err != nil || res.Generation != 1 {
 		t.Fatalf("forced fragment: %+v, %v", res, err)
 	}
 	got, err = lake.ReadStep[schemas.TurnRow](ctx, lk, "r1", "turns", 4)
@@ -665,64 +604,8 @@ func testFragments(t *testing.T, newLake newLakeFunc) {
 	if err != nil || !reflect.DeepEqual(got, a[:5]) {
 		t.Fatalf("after dropping the plain partition and a fragment: %d rows, %v", len(got), err)
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r1", Table: "turns", Step: 4, Fragment: "a/b"}, a, lake.WriteOptions{}); err == nil {
+	if _, err := commit(ctx, lk, lake.PartitionKey{Run: "r1", Table: "turns", Step: 4, Fragment: "a/b"}, a, lake.WriteOptions{}, false); err == nil {
 		t.Fatal("a fragment name with a slash was accepted")
-	}
-}
-
-// testShardedFragmentReplaceShard: a fragment written by shard processes commits once when all are in;
-// a shard re-run with ReplaceShard after the commit replaces only its own rows (a killed shard retried),
-// and ReplaceShard before the commit replaces the shard's earlier marker.
-func testShardedFragmentReplaceShard(t *testing.T, newLake newLakeFunc) {
-	ctx := context.Background()
-	lk, _ := newLake(t)
-	key := lake.PartitionKey{Run: "r1", Table: "turns", Step: 7, Fragment: "rollout"}
-	const shards = 3
-	all := turnRows(600, 5, "")
-	opts := func(i int) lake.WriteOptions {
-		return lake.WriteOptions{Shard: i, Shards: shards, ReplaceShard: true, ChunkRows: 100}
-	}
-	// Shard 1 is written twice before the commit (the first writer was killed): its second rows count.
-	if _, err := lake.WriteRows(ctx, lk, key, turnRows(10, 99, "stale"), opts(1)); err != nil {
-		t.Fatal(err)
-	}
-	for _, i := range []int{0, 1, 2} {
-		if _, err := lake.WriteRows(ctx, lk, key, shardRows(all, i, shards), opts(i)); err != nil {
-			t.Fatalf("shard %d: %v", i, err)
-		}
-	}
-	got, err := lake.ReadStep[schemas.TurnRow](ctx, lk, "r1", "turns", 7)
-	if err != nil || !reflect.DeepEqual(sortTurns(got), sortTurns(all)) {
-		t.Fatalf("sharded fragment: %d rows, %v; want the %d written", len(got), err, len(all))
-	}
-	// Shard 2 re-run after the commit, with new rows: shards 0 and 1 keep theirs.
-	again := turnRows(70, 6, "again")
-	res, err := lake.WriteRows(ctx, lk, key, again, opts(2))
-	if err != nil || !res.Committed || res.Generation != 1 {
-		t.Fatalf("replacing shard 2 of a committed fragment: %+v, %v", res, err)
-	}
-	want := append(append(shardRows(all, 0, shards), shardRows(all, 1, shards)...), again...)
-	got, err = lake.ReadRows[schemas.TurnRow](ctx, lk, key)
-	if err != nil || !reflect.DeepEqual(sortTurns(got), sortTurns(want)) {
-		t.Fatalf("after replacing shard 2: %d rows, %v; want %d", len(got), err, len(want))
-	}
-	// Concurrent replacements of different shards both land.
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for j, i := range []int{0, 1} {
-		wg.Go(func() { _, errs[j] = lake.WriteRows(ctx, lk, key, shardRows(all, i, shards)[:3], opts(i)) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-	got, err = lake.ReadRows[schemas.TurnRow](ctx, lk, key)
-	if err != nil || len(got) != 3+3+len(again) {
-		t.Fatalf("after concurrent replacements: %d rows, %v; want %d", len(got), err, 6+len(again))
-	}
-	// A different shard count cannot replace a shard.
-	if _, err := lake.WriteRows(ctx, lk, key, again, lake.WriteOptions{Shard: 0, Shards: 2, ReplaceShard: true}); err == nil {
-		t.Fatal("ReplaceShard with another shard count was accepted")
 	}
 }
 

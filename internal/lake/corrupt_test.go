@@ -83,7 +83,7 @@ func TestFlippedByteNeverGivesRows(t *testing.T) {
 	}
 	t.Run("local", func(t *testing.T) {
 		lk, _ := localLakes(t)
-		if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{}); err != nil {
+		if _, err := commit(ctx, lk, key, rows, lake.WriteOptions{}, false); err != nil {
 			t.Fatal(err)
 		}
 		check(t, lk, 1)
@@ -91,7 +91,7 @@ func TestFlippedByteNeverGivesRows(t *testing.T) {
 	t.Run("s3", func(t *testing.T) {
 		_, bucket := s3test.Start(t)
 		lk, _ := s3Lakes(bucket, false)(t)
-		if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{}); err != nil {
+		if _, err := commit(ctx, lk, key, rows, lake.WriteOptions{}, false); err != nil {
 			t.Fatal(err)
 		}
 		check(t, lk, 7) // the cache's copy of the object

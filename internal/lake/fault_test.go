@@ -166,7 +166,10 @@ func testKilledWriter(t *testing.T, newLake newLakeFunc, kills int) {
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("kill %d: re-run rows differ (%v)", i, err)
 		}
-		if code == childCommitted { // the committer removed the killed writer's leftovers
+		if code == childCommitted { // the killed writer's leftovers are orphans, and vacuum removes them
+			if _, err := lk.Vacuum(ctx, key.Run, lake.VacuumOptions{}); err != nil {
+				t.Fatal(err)
+			}
 			objs, _ := lk.Store().List(ctx, key.Dir()+"/part-")
 			if len(objs) != len(m.Files) {
 				t.Fatalf("kill %d: %d part files remain for %d committed", i, len(objs), len(m.Files))

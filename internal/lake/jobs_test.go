@@ -39,7 +39,7 @@ func TestJobRecordsAndShardsDone(t *testing.T) {
 	write := func(shard int) {
 		tx := lk.Begin(lake.TxnSpec{Run: "r1", Stage: "rollout", Step: 4, Shard: shard, Shards: 3})
 		key := lake.PartitionKey{Run: "r1", Table: "turns", Step: 4}
-		if _, err := lake.WriteRows(lake.WithTxn(ctx, tx), lk, key, turnRows(10, int64(shard), "s"), lake.WriteOptions{Shard: shard, Shards: 3}); err != nil {
+		if _, err := lake.WriteRows(ctx, tx, key, turnRows(10, int64(shard), "s"), lake.WriteOptions{Shard: shard, Shards: 3}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tx.Commit(ctx); err != nil {

@@ -12,13 +12,13 @@ import (
 	"github.com/spadekit/spade/internal/config"
 )
 
-// ErrCommitted is returned when writing a partition that is already committed without Force.
+// ErrCommitted is returned when an import replaces a committed corpus partition without Force.
 var ErrCommitted = errors.New("lake: partition already committed")
 
-// ErrNotCommitted is returned when reading a partition that has no manifest.
+// ErrNotCommitted is returned when reading a partition that no commit covers.
 var ErrNotCommitted = errors.New("lake: partition not committed")
 
-// ErrConcurrentWriter is returned to a writer that lost the commit of a partition to another writer.
+// ErrConcurrentWriter is returned to a writer that lost a commit to another writer.
 var ErrConcurrentWriter = errors.New("lake: another writer committed this partition first")
 
 // ErrRunExists is returned by CreateRun for an existing run.
@@ -163,9 +163,8 @@ type Partition struct {
 }
 
 // Partitions lists the committed partitions of a run (every table when table is empty), fragments
-// included, sorted by table, step, then fragment (the plain partition of a step first). A partition is
-// committed when a stage's commit record covers it or, for partitions written outside stages (and lakes
-// written before commit records), when it has a _manifest.json; the higher generation wins.
+// included, sorted by table, step, then fragment (the plain partition of a step first): the partitions
+// the newest commit records list, the higher partition generation winning where two records list one.
 func (l *Lake) Partitions(ctx context.Context, run, table string) ([]Partition, error) {
 	return l.partitionsUnder(ctx, run, table, -1)
 }
@@ -177,40 +176,13 @@ func (l *Lake) StepPartitions(ctx context.Context, run, table string, step int64
 }
 
 // partitionsUnder lists the committed partitions of a run's table (every table when table is empty) at
-// step (every step when step < 0): the stages' committed records first (one listing of the commits and
-// one read per record not yet cached), then the _manifest.json files of partitions written outside stages.
+// step (every step when step < 0): one listing of the commits and one read per record not yet cached.
 func (l *Lake) partitionsUnder(ctx context.Context, run, table string, step int64) ([]Partition, error) {
 	recs, err := l.committedRecords(ctx, run, step)
 	if err != nil {
 		return nil, err
 	}
 	byKey := recordPartitions(recs, table)
-	prefix := runsPrefix + run + "/"
-	switch {
-	case step >= 0:
-		prefix = stepPrefix(run, table, step)
-	case table != "":
-		prefix += table + "/"
-	}
-	objs, err := l.store.List(ctx, prefix)
-	if err != nil {
-		return nil, err
-	}
-	keys := manifestKeys(run, table, step, objs)
-	// A run written outside stages has a manifest per partition (1,700 for the paper's 400 steps): read
-	// them side by side, as committedRecords reads records.
-	manifests, errs := readEach(len(keys), func(i int) (*Manifest, error) { return l.legacyManifest(ctx, keys[i]) })
-	for i, key := range keys {
-		if errors.Is(errs[i], ErrNotCommitted) {
-			continue // dropped between the listing and the read
-		}
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		if !newer(byKey[key], manifests[i]) {
-			byKey[key] = manifests[i]
-		}
-	}
 	out := make([]Partition, 0, len(byKey))
 	for key, m := range byKey {
 		out = append(out, Partition{Key: key, Manifest: m})
@@ -244,17 +216,16 @@ func (l *Lake) Steps(ctx context.Context, run, table string) ([]int64, error) {
 	return steps, nil
 }
 
-// Drop removes a partition (or a fragment): first from the stage record that covers it (a new
-// generation of that record without it) and its manifest, so no reader sees it from then on,
-// then its files and shard markers. Dropping a plain partition leaves the step's fragments alone.
-// Dropping a partition that is not committed removes what writers left of it.
+// Drop removes a partition (or a fragment): first from what commits it (a new generation of the record
+// that covers it, without it; a corpus partition's manifest), so no reader sees it from then on, then
+// its files. Dropping a plain partition leaves the step's fragments alone. Dropping a partition that is
+// not committed removes what writers left of it.
 func (l *Lake) Drop(ctx context.Context, key PartitionKey) error {
 	if key.Corpus == "" {
 		if _, err := l.dropFromRecord(ctx, key); err != nil {
 			return err
 		}
-	}
-	if err := l.store.Delete(ctx, key.ManifestKey()); err != nil {
+	} else if err := l.store.Delete(ctx, key.ManifestKey()); err != nil {
 		return err
 	}
 	objs, err := l.store.List(ctx, key.Dir()+"/")
@@ -272,43 +243,23 @@ func (l *Lake) Drop(ctx context.Context, key PartitionKey) error {
 	return nil
 }
 
-// Manifest returns a committed partition's manifest, from the stage record that covers it or its own
-// _manifest.json (the higher generation); ErrNotCommitted if neither exists.
+// Manifest returns a committed partition's manifest: a run partition's from the newest record that
+// covers it, a corpus partition's own; ErrNotCommitted if nothing commits it.
 func (l *Lake) Manifest(ctx context.Context, key PartitionKey) (*Manifest, error) {
-	var fromRecord *Manifest
-	if key.Corpus == "" {
-		recs, err := l.committedRecords(ctx, key.Run, key.Step)
-		if err != nil {
-			return nil, err
-		}
-		fromRecord = recordPartitions(recs, key.Table)[key]
+	if key.Corpus != "" {
+		return l.corpusManifest(ctx, key)
 	}
-	legacy, err := l.legacyManifest(ctx, key)
-	if err != nil && !errors.Is(err, ErrNotCommitted) {
-		return nil, err
-	}
-	if fromRecord != nil && newer(fromRecord, legacy) {
-		return fromRecord, nil
-	}
-	if legacy == nil {
-		return nil, err
-	}
-	return legacy, nil
-}
-
-// legacyManifest reads a partition's own _manifest.json; ErrNotCommitted if it has none.
-func (l *Lake) legacyManifest(ctx context.Context, key PartitionKey) (*Manifest, error) {
-	body, err := ReadAll(ctx, l.store, key.ManifestKey())
-	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s", ErrNotCommitted, key)
-	}
+	recs, err := l.committedRecords(ctx, key.Run, key.Step)
 	if err != nil {
 		return nil, err
 	}
-	return decodeManifest(key.ManifestKey(), body)
+	if m := recordPartitions(recs, key.Table)[key]; m != nil {
+		return m, nil
+	}
+	return nil, fmt.Errorf("%w: %s", ErrNotCommitted, key)
 }
 
-// Committed reports whether a partition has a manifest.
+// Committed reports whether a commit covers a partition.
 func (l *Lake) Committed(ctx context.Context, key PartitionKey) (bool, error) {
 	_, err := l.Manifest(ctx, key)
 	if errors.Is(err, ErrNotCommitted) {

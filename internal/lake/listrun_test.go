@@ -28,10 +28,9 @@ func testListRun(t *testing.T, newLake newLakeFunc) {
 		force bool
 	}{{1, false}, {3, false}, {1, true}} {
 		tx := lk.Begin(lake.TxnSpec{Run: "r1", Stage: "rollout", Step: write.step, Force: write.force})
-		tctx := lake.WithTxn(ctx, tx)
 		for i, fragment := range stagePartitions {
 			key := lake.PartitionKey{Run: "r1", Table: "turns", Step: write.step, Fragment: fragment}
-			if _, err := lake.WriteRows(tctx, lk, key, turnRows(50, int64(i), "x"), lake.WriteOptions{ChunkRows: 20}); err != nil {
+			if _, err := lake.WriteRows(ctx, tx, key, turnRows(50, int64(i), "x"), lake.WriteOptions{ChunkRows: 20}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -39,7 +38,7 @@ func testListRun(t *testing.T, newLake newLakeFunc) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r1", Table: "turns", Step: 2}, turnRows(30, 9, "y"), lake.WriteOptions{}); err != nil {
+	if _, err := commit(ctx, lk, lake.PartitionKey{Run: "r1", Table: "turns", Step: 2}, turnRows(30, 9, "y"), lake.WriteOptions{}, false); err != nil {
 		t.Fatal(err)
 	}
 	listing, err := lk.ListRun(ctx, "r1")

@@ -64,8 +64,8 @@ func childMain(mode string) int {
 		n, shards := num("SHARD"), num("SHARDS")
 		rows = shardRows(rows, n, shards)
 	}
-	res, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{
-		Shard: num("SHARD"), Shards: num("SHARDS"), ChunkRows: num("CHUNK"), Force: env("FORCE") == "1"})
+	res, err := commit(ctx, lk, key, rows, lake.WriteOptions{
+		Shard: num("SHARD"), Shards: num("SHARDS"), ChunkRows: num("CHUNK")}, env("FORCE") == "1")
 	switch {
 	case errors.Is(err, lake.ErrConcurrentWriter):
 		fmt.Fprintln(os.Stderr, err)
@@ -134,11 +134,10 @@ var stagePartitions = []string{"", "calls", "episodes"}
 func childStage(ctx context.Context, lk *lake.Lake, env func(string) string, num func(string) int) int {
 	step := int64(num("STEP"))
 	tx := lk.Begin(lake.TxnSpec{Run: env("RUN"), Stage: "rollout", Step: step, Force: env("FORCE") == "1"})
-	tctx := lake.WithTxn(ctx, tx)
 	for i, fragment := range stagePartitions {
 		key := lake.PartitionKey{Run: env("RUN"), Table: "turns", Step: step, Fragment: fragment}
 		rows := turnRows(num("ROWS"), int64(num("SEED")+i), env("TAG"))
-		if _, err := lake.WriteRows(tctx, lk, key, rows, lake.WriteOptions{ChunkRows: num("CHUNK")}); err != nil {
+		if _, err := lake.WriteRows(ctx, tx, key, rows, lake.WriteOptions{ChunkRows: num("CHUNK")}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			tx.Abort(ctx)
 			if errors.Is(err, lake.ErrConcurrentWriter) {
@@ -155,4 +154,16 @@ func childStage(ctx context.Context, lk *lake.Lake, env func(string) string, num
 		return childFailed
 	}
 	return childCommitted
+}
+
+// commit writes rows as key in a transaction of its own (lake.CommitRows), as a writer outside stages
+// does: one record per partition (stage w-<table>[-<fragment>]) for a run key, the key's manifest for a
+// corpus key; opts' shard is the transaction's, and force replaces a committed generation.
+func commit[T schemas.Row](ctx context.Context, lk *lake.Lake, key lake.PartitionKey, rows []T, opts lake.WriteOptions, force bool) (lake.WriteResult, error) {
+	stage := "w-" + key.Table
+	if key.Fragment != "" {
+		stage += "-" + key.Fragment
+	}
+	spec := lake.TxnSpec{Run: key.Run, Corpus: key.Corpus, Stage: stage, Step: key.Step, Shard: opts.Shard, Shards: opts.Shards, Force: force}
+	return lake.CommitRows(ctx, lk, spec, key, rows, opts)
 }

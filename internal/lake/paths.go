@@ -115,17 +115,6 @@ func (k PartitionKey) partKey(generation, shard int, writer string, chunk int) s
 	return fmt.Sprintf("%s/part-g%06d-%04d-%s-%02d.parquet", k.Dir(), generation, shard, writer, chunk)
 }
 
-// partShard extracts the shard from a part file's name; ok is false for names that are not part files.
-func partShard(name string) (shard int, ok bool) {
-	name = name[strings.LastIndex(name, "/")+1:]
-	rest, found := strings.CutPrefix(name, "part-g")
-	if !found || len(rest) < 12 || rest[6] != '-' {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest[7:11])
-	return n, err == nil
-}
-
 // partGeneration extracts the generation from a part file's name; ok is false for names that are not
 // part files.
 func partGeneration(name string) (generation int, ok bool) {
@@ -136,22 +125,6 @@ func partGeneration(name string) (generation int, ok bool) {
 	}
 	n, err := strconv.Atoi(rest[:6])
 	return n, err == nil
-}
-
-// commitClaimKey is the key a forced writer creates (conditionally) to claim a generation; its body is
-// the generation's manifest, so an interrupted commit can be rolled forward.
-func (k PartitionKey) commitClaimKey(generation int) string {
-	return k.shardDir(generation) + "_commit.json"
-}
-
-// shardDir holds the shard markers of one generation of the partition.
-func (k PartitionKey) shardDir(generation int) string {
-	return fmt.Sprintf("%s/_shards/g%06d/", k.Dir(), generation)
-}
-
-// shardMarkerKey is the key of one shard's marker.
-func (k PartitionKey) shardMarkerKey(generation, shard, shards int) string {
-	return fmt.Sprintf("%sshard-%04d-of-%04d.json", k.shardDir(generation), shard, shards)
 }
 
 // shardMarkerSuffix matches the markers of a given shard count.

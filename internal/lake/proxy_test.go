@@ -182,7 +182,7 @@ func TestS3CorruptDownloadIsFetchedAgain(t *testing.T) {
 	lk, _ := s3Lakes(bucket, true)(t)
 	key := lake.PartitionKey{Run: "r1", Table: "turns", Step: 1}
 	rows := turnRows(3000, 11, "")
-	if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{ChunkRows: 1000}); err != nil {
+	if _, err := commit(ctx, lk, key, rows, lake.WriteOptions{ChunkRows: 1000}, false); err != nil {
 		t.Fatal(err)
 	}
 	reader := lake.New(lk.Store(), lake.NewCache(t.TempDir()))

@@ -11,7 +11,7 @@ import (
 )
 
 // ReadRows reads every row of a committed partition, verifying each file's sha256 against the manifest.
-// It returns ErrNotCommitted when the partition has no manifest. When a forced rewrite replaces the
+// It returns ErrNotCommitted when nothing commits the partition. When a forced rewrite replaces the
 // partition while it is being read (its old parts vanish), it reads the new manifest and starts over, so
 // the rows are those of one generation, never a mix.
 func ReadRows[T any](ctx context.Context, lk *Lake, key PartitionKey) ([]T, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -155,20 +156,6 @@ func readEach[T any](n int, read func(i int) (T, error)) ([]T, []error) {
 	return out, errs
 }
 
-// manifestKeys returns the partitions of run that have a _manifest.json in a listing of it, of table
-// (every table when empty) at step (every step when < 0).
-func manifestKeys(run, table string, step int64, objs []ObjectInfo) []PartitionKey {
-	var keys []PartitionKey
-	for _, o := range objs {
-		t, s, fragment, ok := parseManifestKey(strings.TrimPrefix(o.Key, runsPrefix+run+"/"))
-		if !ok || (table != "" && t != table) || (step >= 0 && s != step) {
-			continue
-		}
-		keys = append(keys, PartitionKey{Run: run, Table: t, Step: s, Fragment: fragment})
-	}
-	return keys
-}
-
 // recordPartitions maps each partition covered by a committed record to its manifest (filtered by table
 // when table is set).
 func recordPartitions(recs []*Record, table string) map[PartitionKey]*Manifest {
@@ -186,13 +173,6 @@ func recordPartitions(recs []*Record, table string) map[PartitionKey]*Manifest {
 		}
 	}
 	return out
-}
-
-// newer reports whether a record's manifest takes precedence over a partition's own _manifest.json (a
-// partition committed outside any stage, or in a lake written without commit records): the higher
-// generation wins, the record on a tie.
-func newer(fromRecord, legacy *Manifest) bool {
-	return legacy == nil || (fromRecord != nil && fromRecord.Generation >= legacy.Generation)
 }
 
 // dropFromRecord removes a partition from the committed record that covers it, with a new generation of
@@ -223,4 +203,41 @@ func (l *Lake) dropFromRecord(ctx context.Context, key PartitionKey) (bool, erro
 		return true, nil
 	}
 	return false, nil
+}
+
+// addToRecord commits the next generation of stage's record at step of run: the newest generation's
+// partitions with parts added (a partition in both takes parts' manifest). For writers that commit files
+// already in place (Upgrade, CopyRun); a second call after an interrupted one finishes its work.
+func (l *Lake) addToRecord(ctx context.Context, run, stage string, step int64, parts []RecordPartition, writer string) error {
+	next := &Record{Run: run, Stage: stage, Step: step, Shards: 1, Partitions: []RecordPartition{}}
+	heads, err := l.recordHeads(ctx, run, commitStepPrefix(run, step)+stage+"/")
+	if err != nil {
+		return err
+	}
+	for _, h := range heads {
+		if h.stage != stage {
+			continue
+		}
+		prev, err := l.readRecord(ctx, h.key)
+		if err != nil {
+			return err
+		}
+		next.Generation = prev.Generation + 1
+		for _, p := range prev.Partitions {
+			if !slices.ContainsFunc(parts, func(q RecordPartition) bool { return q.Table == p.Table && q.Fragment == p.Fragment }) {
+				next.Partitions = append(next.Partitions, p)
+			}
+		}
+	}
+	next.Partitions = append(next.Partitions, parts...)
+	sort.Slice(next.Partitions, func(i, j int) bool {
+		a, b := next.Partitions[i], next.Partitions[j]
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		return a.Fragment < b.Fragment
+	})
+	next.Writer, next.CommittedAt = writer, time.Now().UTC().Format(time.RFC3339Nano)
+	body, _ := json.MarshalIndent(next, "", "  ")
+	return l.store.PutIfAbsent(ctx, recordKey(run, stage, step, next.Generation), body)
 }

@@ -11,42 +11,30 @@ import (
 	"time"
 )
 
-// txnKey is the context key of a stage's transaction.
-type txnKey struct{}
-
-// WithTxn returns a context in which every WriteRows of tx's run and step joins tx instead of committing
-// on its own. stage.Execute opens one per stage run.
-func WithTxn(ctx context.Context, tx *Txn) context.Context {
-	return context.WithValue(ctx, txnKey{}, tx)
-}
-
-// WithoutTxn returns a context in which writes commit on their own again, outside any stage
-// transaction: for a stage that checkpoints its work piece by piece (eval commits each chunk, so a
-// killed evaluation resumes where it stopped).
-func WithoutTxn(ctx context.Context) context.Context {
-	return context.WithValue(ctx, txnKey{}, (*Txn)(nil))
-}
-
-func txnFrom(ctx context.Context) *Txn {
-	tx, _ := ctx.Value(txnKey{}).(*Txn)
-	return tx
-}
-
-// TxnSpec says which stage commits at which step, as which shard process.
+// TxnSpec is a transaction's scope: a run's step, written by one stage (or one writer outside stages,
+// named in Stage), as one shard process; or, with Corpus set, an import of what a lake holds beside its
+// runs (a corpus, a benchmark, an env pool).
 type TxnSpec struct {
+	// Run, Stage and Step: the record the transaction commits, runs/<run>/_commits/step=<n>/<stage>/.
+	// Stage is a name of letters, digits, '.', '_' and '-' (a stage, or a writer outside stages).
 	Run   string
 	Stage string
 	Step  int64
+	// Corpus, instead of Run and Step: the transaction covers the partitions of that name below corpora/
+	// and pools/, each committed by its own _manifest.json (one partition per import, no steps).
+	Corpus string
 	// Shard and Shards: this process's share (Shards <= 1: the whole step).
 	Shard, Shards int
 	// Force makes the commit a new generation replacing a committed one; without it a committed record
-	// makes the commit lose (ErrConcurrentWriter).
+	// makes the transaction fail (ErrConcurrentWriter; ErrCommitted for a corpus partition).
 	Force bool
 }
 
-// Txn gathers everything one stage writes at one step (every table, fragment and shard) and commits it
-// with one conditional put of the stage's Record. Until then nothing it wrote is visible. Safe for
-// concurrent use by the stage's goroutines.
+// Txn gathers everything one writer writes in its scope (every table, fragment and shard of a stage at a
+// step) and commits it with one conditional put: of the stage's Record, or of a corpus partition's
+// manifest. Until then nothing it wrote is visible. Stages get theirs from stage.Execute (Env.Txn);
+// writers outside stages open their own (Begin, or CommitRows for one partition). Safe for concurrent
+// use by the writer's goroutines.
 type Txn struct {
 	lk   *Lake
 	spec TxnSpec
@@ -58,6 +46,7 @@ type Txn struct {
 
 	mu     sync.Mutex
 	parts  map[PartitionKey]map[int]pendingShard // by partition, then the write's own shard index
+	bases  map[PartitionKey]*Manifest            // a corpus scope's committed manifests it replaces
 	mine   []string                              // keys of every part file this process uploaded
 	writer string
 }
@@ -70,6 +59,7 @@ type pendingShard struct {
 	Shards        int         `json:"shards"`
 	SchemaVersion int         `json:"schema_version"`
 	Files         []FileEntry `json:"files"`
+	gen           int         // the generation the files were written at
 }
 
 // txnMarker is a shard process's marker: every write of that process. Complete is set once its stage
@@ -85,12 +75,39 @@ type txnMarker struct {
 // Begin opens a stage's transaction at a step. Nothing is read or written until its first write.
 func (l *Lake) Begin(spec TxnSpec) *Txn {
 	spec.Shards = max(spec.Shards, 1)
-	return &Txn{lk: l, spec: spec, parts: map[PartitionKey]map[int]pendingShard{}, writer: newWriterID()}
+	return &Txn{lk: l, spec: spec, parts: map[PartitionKey]map[int]pendingShard{}, bases: map[PartitionKey]*Manifest{}, writer: newWriterID()}
+}
+
+// Lake returns the lake the transaction writes to.
+func (t *Txn) Lake() *Lake { return t.lk }
+
+// Run returns the run the transaction writes ("" for a corpus import, or for no transaction, which
+// WriteRows then refuses).
+func (t *Txn) Run() string {
+	if t == nil {
+		return ""
+	}
+	return t.spec.Run
+}
+
+// scope names the transaction's scope for messages.
+func (t *Txn) scope() string {
+	if t.spec.Corpus != "" {
+		return fmt.Sprintf("%s of %s", t.spec.Stage, t.spec.Corpus)
+	}
+	return fmt.Sprintf("%s at step %d of run %s", t.spec.Stage, t.spec.Step, t.spec.Run)
 }
 
 // init finds the committed record the transaction replaces and so the generation it commits.
 func (t *Txn) init(ctx context.Context) error {
 	t.once.Do(func() {
+		if t.spec.Corpus != "" {
+			return // each corpus partition has its own generation (corpusBase)
+		}
+		if err := ValidFragment(t.spec.Stage); err != nil {
+			t.initErr = fmt.Errorf("lake: transaction: %w", err)
+			return
+		}
 		heads, err := t.lk.recordHeads(ctx, t.spec.Run, commitStepPrefix(t.spec.Run, t.spec.Step)+t.spec.Stage+"/")
 		if err != nil {
 			t.initErr = err
@@ -115,21 +132,59 @@ func (t *Txn) init(ctx context.Context) error {
 	return t.initErr
 }
 
-// covers reports whether a write of key joins the transaction: a partition of its run at its step.
+// covers reports whether key lies in the transaction's scope: a partition of its run at its step, or a
+// partition of its corpus.
 func (t *Txn) covers(key PartitionKey) bool {
+	if t.spec.Corpus != "" {
+		return key.Corpus == t.spec.Corpus
+	}
 	return key.Corpus == "" && key.Run == t.spec.Run && key.Step == t.spec.Step
 }
 
-// write uploads one write's parts and records them; a second write of the same partition and shard
+// corpusBase returns the generation a corpus scope writes key at: 0 for a partition not committed yet,
+// else one above the committed manifest, which only Force may replace (ErrCommitted).
+func (t *Txn) corpusBase(ctx context.Context, key PartitionKey) (int, error) {
+	t.mu.Lock()
+	base, seen := t.bases[key]
+	t.mu.Unlock()
+	if !seen {
+		m, err := t.lk.corpusManifest(ctx, key)
+		switch {
+		case errors.Is(err, ErrNotCommitted):
+		case err != nil:
+			return 0, err
+		case !t.spec.Force:
+			return 0, fmt.Errorf("%w: %s (use --force to replace it)", ErrCommitted, key)
+		default:
+			base = m
+		}
+		t.mu.Lock()
+		t.bases[key] = base
+		t.mu.Unlock()
+	}
+	if base == nil {
+		return 0, nil
+	}
+	return base.Generation + 1, nil
+}
+
+// txnWrite uploads one write's parts and records them; a second write of the same partition and shard
 // replaces the first. With several shard processes it also updates this process's marker, and reports
 // whether every process has written (the last one in commits).
 func txnWrite[T any](ctx context.Context, t *Txn, key PartitionKey, version int, rows []T, opts WriteOptions) (WriteResult, error) {
 	if err := t.init(ctx); err != nil {
 		return WriteResult{}, err
 	}
+	gen := t.gen
+	if t.spec.Corpus != "" {
+		var err error
+		if gen, err = t.corpusBase(ctx, key); err != nil {
+			return WriteResult{}, err
+		}
+	}
 	shards := max(opts.Shards, 1)
-	files, err := encodeAndUpload(ctx, t.lk.store, key, t.gen, rows, opts, newWriterID())
-	res := WriteResult{Generation: t.gen}
+	files, err := encodeAndUpload(ctx, t.lk.store, key, gen, rows, opts, newWriterID())
+	res := WriteResult{Generation: gen}
 	t.mu.Lock()
 	for _, f := range files {
 		t.mine = append(t.mine, key.Dir()+"/"+f.Name)
@@ -144,7 +199,7 @@ func txnWrite[T any](ctx context.Context, t *Txn, key PartitionKey, version int,
 	if t.parts[key] == nil {
 		t.parts[key] = map[int]pendingShard{}
 	}
-	t.parts[key][opts.Shard] = pendingShard{Table: key.Table, Fragment: key.Fragment, Shard: opts.Shard, Shards: shards, SchemaVersion: version, Files: files}
+	t.parts[key][opts.Shard] = pendingShard{Table: key.Table, Fragment: key.Fragment, Shard: opts.Shard, Shards: shards, SchemaVersion: version, Files: files, gen: gen}
 	t.mu.Unlock()
 	if t.spec.Shards <= 1 {
 		res.Committed = true
@@ -226,6 +281,9 @@ func (t *Txn) Commit(ctx context.Context) (bool, error) {
 	if empty {
 		return false, nil
 	}
+	if t.spec.Corpus != "" {
+		return true, t.commitCorpus(ctx)
+	}
 	s := t.spec
 	own := t.marker(true)
 	markers := map[int]txnMarker{s.Shard: own}
@@ -268,6 +326,9 @@ func (t *Txn) Commit(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	t.lk.removeSuperseded(ctx, t.prev, rec)
+	for _, p := range rec.Partitions {
+		t.lk.removeUnreferenced(ctx, p.Key(s.Run, s.Step), p.Manifest.Files, t.gen)
+	}
 	return true, nil
 }
 
@@ -308,8 +369,8 @@ func (t *Txn) record(ctx context.Context, markers map[int]txnMarker) *Record {
 			}
 		}
 		sort.Slice(man.Files, func(i, j int) bool { return man.Files[i].Name < man.Files[j].Name })
-		// The partition's generation is above whatever is visible of it now (a record of this stage or
-		// a _manifest.json written outside stages), so the new record takes precedence.
+		// The partition's generation is above whatever record covers it now (this stage's, or another
+		// writer's at the step), so the new record takes precedence.
 		if cur, err := t.lk.Manifest(ctx, key); err == nil {
 			man.Generation = cur.Generation + 1
 		}
@@ -339,33 +400,22 @@ func (t *Txn) Abort(ctx context.Context) {
 	}
 }
 
-// removeSuperseded deletes, after a commit, the part files of the replaced record and of the
-// _manifest.json partitions the new record now covers that the new record does not list, and those
-// _manifest.json files. Failures are ignored: garbage is invisible, and vacuum removes it.
+// removeSuperseded deletes, after a commit, the part files of the replaced record that the new record
+// does not list. Failures are ignored: garbage is invisible, and vacuum removes it.
 func (l *Lake) removeSuperseded(ctx context.Context, prev, rec *Record) {
+	if prev == nil {
+		return
+	}
 	keep := map[string]bool{}
 	for _, p := range rec.Partitions {
 		for _, f := range p.Manifest.Files {
 			keep[p.Key(rec.Run, rec.Step).Dir()+"/"+f.Name] = true
 		}
 	}
-	drop := func(key PartitionKey, m *Manifest) {
-		for _, f := range m.Files {
-			if k := key.Dir() + "/" + f.Name; !keep[k] {
+	for _, p := range prev.Partitions {
+		for _, f := range p.Manifest.Files {
+			if k := p.Key(prev.Run, prev.Step).Dir() + "/" + f.Name; !keep[k] {
 				l.store.Delete(ctx, k)
-			}
-		}
-	}
-	if prev != nil {
-		for _, p := range prev.Partitions {
-			drop(p.Key(prev.Run, prev.Step), &p.Manifest)
-		}
-	}
-	for _, p := range rec.Partitions {
-		key := p.Key(rec.Run, rec.Step)
-		if m, err := l.legacyManifest(ctx, key); err == nil && m.Generation < p.Manifest.Generation {
-			if l.store.Delete(ctx, key.ManifestKey()) == nil {
-				drop(key, m)
 			}
 		}
 	}

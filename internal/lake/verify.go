@@ -19,11 +19,11 @@ type ProblemKind string
 
 // The problems Verify reports.
 const (
-	// ProblemMissing: a file a commit record (or manifest) references is not in the store.
+	// ProblemMissing: a file a commit record references is not in the store.
 	ProblemMissing ProblemKind = "missing"
 	// ProblemCorrupt: a referenced file's size or sha256 differs from its record.
 	ProblemCorrupt ProblemKind = "corrupt"
-	// ProblemOrphan: an object no committed record or manifest references (a killed or losing writer's
+	// ProblemOrphan: an object no committed record references (a killed or losing writer's
 	// parts, a superseded generation, its shard markers), older than the grace period.
 	ProblemOrphan ProblemKind = "orphan"
 	// ProblemTemporary: a half-written temporary file of a killed put, older than the grace period.
@@ -57,7 +57,7 @@ type VerifyOptions struct {
 // VerifyReport is what Verify found in one run.
 type VerifyReport struct {
 	Run string
-	// Partitions and Files count what the committed records and manifests reference.
+	// Partitions and Files count what the committed records reference.
 	Partitions, Files int
 	Bytes             int64
 	Problems          []Problem
@@ -70,9 +70,9 @@ type livePartition struct {
 	manifest *Manifest
 }
 
-// Verify checks a run: every file a committed record or manifest references exists with its sha256, and
+// Verify checks a run: every file a committed record references exists with its sha256, and
 // every other object of the run (older than opts.Grace) but its scheduler records (PutJobRecord) is listed
-// as an orphan or a temporary. One listing of the run, one read per record and manifest, and one read of
+// as an orphan or a temporary. One listing of the run, one read per record, and one read of
 // every referenced file.
 func (l *Lake) Verify(ctx context.Context, run string, opts VerifyOptions) (*VerifyReport, error) {
 	prefix := runsPrefix + run + "/"
@@ -191,16 +191,12 @@ func orphanDetail(key string) string {
 		return "a superseded commit record"
 	case strings.HasSuffix(name, ".parquet"):
 		return "a part file no commit record references (a killed or losing writer's, or a replaced generation's)"
-	case strings.Contains(key, "/_shards/"):
-		return "a shard marker no commit references"
-	case name == "_manifest.json":
-		return "a manifest superseded by a commit record"
 	}
 	return "referenced by no commit record"
 }
 
 // livePartitions returns the committed partitions of a run given a listing of it, and the set of keys
-// that are committed metadata (run.json, the newest records, the manifests in use).
+// that are committed metadata (run.json, the newest records).
 func (l *Lake) livePartitions(ctx context.Context, run string, objs []ObjectInfo) ([]livePartition, map[string]bool, error) {
 	keep := map[string]bool{runConfigKey(run): true}
 	heads := headsOf(run, objs)
@@ -218,29 +214,6 @@ func (l *Lake) livePartitions(ctx context.Context, run string, objs []ObjectInfo
 				byKey[key] = livePartition{key: key, stage: rec.Stage, manifest: &p.Manifest}
 			}
 		}
-	}
-	legacyKeys := manifestKeys(run, "", -1, objs)
-	legacy, errs := readEach(len(legacyKeys), func(i int) (*Manifest, error) { return l.legacyManifest(ctx, legacyKeys[i]) })
-	for i, key := range legacyKeys {
-		if errors.Is(errs[i], ErrNotCommitted) {
-			continue
-		}
-		if errs[i] != nil {
-			return nil, nil, errs[i]
-		}
-		cur, ok := byKey[key]
-		if ok && newer(cur.manifest, legacy[i]) {
-			continue
-		}
-		byKey[key] = livePartition{key: key, manifest: legacy[i]}
-		keep[key.ManifestKey()] = true
-		// The committed generation's shard markers and its claim belong to it; only older generations'
-		// are orphans (a partition written outside stages was reported unclean right after its commit).
-		m := legacy[i]
-		for shard := 0; shard < m.Shards; shard++ {
-			keep[key.shardMarkerKey(m.Generation, shard, m.Shards)] = true
-		}
-		keep[key.commitClaimKey(m.Generation)] = true
 	}
 	out := make([]livePartition, 0, len(byKey))
 	for _, p := range byKey {
@@ -272,7 +245,7 @@ type VacuumOptions struct {
 	DryRun bool
 }
 
-// Vacuum removes a run's orphans (objects no committed record or manifest references: killed and losing
+// Vacuum removes a run's orphans (objects no committed record references: killed and losing
 // writers' parts, superseded generations, their records and shard markers) and temporaries, older than
 // opts.OlderThan. It never removes what a committed record references. It returns what it removed (or
 // would remove, with DryRun).

@@ -7,6 +7,7 @@
 package laketest
 
 import (
+	"context"
 	"testing"
 
 	"github.com/spadekit/spade/internal/config"
@@ -52,13 +53,31 @@ func Run(t testing.TB, cfg *config.Config) (*lake.Lake, string) {
 	return lk, NewRun(t, lk, "r", cfg)
 }
 
-// Write commits rows as the partition key with lake.WriteOptions{} (a committed partition is an error)
-// and returns what lake.WriteRows returned.
+// Write commits rows as the partition key in a transaction of its own (lake.CommitRows; a run
+// partition's record is stage WriterStage(key), so writing one partition twice is an error) and returns
+// what lake.WriteRows returned.
 func Write[T schemas.Row](t testing.TB, lk *lake.Lake, key lake.PartitionKey, rows []T) lake.WriteResult {
 	t.Helper()
-	res, err := lake.WriteRows(t.Context(), lk, key, rows, lake.WriteOptions{})
+	spec := lake.TxnSpec{Run: key.Run, Stage: WriterStage(key), Step: key.Step, Corpus: key.Corpus}
+	res, err := lake.CommitRows(t.Context(), lk, spec, key, rows, lake.WriteOptions{})
 	if err != nil {
 		t.Fatalf("laketest: write %+v: %v", key, err)
 	}
 	return res
+}
+
+// WriterStage is the record stage Write commits a run partition under: test-<table>[-<fragment>], one
+// per partition, so the partitions a test writes never replace one another.
+func WriterStage(key lake.PartitionKey) string {
+	if key.Fragment != "" {
+		return "test-" + key.Table + "-" + key.Fragment
+	}
+	return "test-" + key.Table
+}
+
+// Commit is Write for callers that handle the error: rows committed as key in a transaction of their
+// own (record stage WriterStage(key) for a run partition, Force unset).
+func Commit[T schemas.Row](ctx context.Context, lk *lake.Lake, key lake.PartitionKey, rows []T, opts lake.WriteOptions) (lake.WriteResult, error) {
+	spec := lake.TxnSpec{Run: key.Run, Stage: WriterStage(key), Step: key.Step, Corpus: key.Corpus}
+	return lake.CommitRows(ctx, lk, spec, key, rows, opts)
 }

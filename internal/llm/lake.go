@@ -171,16 +171,16 @@ func AbsReplayURL(base string) (string, error) {
 	return "replay:" + name + "@" + abs, nil
 }
 
-// CommitCalls commits calls as the llm_calls fragment `fragment` of a step (lake.PartitionKey.Fragment):
-// every writer of a step's calls (generate, the gate's regenerations and screen, rollout and its shard
-// processes) commits its own fragment, so no writer replaces another's rows; readers take the whole step
-// with lake.ReadStep. Rows are sorted by call_id, so the content depends only on the set of calls. opts
-// carries the writer's shard, Force and ReplaceShard (see lake.WriteOptions).
-func CommitCalls(ctx context.Context, lk *lake.Lake, run string, step int64, fragment string, calls []Call, opts lake.WriteOptions) error {
+// WriteCalls writes calls in tx as the llm_calls fragment `fragment` of a step of tx's run
+// (lake.PartitionKey.Fragment): every writer of a step's calls (generate, the gate's regenerations and
+// screen, rollout and its shard processes) writes its own fragment, so no writer replaces another's rows;
+// readers take the whole step with lake.ReadStep. Rows are sorted by call_id, so the content depends only
+// on the set of calls. opts carries the writer's shard (see lake.WriteOptions).
+func WriteCalls(ctx context.Context, tx *lake.Txn, step int64, fragment string, calls []Call, opts lake.WriteOptions) error {
 	rows := Rows(calls)
 	sort.Slice(rows, func(i, j int) bool { return rows[i].CallID < rows[j].CallID })
-	key := lake.PartitionKey{Run: run, Table: schemas.LLMCallsSpec.Name, Step: step, Fragment: fragment}
-	if _, err := lake.WriteRows(ctx, lk, key, rows, opts); err != nil {
+	key := lake.PartitionKey{Run: tx.Run(), Table: schemas.LLMCallsSpec.Name, Step: step, Fragment: fragment}
+	if _, err := lake.WriteRows(ctx, tx, key, rows, opts); err != nil {
 		return fmt.Errorf("llm: commit calls: %w", err)
 	}
 	return nil

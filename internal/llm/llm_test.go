@@ -512,11 +512,12 @@ func TestTopKIsSentOnlyWhenSet(t *testing.T) {
 	}
 }
 
-// Concurrent writers of one step's llm_calls, each committing its own fragment, lose no row, and a
-// reader of the step sees them all.
-func TestCommitCallsConcurrentWritersKeepEveryRow(t *testing.T) {
+// Concurrent writers of one step's llm_calls in one transaction, each writing its own fragment, lose no
+// row, and a reader of the step sees them all once it commits.
+func TestWriteCallsConcurrentWritersKeepEveryRow(t *testing.T) {
 	ctx := context.Background()
 	lk := laketest.New(t)
+	tx := lk.Begin(lake.TxnSpec{Run: "r", Stage: "rollout", Step: 1})
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
@@ -525,12 +526,15 @@ func TestCommitCallsConcurrentWritersKeepEveryRow(t *testing.T) {
 				key := fmt.Sprintf("w%d/%d", w, i)
 				calls = append(calls, llm.Call{CallID: llm.CallID(schemas.RoleAgent, 1, key), Role: schemas.RoleAgent, Step: 1, RequestJSON: "{}", Outcome: llm.Outcome{Text: key}})
 			}
-			if err := llm.CommitCalls(ctx, lk, "r", 1, fmt.Sprintf("w%d", w), calls, lake.WriteOptions{}); err != nil {
+			if err := llm.WriteCalls(ctx, tx, 1, fmt.Sprintf("w%d", w), calls, lake.WriteOptions{}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
 	rows, err := lake.ReadStep[schemas.LLMCallRow](ctx, lk, "r", "llm_calls", 1)
 	if err != nil {
 		t.Fatal(err)

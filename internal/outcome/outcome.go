@@ -1,5 +1,6 @@
-// Package outcome is the one definition of an episode's outcome and of an env's solve rate, shared by the
-// Designer's reward (stages/regret) and the Go side of the audits. Its SQL twin is sql/episode_outcomes.sql
+// Package outcome is the one definition of an episode's outcome, of an env's solve rate and of the
+// difficulty anchor on it (DifficultyAnchor), shared by the Designer's reward (stages/regret), synthetic
+// runs and the Go side of the audits. Its SQL twin is sql/episode_outcomes.sql
 // and sql/env_outcomes.sql, driven by the same run settings (outcome.exclude_ended_by, outcome.value)
 // through DuckDB variables; a test in internal/analytics checks that both agree row for row.
 //
@@ -11,6 +12,7 @@ package outcome
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -166,4 +168,24 @@ func mean(xs []float64) float64 {
 		sum += x
 	}
 	return sum / float64(len(xs))
+}
+
+// DifficultyAnchor returns the flat-top anchor of solve rate p on the band [lo, hi] (SPADE §2.2;
+// docs/architecture.md, "Formulas"):
+//
+//	anchor(p) = p / lo             for p < lo
+//	          = 1                  for lo ≤ p ≤ hi
+//	          = (1 − p) / (1 − hi) for p > hi
+//
+// so it is 0 at p = 0 and p = 1 and linear in between. Edge cases: lo = 0 has no rising edge and hi = 1
+// no falling one (the band reaches the end); p is clamped to [0, 1]; the result is always in [0, 1].
+func DifficultyAnchor(p, lo, hi float64) float64 {
+	p = math.Min(1, math.Max(0, p))
+	switch {
+	case p < lo:
+		return p / lo
+	case p > hi:
+		return (1 - p) / (1 - hi)
+	}
+	return 1
 }

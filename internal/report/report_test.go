@@ -461,7 +461,7 @@ func TestReportShowsLeftOutPlays(t *testing.T) {
 	write := func(step int64, broken, missing int64) {
 		rows := []schemas.TrainMetricsRow{{Step: step, Role: schemas.RoleAgent, Samples: 30, LeftOutBrokenPrefix: broken, LeftOutMissingTokens: missing},
 			{Step: step, Role: schemas.RoleDesigner, Samples: 4}}
-		if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.TrainMetricsSpec.Name, Step: step}, rows, lake.WriteOptions{}); err != nil {
+		if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.TrainMetricsSpec.Name, Step: step}, rows, lake.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -488,7 +488,7 @@ func TestReportShowsGateContradictions(t *testing.T) {
 	lk := laketest.New(t)
 	laketest.NewRun(t, lk, "r", config.Default())
 	gate := []schemas.GateResultRow{{Step: 0, EnvID: "easy-env", Attempt: 1, Check: "trivial", Passed: true}}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.GateResultsSpec.Name, Step: 0}, gate, lake.WriteOptions{}); err != nil {
+	if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.GateResultsSpec.Name, Step: 0}, gate, lake.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var episodes []schemas.EpisodeRow
@@ -496,7 +496,7 @@ func TestReportShowsGateContradictions(t *testing.T) {
 		episodes = append(episodes, schemas.EpisodeRow{Step: 0, EnvID: "easy-env", Skill: schemas.SkillMath, EpisodeID: fmt.Sprint("e", i),
 			Index: int32(i), Success: true, Return: 1, Turns: 1, EndedBy: schemas.EndedDone})
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.EpisodesSpec.Name, Step: 0}, episodes, lake.WriteOptions{}); err != nil {
+	if _, err := laketest.Commit(ctx, lk, lake.PartitionKey{Run: "r", Table: schemas.EpisodesSpec.Name, Step: 0}, episodes, lake.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := analytics.Open(ctx, lk, "r", "")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/outcome"
 	"github.com/spadekit/spade/internal/progress"
 	"github.com/spadekit/spade/schemas"
 )
@@ -362,22 +363,11 @@ func (g *generator) writePool(ctx context.Context, lk *lake.Lake, run string, po
 			row.RHint = t.sumHint / float64(t.nHint)
 		}
 		row.Regret = row.RHint - row.RNoHint
-		row.Anchor = flatTopAnchor(row.SolveRate, 0.4, 0.6)
+		row.Anchor = outcome.DifficultyAnchor(row.SolveRate, 0.4, 0.6)
 		row.Reward = 0.4*math.Max(0, row.Regret) + 0.6*row.Anchor
 		rewards = append(rewards, row)
 	}
 	return put(ctx, lk, run, "designer_rewards", last, rewards)
-}
-
-// flatTopAnchor is 1 on [lo, hi] and falls linearly to 0 at 0 and 1 (docs/architecture.md, "Formulas").
-func flatTopAnchor(p, lo, hi float64) float64 {
-	switch {
-	case p < lo:
-		return p / lo
-	case p > hi:
-		return (1 - p) / (1 - hi)
-	}
-	return 1
 }
 
 type episode struct {
@@ -535,9 +525,11 @@ func (g *generator) trainStep(step, pool int, episodes []schemas.EpisodeRow) []s
 	return out
 }
 
-// put commits one partition of rows; an empty slice commits an empty partition.
+// put commits one partition of rows in a transaction of its own (record stage synth-<table>); an empty
+// slice commits an empty partition.
 func put[T schemas.Row](ctx context.Context, lk *lake.Lake, run, table string, step int, rows []T) error {
-	_, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: table, Step: int64(step)}, rows,
+	spec := lake.TxnSpec{Run: run, Stage: "synth-" + strings.ReplaceAll(table, "_", "-"), Step: int64(step)}
+	_, err := lake.CommitRows(ctx, lk, spec, lake.PartitionKey{Run: run, Table: table, Step: int64(step)}, rows,
 		lake.WriteOptions{SkipValidation: true})
 	if err != nil {
 		return fmt.Errorf("synth: %s step %d: %w", table, step, err)

@@ -4,21 +4,20 @@ package vendi
 
 /*
 #cgo LDFLAGS: -lopenblas
-// Declared here rather than through cblas.h/lapacke.h so the only build dependency is Debian's
-// libopenblas-dev (whose libopenblas.so exports both CBLAS and LAPACK symbols).
+// Declared here rather than through cblas.h so the only build dependency is Debian's libopenblas-dev;
+// dsyevd's one binding is internal/linalg's.
 void cblas_dsyrk(int order, int uplo, int trans, int n, int k, double alpha, const double *a, int lda,
                  double beta, double *c, int ldc);
 void openblas_set_num_threads(int num_threads);
 int openblas_get_num_threads(void);
-void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
-             double *work, const int *lwork, int *iwork, const int *liwork, int *info);
 */
 import "C"
 
 import (
-	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/spadekit/spade/internal/linalg"
 )
 
 // Backend names the linear-algebra route of this build.
@@ -45,8 +44,8 @@ func init() { C.openblas_set_num_threads(1) }
 const largeFlops = 2e7
 
 // symmetricGramEigenvalues returns the eigenvalues of scale·X̂ᵀX̂ (n > d) or scale·X̂X̂ᵀ (n ≤ d) with
-// cblas_dsyrk (upper triangle, row-major) and dsyevd (eigenvalues only; the row-major upper triangle is
-// LAPACK's column-major lower triangle).
+// cblas_dsyrk (upper triangle, row-major) and linalg.SymmetricEigen (eigenvalues only; the row-major
+// upper triangle is LAPACK's column-major lower triangle).
 func symmetricGramEigenvalues(x []float64, n, d int, scale float64) []float64 {
 	if float64(n)*float64(d)*float64(min(n, d)) > largeFlops && blasProcs > 1 {
 		blasThreads.Lock()
@@ -63,35 +62,9 @@ func symmetricGramEigenvalues(x []float64, n, d int, scale float64) []float64 {
 	g := make([]float64, m*m)
 	C.cblas_dsyrk(cblasRowMajor, cblasUpper, C.int(trans), C.int(m), C.int(k), C.double(scale),
 		(*C.double)(unsafe.Pointer(&x[0])), C.int(d), 0, (*C.double)(unsafe.Pointer(&g[0])), C.int(m))
-	eig, err := dsyevdValues(g, m)
+	eig, _, err := linalg.SymmetricEigen(g, m, false)
 	if err != nil {
 		panic(err) // dsyevd fails only on invalid arguments or non-convergence, a bug here
 	}
 	return eig
-}
-
-// dsyevdValues returns the eigenvalues (ascending) of the symmetric m×m matrix whose lower triangle
-// (column-major) is in a; a is destroyed.
-func dsyevdValues(a []float64, m int) ([]float64, error) {
-	jobz, uplo := C.char('N'), C.char('L')
-	nn, lda := C.int(m), C.int(m)
-	w := make([]float64, m)
-	var info C.int
-	var workQuery C.double
-	var iworkQuery C.int
-	lwork, liwork := C.int(-1), C.int(-1)
-	C.dsyevd_(&jobz, &uplo, &nn, (*C.double)(unsafe.Pointer(&a[0])), &lda, (*C.double)(unsafe.Pointer(&w[0])),
-		&workQuery, &lwork, &iworkQuery, &liwork, &info)
-	if info != 0 {
-		return nil, fmt.Errorf("vendi: dsyevd workspace query: info %d", info)
-	}
-	work := make([]float64, max(int(workQuery), 2*m+1))
-	iwork := make([]int32, max(int(iworkQuery), 1))
-	lwork, liwork = C.int(len(work)), C.int(len(iwork))
-	C.dsyevd_(&jobz, &uplo, &nn, (*C.double)(unsafe.Pointer(&a[0])), &lda, (*C.double)(unsafe.Pointer(&w[0])),
-		(*C.double)(unsafe.Pointer(&work[0])), &lwork, (*C.int)(unsafe.Pointer(&iwork[0])), &liwork, &info)
-	if info != 0 {
-		return nil, fmt.Errorf("vendi: dsyevd: info %d", info)
-	}
-	return w, nil
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 
 	"github.com/duckdb/duckdb-go/v2"
-
-	"github.com/spadekit/spade/internal/duck"
 )
 
 // The SQL functions registered on every DuckDB session (duck.OnOpen): each takes a list of vectors
@@ -21,10 +19,6 @@ const (
 	// SQLMeanCosineDistance is mean_cosine_distance(vectors) → MeanCosineDistance.
 	SQLMeanCosineDistance = "mean_cosine_distance"
 )
-
-func init() {
-	duck.OnOpen(Register)
-}
 
 // Register registers vendi, vendi_per_n and mean_cosine_distance on db. A NULL list gives NULL; vectors of
 // different lengths, NULL vectors and zero vectors are errors of the query.

@@ -153,6 +153,9 @@ func TestEdgeCases(t *testing.T) {
 // TestSQLFunctions runs the UDFs in a real DuckDB session, as `spade query` does.
 func TestSQLFunctions(t *testing.T) {
 	db, err := duck.Open()
+	if err == nil {
+		err = Register(db)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"net/http"
 	"time"
@@ -41,18 +40,16 @@ func query(ctx context.Context, db *sql.DB, text string, limit int) (*Dataset, e
 	return ds, nil
 }
 
-// jsonValue turns a driver value into one encoding/json writes faithfully: NaN and ±Inf (which JSON
-// cannot hold) become null, HUGEINT a number, bytes text, nested lists and maps element by element;
-// text has its control characters and bidi overrides shown as escapes (safetext.Terminal).
-func jsonValue(v any) any {
+// jsonValue turns a driver value into one encoding/json writes faithfully (duck.JSONValue with
+// viewLeaf): NaN and ±Inf become null, HUGEINT and DECIMAL numbers, nested lists and maps element by
+// element; text has its control characters and bidi overrides shown as escapes (safetext.Terminal).
+func jsonValue(v any) any { return duck.JSONValue(v, viewLeaf) }
+
+// viewLeaf is the viewer's conversion of a value that is not a list or a map.
+func viewLeaf(v any) any {
 	switch x := v.(type) {
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil
-		}
-		return x
 	case float32:
-		return jsonValue(float64(x))
+		return float64(x)
 	case *big.Int:
 		if x.IsInt64() {
 			return x.Int64()
@@ -65,21 +62,9 @@ func jsonValue(v any) any {
 		return safetext.Terminal(x) // env text: no control character or bidi override acts on the page
 	case time.Time:
 		return x.Format(time.RFC3339Nano)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonValue(e)
-		}
-		return out
 	case interface{ Float64() float64 }: // DECIMAL
-		return jsonValue(x.Float64())
-	case nil, bool, int64, int32, int16, int8, int, uint64, uint32, uint16, uint8:
+		return x.Float64()
+	case nil, bool, float64, int64, int32, int16, int8, int, uint64, uint32, uint16, uint8:
 		return x
 	case fmt.Stringer:
 		return x.String()

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	_ "github.com/spadekit/spade/internal/analytics" // the models of sql/ as views of every session
+	"github.com/spadekit/spade/internal/analytics"
 	"github.com/spadekit/spade/internal/duck"
 	"github.com/spadekit/spade/internal/lake"
 )
@@ -152,7 +152,7 @@ func (s *Server) entry(ctx context.Context, runs []string) (*cached, error) {
 		delete(s.sessions, key)
 		go func() { c.users.Wait(); c.sess.Close() }()
 	}
-	sess, err := duck.OpenListed(ctx, s.lk, listings, runs...)
+	sess, err := analytics.OpenListed(ctx, s.lk, listings, runs...)
 	if err != nil {
 		return nil, err
 	}

@@ -206,15 +206,20 @@ func runBench(ctx context.Context, env *stage.Env, step int64, name string, samp
 		if sc.env != nil {
 			episodeUsage(rows, calls, sc.env)
 		}
-		force := lake.WriteOptions{Force: true} // replaces what a killed attempt left of this chunk
-		// Each chunk commits on its own, outside the stage's transaction: a killed evaluation keeps
-		// the chunks it finished and resumes after them.
-		own := lake.WithoutTxn(ctx)
-		if err := llm.CommitCalls(own, env.Lake, env.Run, step, fragment, calls, force); err != nil {
+		// Each chunk commits in a transaction of its own (record stage = the chunk's fragment), not in
+		// the stage's: a killed evaluation keeps the chunks it finished and resumes after them. Forced,
+		// it replaces the chunk a forced re-run asks again.
+		chunkTx := env.Lake.Begin(lake.TxnSpec{Run: env.Run, Stage: fragment, Step: step, Force: true})
+		if err := llm.WriteCalls(ctx, chunkTx, step, fragment, calls, lake.WriteOptions{}); err != nil {
+			chunkTx.Abort(context.WithoutCancel(ctx))
 			return "", err
 		}
 		key := lake.PartitionKey{Run: env.Run, Table: schemas.EvalResultsSpec.Name, Step: step, Fragment: fragment}
-		if _, err := lake.WriteRows(own, env.Lake, key, rows, force); err != nil {
+		if _, err := lake.WriteRows(ctx, chunkTx, key, rows, lake.WriteOptions{}); err != nil {
+			chunkTx.Abort(context.WithoutCancel(ctx))
+			return "", err
+		}
+		if _, err := chunkTx.Commit(context.WithoutCancel(ctx)); err != nil {
 			return "", err
 		}
 		sum.chunks++

@@ -28,7 +28,7 @@ import (
 // gate reads the step's candidates with lake.ReadStep, so a re-run gate sees the regenerated ones). An error ends the slot's
 // attempts; the gate stops asking at gate.max_attempts by itself too.
 type Regenerator interface {
-	Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error)
+	Regenerate(ctx context.Context, tx *lake.Txn, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error)
 }
 
 // Options are the gate's own settings of one invocation (the rest comes from the stage.Env).
@@ -189,7 +189,7 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outcomes[i] = judgeSlot(ctx, pool, sem, slots[slot], cfg.Gate.MaxAttempts, check, opts.Regenerator, log, prog)
+			outcomes[i] = judgeSlot(ctx, env.Txn, pool, sem, slots[slot], cfg.Gate.MaxAttempts, check, opts.Regenerator, log, prog)
 			if separateHints && outcomes[i].err == nil && outcomes[i].env != nil {
 				// the accepted env's hint at once, while other slots are still judged or regenerated
 				prog.hinting.Add(1)
@@ -212,15 +212,15 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 		return Result{}, err
 	}
 	if separateHints {
-		// The hint calls are the "gate-hint" fragment of the step's llm_calls, one shard per gate process;
-		// a re-run shard replaces its own. They are committed in slot order, whatever order they ended in.
+		// The hint calls are the "gate-hint" fragment of the step's llm_calls, one shard per gate process,
+		// written in slot order, whatever order they ended in.
 		var hintCalls []llm.Call
 		for _, o := range outcomes {
 			hintCalls = append(hintCalls, o.hintCalls...)
 		}
-		hopts := lake.WriteOptions{Shard: myShard, Shards: shards, ReplaceShard: true}
-		if err := llm.CommitCalls(ctx, lk, run, step, schemas.FragmentHint, hintCalls, hopts); err != nil {
-			return Result{}, fmt.Errorf("gate: commit hint calls: %w", err)
+		hopts := lake.WriteOptions{Shard: myShard, Shards: shards}
+		if err := llm.WriteCalls(ctx, env.Txn, step, schemas.FragmentHint, hintCalls, hopts); err != nil {
+			return Result{}, fmt.Errorf("gate: write hint calls: %w", err)
 		}
 	}
 	res := Result{Slots: len(order), Elapsed: time.Since(start)}
@@ -237,17 +237,17 @@ func Run(ctx context.Context, env *stage.Env, step int64, opts Options) (Result,
 	}
 	if screenClient != nil {
 		// The screen's calls are the "gate-screen" fragment of the step's llm_calls, one shard per gate
-		// process; a re-run shard replaces its own.
-		sopts := lake.WriteOptions{Shard: myShard, Shards: shards, ReplaceShard: true}
-		if err := llm.CommitCalls(ctx, lk, run, step, schemas.FragmentScreen, screenClient.TakeCalls(), sopts); err != nil {
-			return res, fmt.Errorf("gate: commit screen calls: %w", err)
+		// process.
+		sopts := lake.WriteOptions{Shard: myShard, Shards: shards}
+		if err := llm.WriteCalls(ctx, env.Txn, step, schemas.FragmentScreen, screenClient.TakeCalls(), sopts); err != nil {
+			return res, fmt.Errorf("gate: write screen calls: %w", err)
 		}
 	}
-	wopts := lake.WriteOptions{Shard: myShard, Shards: shards, Force: env.Force}
-	if _, err := lake.WriteRows(ctx, lk, resultsKey, results, wopts); err != nil && !(errors.Is(err, lake.ErrCommitted) && !env.Force) {
+	wopts := lake.WriteOptions{Shard: myShard, Shards: shards}
+	if _, err := lake.WriteRows(ctx, env.Txn, resultsKey, results, wopts); err != nil {
 		return res, fmt.Errorf("gate: write gate_results: %w", err)
 	}
-	if _, err := lake.WriteRows(ctx, lk, envsKey, envs, wopts); err != nil && !(errors.Is(err, lake.ErrCommitted) && !env.Force) {
+	if _, err := lake.WriteRows(ctx, env.Txn, envsKey, envs, wopts); err != nil {
 		return res, fmt.Errorf("gate: write envs: %w", err)
 	}
 	log.Info("gate: committed", "run", run, "step", step, "slots", res.Slots, "accepted", res.Accepted,
@@ -269,7 +269,7 @@ type slotOutcome struct {
 // judgeSlot checks the slot's candidates in attempt order until one is accepted, then asks the
 // Regenerator for more attempts up to maxAttempts. Each check holds a place of sem (one program per
 // sandbox worker); a regeneration, which runs no program, holds none.
-func judgeSlot(ctx context.Context, pool *sandbox.Pool, sem chan struct{}, list []schemas.CandidateRow, maxAttempts int, check CheckOptions, regen Regenerator, log *slog.Logger, prog *gateProgress) slotOutcome {
+func judgeSlot(ctx context.Context, tx *lake.Txn, pool *sandbox.Pool, sem chan struct{}, list []schemas.CandidateRow, maxAttempts int, check CheckOptions, regen Regenerator, log *slog.Logger, prog *gateProgress) slotOutcome {
 	var out slotOutcome
 	queue := append([]schemas.CandidateRow{}, list...)
 	var last schemas.CandidateRow
@@ -283,7 +283,7 @@ func judgeSlot(ctx context.Context, pool *sandbox.Pool, sem chan struct{}, list 
 			cand, queue = queue[0], queue[1:]
 		} else {
 			prog.regenerating.Add(1)
-			next, err := regen.Regenerate(ctx, last, lastError)
+			next, err := regen.Regenerate(ctx, tx, last, lastError)
 			prog.regenerating.Add(-1)
 			if err != nil {
 				log.Warn("gate: regeneration failed", "slot", last.Slot, "attempt", last.Attempt+1, "err", err)

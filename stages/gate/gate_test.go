@@ -22,7 +22,7 @@ type fixedRegenerator struct {
 	calls      []string
 }
 
-func (f *fixedRegenerator) Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
+func (f *fixedRegenerator) Regenerate(ctx context.Context, tx *lake.Txn, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
 	f.calls = append(f.calls, gateError)
 	attempt := int(prev.Attempt) + 1
 	next := prev
@@ -77,7 +77,9 @@ func TestRunCommitsResultsAndEnvs(t *testing.T) {
 	pool := newPool(t, sandbox.IsolationBwrap)
 	regen := &fixedRegenerator{code: envs[3].Code, hint: envs[3].Hint}
 
-	res, err := Run(ctx, poolEnv(t, lk, run, pool, shard.All), 0, Options{Regenerator: regen})
+	res, err := stage.Within(ctx, poolEnv(t, lk, run, pool, shard.All), stage.Gate, 0, func(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+		return Run(ctx, env, step, Options{Regenerator: regen})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,14 +133,18 @@ func TestRunWithoutRegeneratorJudgesLakeOnly(t *testing.T) {
 	second.Attempt, second.EnvID = 2, "env-1-a2"
 	lk, run := newRun(t, []schemas.CandidateRow{candidate(0, envs[0]), bad, second})
 	pool := newPool(t, sandbox.IsolationBwrap)
-	res, err := Run(context.Background(), poolEnv(t, lk, run, pool, shard.Spec{Index: 1, Count: 2}), 0, Options{})
+	res, err := stage.Within(context.Background(), poolEnv(t, lk, run, pool, shard.Spec{Index: 1, Count: 2}), stage.Gate, 0, func(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+		return Run(ctx, env, step, Options{})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Slots != 1 || res.Accepted != 1 || res.Attempts != 2 || res.Regenerated != 0 {
 		t.Fatalf("shard 1: %+v", res)
 	}
-	if _, err := Run(context.Background(), poolEnv(t, lk, run, pool, shard.Spec{Index: 0, Count: 2}), 0, Options{}); err != nil {
+	if _, err := stage.Within(context.Background(), poolEnv(t, lk, run, pool, shard.Spec{Index: 0, Count: 2}), stage.Gate, 0, func(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+		return Run(ctx, env, step, Options{})
+	}); err != nil {
 		t.Fatal(err)
 	}
 	accepted, err := lake.ReadRows[schemas.EnvRow](context.Background(), lk, lake.PartitionKey{Run: run, Table: schemas.EnvsSpec.Name, Step: 0})
@@ -150,7 +156,7 @@ func TestRunWithoutRegeneratorJudgesLakeOnly(t *testing.T) {
 // failingRegenerator answers with a broken program every time, to prove the attempt cap.
 type failingRegenerator struct{ calls int }
 
-func (f *failingRegenerator) Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
+func (f *failingRegenerator) Regenerate(ctx context.Context, tx *lake.Txn, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
 	f.calls++
 	next := prev
 	next.Attempt++
@@ -165,7 +171,9 @@ func TestRegenerationStopsAtMaxAttempts(t *testing.T) {
 	bad.Code = "x = 1\n"
 	lk, run := newRun(t, []schemas.CandidateRow{bad})
 	regen := &failingRegenerator{}
-	res, err := Run(context.Background(), poolEnv(t, lk, run, newPool(t, sandbox.IsolationBwrap), shard.All), 0, Options{Regenerator: regen})
+	res, err := stage.Within(context.Background(), poolEnv(t, lk, run, newPool(t, sandbox.IsolationBwrap), shard.All), stage.Gate, 0, func(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+		return Run(ctx, env, step, Options{Regenerator: regen})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

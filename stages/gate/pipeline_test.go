@@ -19,6 +19,7 @@ import (
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // gatedRegenerator answers a regeneration with its program only once the hint of another slot's
@@ -29,13 +30,13 @@ type gatedRegenerator struct {
 	late   bool
 }
 
-func (g *gatedRegenerator) Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
+func (g *gatedRegenerator) Regenerate(ctx context.Context, tx *lake.Txn, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
 	select {
 	case <-g.hinted:
 	case <-time.After(20 * time.Second):
 		g.late = true
 	}
-	return g.fixedRegenerator.Regenerate(ctx, prev, gateError)
+	return g.fixedRegenerator.Regenerate(ctx, tx, prev, gateError)
 }
 
 // recordingHinter answers every hint and closes first at the first call.
@@ -83,7 +84,9 @@ func TestAcceptedEnvIsHintedWhileAnotherSlotRegenerates(t *testing.T) {
 	env := poolEnv(t, lk, "r1", pool, shard.All)
 	var logs bytes.Buffer
 	env.Progress = progress.New(nil, slog.New(slog.NewTextHandler(&logs, nil)), time.Nanosecond)
-	res, err := Run(context.Background(), env, 0, Options{Regenerator: regen, Hinter: hinter})
+	res, err := stage.Within(context.Background(), env, stage.Gate, 0, func(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+		return Run(ctx, env, step, Options{Regenerator: regen, Hinter: hinter})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/internal/sandbox"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 func TestParseScreenAnswer(t *testing.T) {
@@ -61,7 +62,9 @@ func TestToolsScreenThroughLLM(t *testing.T) {
 			laketest.NewRun(t, lk, "t1", cfg)
 			cand := schemas.CandidateRow{Slot: 0, EnvID: "cal-0", Attempt: 1, Skill: schemas.SkillToolUse, Setting: schemas.SettingTools, Code: calendar.Code, Hint: calendar.Hint}
 			laketest.Write(t, lk, lake.PartitionKey{Run: "t1", Table: schemas.CandidatesSpec.Name, Step: 0}, []schemas.CandidateRow{cand})
-			res, err := Run(ctx, poolEnv(t, lk, "t1", newPool(t, sandbox.IsolationBwrap), shard.All), 0, Options{})
+			res, err := stage.Within(ctx, poolEnv(t, lk, "t1", newPool(t, sandbox.IsolationBwrap), shard.All), stage.Gate, 0, func(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+				return Run(ctx, env, step, Options{})
+			})
 			if err != nil {
 				t.Fatal(err)
 			}

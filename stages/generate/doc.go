@@ -5,9 +5,9 @@
 // hint of an accepted env under generate.hint_mode = separate (role hint, never trained).
 //
 // Reads: run.json, `samples` at the refresh step, the newest `memory` snapshot before it (an empty or
-// missing memory is valid). Writes: the "generate" fragment of `llm_calls`, then `candidates` at the
-// refresh step (--shard i --shards n: the slots with slot mod n = i); each regeneration commits its call
-// and its candidate as the fragment gate-slotNNNNNN-attemptN of both tables.
+// missing memory is valid). Writes: the "generate" fragment of `llm_calls` and `candidates` at the
+// refresh step (--shard i --shards n: the slots with slot mod n = i); each regeneration writes its call
+// and its candidate, in the gate's transaction, as the fragment gate-slotNNNNNN-attemptN of both tables.
 //
 // The memory shown to a slot is ChooseMemory's: the label rule under memory.seed_pool = 0, or the
 // authors' (seeds drawn at random, reproducibly per run seed, step and slot, from the top of the skill's

@@ -114,7 +114,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return g.Generate(ctx, step, env.Force)
+	return g.Generate(ctx, env.Txn, step, env.Force)
 }
 
 // EnvID returns the id of a candidate: "env-" and 16 hex digits of SHA-256(seed, step, slot, attempt).
@@ -128,13 +128,11 @@ func EnvID(seed, step int64, slot, attempt int32) string {
 func callKey(slot, attempt int32) string { return fmt.Sprintf("slot=%d/attempt=%d", slot, attempt) }
 
 // Generate writes attempt 1 of every slot of step (of this generator's shard, when the stage runs
-// sharded): candidates and the "generate" llm_calls fragment. Slots are generated concurrently (bounded
-// by llm.max_in_flight); a failed call or an unparsable answer is a candidate with its parse_error, never
-// a stage failure. The calls are committed before the candidates, which mark the stage done; a re-run
-// after a kill between the two replaces this shard's calls. With force, the gate's regenerated attempts
-// of the step (candidates and calls fragments) are dropped: they were regenerated from the replaced
-// attempts.
-func (g *Generator) Generate(ctx context.Context, step int64, force bool) (Result, error) {
+// sharded) into tx: candidates and the "generate" llm_calls fragment. Slots are generated concurrently
+// (bounded by llm.max_in_flight); a failed call or an unparsable answer is a candidate with its
+// parse_error, never a stage failure. With force, the gate's regenerated attempts of the step (candidates
+// and calls fragments) are dropped: they were regenerated from the replaced attempts.
+func (g *Generator) Generate(ctx context.Context, tx *lake.Txn, step int64, force bool) (Result, error) {
 	shards := max(g.shards, 1)
 	samples, err := g.slotSamples(ctx, step)
 	if err != nil {
@@ -165,12 +163,12 @@ func (g *Generator) Generate(ctx context.Context, step int64, force bool) (Resul
 			return Result{}, fmt.Errorf("generate: %w", err)
 		}
 	}
-	wopts := lake.WriteOptions{Shard: g.shard, Shards: shards, ReplaceShard: true}
-	if err := llm.CommitCalls(ctx, g.lk, g.run, step, schemas.FragmentGenerate, g.client.TakeCalls(), wopts); err != nil {
-		return Result{}, fmt.Errorf("generate: commit llm_calls: %w", err)
+	wopts := lake.WriteOptions{Shard: g.shard, Shards: shards}
+	if err := llm.WriteCalls(ctx, tx, step, schemas.FragmentGenerate, g.client.TakeCalls(), wopts); err != nil {
+		return Result{}, fmt.Errorf("generate: write llm_calls: %w", err)
 	}
 	key := lake.PartitionKey{Run: g.run, Table: schemas.CandidatesSpec.Name, Step: step}
-	if _, err := lake.WriteRows(ctx, g.lk, key, rows, lake.WriteOptions{Shard: g.shard, Shards: shards, Force: force}); err != nil {
+	if _, err := lake.WriteRows(ctx, tx, key, rows, wopts); err != nil {
 		return Result{}, fmt.Errorf("generate: %w", err)
 	}
 	res := Result{Candidates: len(rows)}
@@ -202,8 +200,8 @@ func (g *Generator) dropRegenerations(ctx context.Context, step int64) error {
 }
 
 // Regenerate is the entry point the gate calls for a slot whose candidate failed: it asks the Designer
-// for attempt prev.Attempt+1 of the slot and commits it to candidates and llm_calls at prev.Step before
-// returning it. How it asks is generate.regen:
+// for attempt prev.Attempt+1 of the slot and writes it to candidates and llm_calls at prev.Step in tx
+// (the gate's transaction, which lies at that step) before returning it. How it asks is generate.regen:
 //   - repair: the same slot (skill, document, memory) with the failed code and the gate's error in the
 //     prompt;
 //   - resample (the authors'): the slot's prompt again as a fresh sample, with no error feedback and a
@@ -213,7 +211,7 @@ func (g *Generator) dropRegenerations(ctx context.Context, step int64) error {
 // The returned row may itself carry a parse_error. It fails when prev.Attempt has reached
 // gate.max_attempts (which counts every attempt, the first included), or on a lake, context or replay
 // error. Safe for concurrent use.
-func (g *Generator) Regenerate(ctx context.Context, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
+func (g *Generator) Regenerate(ctx context.Context, tx *lake.Txn, prev schemas.CandidateRow, gateError string) (schemas.CandidateRow, error) {
 	if int(prev.Attempt) >= g.cfg.Gate.MaxAttempts {
 		return schemas.CandidateRow{}, fmt.Errorf("generate: slot %d of step %d: attempt %d is the last (gate.max_attempts = %d)", prev.Slot, prev.Step, prev.Attempt, g.cfg.Gate.MaxAttempts)
 	}
@@ -244,14 +242,12 @@ func (g *Generator) Regenerate(ctx context.Context, prev schemas.CandidateRow, g
 	}
 	own := g.takeCall(row.CallID)
 	fragment := schemas.RegenerateFragment(prev.Slot, prev.Attempt+1)
-	// Calls first, then the candidate that marks the attempt done; a re-run after a kill between the two
-	// (the candidate is not committed, so the gate asks again) replaces the calls.
-	if err := llm.CommitCalls(ctx, g.lk, g.run, prev.Step, fragment, own, lake.WriteOptions{Force: true}); err != nil {
-		return schemas.CandidateRow{}, fmt.Errorf("generate: commit llm_calls: %w", err)
+	if err := llm.WriteCalls(ctx, tx, prev.Step, fragment, own, lake.WriteOptions{}); err != nil {
+		return schemas.CandidateRow{}, fmt.Errorf("generate: write llm_calls: %w", err)
 	}
 	key := lake.PartitionKey{Run: g.run, Table: schemas.CandidatesSpec.Name, Step: prev.Step, Fragment: fragment}
-	if _, err := lake.WriteRows(ctx, g.lk, key, []schemas.CandidateRow{row}, lake.WriteOptions{Force: true}); err != nil {
-		return schemas.CandidateRow{}, fmt.Errorf("generate: commit candidate: %w", err)
+	if _, err := lake.WriteRows(ctx, tx, key, []schemas.CandidateRow{row}, lake.WriteOptions{}); err != nil {
+		return schemas.CandidateRow{}, fmt.Errorf("generate: write candidate: %w", err)
 	}
 	return row, nil
 }

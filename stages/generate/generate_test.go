@@ -95,7 +95,7 @@ func (f *fixture) calls(t *testing.T) []schemas.LLMCallRow {
 
 func TestGenerateWritesCandidatesAndCalls(t *testing.T) {
 	f := newFixture(t, nil)
-	res, err := generate.Run(context.Background(), f.env(t, trainedModel), refreshStep)
+	res, err := stage.Within(context.Background(), f.env(t, trainedModel), stage.Generate, refreshStep, generate.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestGenerateWritesCandidatesAndCalls(t *testing.T) {
 func prompts(t *testing.T, mutate func(*config.Config)) []string {
 	t.Helper()
 	f := newFixture(t, mutate)
-	if _, err := generate.Run(context.Background(), f.env(t, trainedModel), refreshStep); err != nil {
+	if _, err := stage.Within(context.Background(), f.env(t, trainedModel), stage.Generate, refreshStep, generate.Run); err != nil {
 		t.Fatal(err)
 	}
 	var out []string
@@ -193,20 +193,23 @@ func TestAblationsChangeThePrompts(t *testing.T) {
 func TestRegenerateAppendsNextAttemptWithTheError(t *testing.T) {
 	f := newFixture(t, func(c *config.Config) { c.Gate.MaxAttempts = 3 })
 	ctx := context.Background()
-	if _, err := generate.Run(ctx, f.env(t, ""), refreshStep); err != nil {
+	if _, err := stage.Within(ctx, f.env(t, ""), stage.Generate, refreshStep, generate.Run); err != nil {
 		t.Fatal(err)
 	}
-	g, err := generate.NewGenerator(ctx, f.env(t, ""), refreshStep)
+	env := f.env(t, "")
+	g, err := generate.NewGenerator(ctx, env, refreshStep)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The regenerations go into a gate transaction, as the gate's do.
+	tx := env.Lake.Begin(lake.TxnSpec{Run: env.Run, Stage: string(stage.Gate), Step: refreshStep})
 	var failed schemas.CandidateRow
 	for _, c := range f.candidates(t) {
 		if c.Slot == 2 {
 			failed = c
 		}
 	}
-	row, err := g.Regenerate(ctx, failed, "gate: reset(seed=0): NameError: name 'rng' is not defined")
+	row, err := g.Regenerate(ctx, tx, failed, "gate: reset(seed=0): NameError: name 'rng' is not defined")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,12 +220,15 @@ func TestRegenerateAppendsNextAttemptWithTheError(t *testing.T) {
 	if !strings.Contains(last, "NameError: name 'rng'") || !strings.Contains(last, "attempt 1 of 3") || !strings.Contains(last, "EXCERPT-2:") {
 		t.Fatalf("regeneration prompt lacks the error, attempt or slot document:\n%s", last)
 	}
-	row3, err := g.Regenerate(ctx, row, "gate: step: timeout")
+	row3, err := g.Regenerate(ctx, tx, row, "gate: step: timeout")
 	if err != nil || row3.Attempt != 3 {
 		t.Fatalf("attempt 3: %+v %v", row3, err)
 	}
-	if _, err := g.Regenerate(ctx, row3, "again"); err == nil || !strings.Contains(err.Error(), "max_attempts") {
+	if _, err := g.Regenerate(ctx, tx, row3, "again"); err == nil || !strings.Contains(err.Error(), "max_attempts") {
 		t.Fatalf("attempt 4 allowed: %v", err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
 	}
 	cands := f.candidates(t)
 	if len(cands) != 8 {
@@ -251,7 +257,7 @@ func TestGenerateBadEndpoints(t *testing.T) {
 	}
 	env := f.env(t, "")
 	env.SetClient(client)
-	res, err := generate.Run(ctx, env, refreshStep)
+	res, err := stage.Within(ctx, env, stage.Generate, refreshStep, generate.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,12 +276,12 @@ func TestGenerateBadEndpoints(t *testing.T) {
 	}
 	f2 := newFixture(t, func(c *config.Config) { c.LLM.Designer.Model = "no-such-model" })
 	before := f2.srv.Count()
-	_, err = generate.Run(ctx, f2.env(t, ""), refreshStep)
+	_, err = stage.Within(ctx, f2.env(t, ""), stage.Generate, refreshStep, generate.Run)
 	if err == nil || !strings.Contains(err.Error(), `model "no-such-model" is not served`) || f2.srv.Count() != before {
 		t.Fatalf("unknown model: %v (%d calls made)", err, f2.srv.Count()-before)
 	}
 	f3 := newFixture(t, func(c *config.Config) { c.LLM.Designer.BaseURL = "http://127.0.0.1:1/v1" })
-	if _, err := generate.Run(ctx, f3.env(t, ""), refreshStep); err == nil || !strings.Contains(err.Error(), "unreachable") {
+	if _, err := stage.Within(ctx, f3.env(t, ""), stage.Generate, refreshStep, generate.Run); err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Fatalf("wrong endpoint: %v", err)
 	}
 }

@@ -12,8 +12,10 @@ import (
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/corpus"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/generate"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // Every template renders with every setting's data: inline and separate, with and without a corpus,
@@ -186,7 +188,7 @@ func (f *fixture) addCorpus(t *testing.T, n int) {
 	for i := range n {
 		docs = append(docs, schemas.CorpusRow{DocID: fmt.Sprintf("doc-%d", i), Text: fmt.Sprintf("CORPUS-TEXT-%d about sorting networks.", i)})
 	}
-	if _, err := lake.WriteRows(context.Background(), f.lk, lake.CorpusKey(f.cfg.Sample.Corpus), docs, lake.WriteOptions{}); err != nil {
+	if _, err := laketest.Commit(context.Background(), f.lk, lake.CorpusKey(f.cfg.Sample.Corpus), docs, lake.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -198,29 +200,34 @@ func TestRegenRepairAndResample(t *testing.T) {
 	regenerate := func(mode config.Regen) (prompts []string, rows []schemas.CandidateRow) {
 		f := newFixture(t, func(c *config.Config) { c.Generate.Regen = mode; c.Gate.MaxAttempts = 3 })
 		f.addCorpus(t, 12)
-		if _, err := generate.Run(ctx, f.env(t, ""), refreshStep); err != nil {
+		if _, err := stage.Within(ctx, f.env(t, ""), stage.Generate, refreshStep, generate.Run); err != nil {
 			t.Fatal(err)
 		}
-		g, err := generate.NewGenerator(ctx, f.env(t, ""), refreshStep)
+		env := f.env(t, "")
+		g, err := generate.NewGenerator(ctx, env, refreshStep)
 		if err != nil {
 			t.Fatal(err)
 		}
+		tx := env.Lake.Begin(lake.TxnSpec{Run: env.Run, Stage: string(stage.Gate), Step: refreshStep})
 		for _, c := range f.candidates(t) {
 			if c.Slot != 0 && c.Slot != 3 {
 				continue
 			}
 			prev := c
 			for range 2 {
-				next, err := g.Regenerate(ctx, prev, "gate: reset(seed=0): THE-GATE-ERROR")
+				next, err := g.Regenerate(ctx, tx, prev, "gate: reset(seed=0): THE-GATE-ERROR")
 				if err != nil {
 					t.Fatal(err)
 				}
 				rows = append(rows, next)
 				prev = next
 			}
-			if _, err := g.Regenerate(ctx, prev, "again"); err == nil || !strings.Contains(err.Error(), "max_attempts") {
+			if _, err := g.Regenerate(ctx, tx, prev, "again"); err == nil || !strings.Contains(err.Error(), "max_attempts") {
 				t.Fatalf("attempt 4 of 3 allowed: %v", err)
 			}
+		}
+		if _, err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
 		}
 		for _, req := range f.srv.Requests() {
 			prompts = append(prompts, req.Messages[len(req.Messages)-1].Content)

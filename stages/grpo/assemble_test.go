@@ -88,15 +88,15 @@ func goldenLake(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) 
 		var err error
 		switch rows := rows.(type) {
 		case []schemas.EpisodeRow:
-			_, err = lake.WriteRows(ctx, lk, k, rows, lake.WriteOptions{})
+			_, err = laketest.Commit(ctx, lk, k, rows, lake.WriteOptions{})
 		case []schemas.TurnRow:
-			_, err = lake.WriteRows(ctx, lk, k, rows, lake.WriteOptions{})
+			_, err = laketest.Commit(ctx, lk, k, rows, lake.WriteOptions{})
 		case []schemas.LLMCallRow:
-			_, err = lake.WriteRows(ctx, lk, k, rows, lake.WriteOptions{})
+			_, err = laketest.Commit(ctx, lk, k, rows, lake.WriteOptions{})
 		case []schemas.EnvRow:
-			_, err = lake.WriteRows(ctx, lk, k, rows, lake.WriteOptions{})
+			_, err = laketest.Commit(ctx, lk, k, rows, lake.WriteOptions{})
 		case []schemas.DesignerRewardRow:
-			_, err = lake.WriteRows(ctx, lk, k, rows, lake.WriteOptions{})
+			_, err = laketest.Commit(ctx, lk, k, rows, lake.WriteOptions{})
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -227,7 +227,7 @@ func TestGoldenBatchesThroughTheLake(t *testing.T) {
 	ctx := context.Background()
 	lk, run := goldenLake(t, func(c *config.Config) { c.GRPO.GlobalBatch = 5 })
 	// Step 0 is not a pool end: agent samples only.
-	res0, err := Run(ctx, testEnv(t, lk, run, shard.All), 0, nil)
+	res0, err := stage.Within(ctx, testEnv(t, lk, run, shard.All), stage.GRPO, 0, func(ctx context.Context, env *stage.Env, step int64) (Result, error) { return Run(ctx, env, step, nil) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,9 @@ func TestGoldenBatchesThroughTheLake(t *testing.T) {
 
 	// Step 1 ends the pool: designer samples from the final regret_anchor rewards, with the TIS cap.
 	trainer := &recordingTrainer{}
-	res1, err := Run(ctx, testEnv(t, lk, run, shard.All), 1, trainer)
+	res1, err := stage.Within(ctx, testEnv(t, lk, run, shard.All), stage.GRPO, 1, func(ctx context.Context, env *stage.Env, step int64) (Result, error) {
+		return Run(ctx, env, step, trainer)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,12 +428,12 @@ func TestShardsCommitTheSameBatches(t *testing.T) {
 	one, run := goldenLake(t, nil)
 	three, _ := goldenLake(t, nil)
 	for step := int64(0); step < 2; step++ {
-		if _, err := Run(ctx, testEnv(t, one, run, shard.All), step, nil); err != nil {
+		if _, err := stage.Within(ctx, testEnv(t, one, run, shard.All), stage.GRPO, step, func(ctx context.Context, env *stage.Env, step int64) (Result, error) { return Run(ctx, env, step, nil) }); err != nil {
 			t.Fatal(err)
 		}
 		trained := 0
 		for i := 0; i < 3; i++ {
-			res, err := Run(ctx, testEnv(t, three, run, shard.Spec{Index: i, Count: 3}), step, nil)
+			res, err := stage.Within(ctx, testEnv(t, three, run, shard.Spec{Index: i, Count: 3}), stage.GRPO, step, func(ctx context.Context, env *stage.Env, step int64) (Result, error) { return Run(ctx, env, step, nil) })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,7 +31,7 @@ func TestReadCallsMatchesTheRowReader(t *testing.T) {
 		rows = append(rows, r)
 	}
 	key := lake.PartitionKey{Run: "r", Table: schemas.LLMCallsSpec.Name, Step: 7}
-	if _, err := lake.WriteRows(ctx, lk, key, rows, lake.WriteOptions{ChunkRows: 300}); err != nil {
+	if _, err := laketest.Commit(ctx, lk, key, rows, lake.WriteOptions{ChunkRows: 300}); err != nil {
 		t.Fatal(err)
 	}
 	want, err := lake.ReadRows[schemas.LLMCallRow](ctx, lk, key)

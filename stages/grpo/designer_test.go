@@ -7,6 +7,7 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 )
 
@@ -136,9 +137,9 @@ func copyStep(t *testing.T, lk *lake.Lake, run string, from, to int64) {
 		calls[i].Step = to
 	}
 	for _, err := range []error{
-		writeErr(lake.WriteRows(ctx, lk, partition(run, schemas.EpisodesSpec.Name, to), episodes, lake.WriteOptions{})),
-		writeErr(lake.WriteRows(ctx, lk, partition(run, schemas.TurnsSpec.Name, to), turns, lake.WriteOptions{})),
-		writeErr(lake.WriteRows(ctx, lk, partition(run, schemas.LLMCallsSpec.Name, to), calls, lake.WriteOptions{})),
+		writeErr(laketest.Commit(ctx, lk, partition(run, schemas.EpisodesSpec.Name, to), episodes, lake.WriteOptions{})),
+		writeErr(laketest.Commit(ctx, lk, partition(run, schemas.TurnsSpec.Name, to), turns, lake.WriteOptions{})),
+		writeErr(laketest.Commit(ctx, lk, partition(run, schemas.LLMCallsSpec.Name, to), calls, lake.WriteOptions{})),
 	} {
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // episodeCall is an Agent call with the given prompt and completion; logprobs -0.1·(i+1) per token.
@@ -244,7 +245,7 @@ func TestMixedRolesTrainOneStepOfTheGlobalBatch(t *testing.T) {
 func TestMixedRolesThroughTheStage(t *testing.T) {
 	lk, run := goldenLake(t, func(c *config.Config) { c.GRPO.MixRoles, c.GRPO.GlobalBatch = true, 40 })
 	ctx := context.Background()
-	res, err := Run(ctx, testEnv(t, lk, run, shard.All), 1, nil) // the pool's last step: both roles
+	res, err := stage.Within(ctx, testEnv(t, lk, run, shard.All), stage.GRPO, 1, func(ctx context.Context, env *stage.Env, step int64) (Result, error) { return Run(ctx, env, step, nil) }) // the pool's last step: both roles
 	if err != nil {
 		t.Fatal(err)
 	}

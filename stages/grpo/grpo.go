@@ -144,11 +144,8 @@ func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Resu
 				owned = append(owned, r)
 			}
 		}
-		wres, err := lake.WriteRows(context.WithoutCancel(ctx), lk, batchesKey, owned,
-			lake.WriteOptions{Shard: env.Shard.Index, Shards: env.Shard.Shards(), Force: env.Force})
-		if errors.Is(err, lake.ErrCommitted) && !env.Shard.Sharded() {
-			err = nil // committed between our check and our write by an identical run
-		}
+		wres, err := lake.WriteRows(context.WithoutCancel(ctx), env.Txn, batchesKey, owned,
+			lake.WriteOptions{Shard: env.Shard.Index, Shards: env.Shard.Shards()})
 		if err != nil {
 			return res, fmt.Errorf("grpo: write %s: %w", batchesKey, err)
 		}
@@ -179,7 +176,7 @@ func Run(ctx context.Context, env *stage.Env, step int64, trainer Trainer) (Resu
 	}
 	res.Trained = true
 	stampLeftOut(res.Metrics, res.LeftOut)
-	if _, err := lake.WriteRows(context.WithoutCancel(ctx), lk, metricsKey, res.Metrics, lake.WriteOptions{Force: env.Force}); err != nil && !errors.Is(err, lake.ErrCommitted) {
+	if _, err := lake.WriteRows(context.WithoutCancel(ctx), env.Txn, metricsKey, res.Metrics, lake.WriteOptions{}); err != nil {
 		return res, fmt.Errorf("grpo: write %s: %w", metricsKey, err)
 	}
 	log.Info("grpo: committed", "run", run, "step", step, "agent_samples", res.AgentSamples,

@@ -12,6 +12,7 @@ import (
 	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // leftOutLake writes step 0 of a run with 20 two-turn plays of one env, as episode samples: every play's
@@ -59,15 +60,15 @@ func leftOutLake(t *testing.T, broken, tokenless []int) (*lake.Lake, string) {
 	}
 	for _, w := range []error{
 		func() error {
-			_, err := lake.WriteRows(ctx, lk, partition("r", schemas.EpisodesSpec.Name, 0), episodes, lake.WriteOptions{})
+			_, err := laketest.Commit(ctx, lk, partition("r", schemas.EpisodesSpec.Name, 0), episodes, lake.WriteOptions{})
 			return err
 		}(),
 		func() error {
-			_, err := lake.WriteRows(ctx, lk, partition("r", schemas.TurnsSpec.Name, 0), turns, lake.WriteOptions{})
+			_, err := laketest.Commit(ctx, lk, partition("r", schemas.TurnsSpec.Name, 0), turns, lake.WriteOptions{})
 			return err
 		}(),
 		func() error {
-			_, err := lake.WriteRows(ctx, lk, partition("r", schemas.LLMCallsSpec.Name, 0), calls, lake.WriteOptions{})
+			_, err := laketest.Commit(ctx, lk, partition("r", schemas.LLMCallsSpec.Name, 0), calls, lake.WriteOptions{})
 			return err
 		}(),
 	} {
@@ -84,7 +85,7 @@ func TestOneBadPlayIsLeftOutAndTheStepCommits(t *testing.T) {
 	ctx := context.Background()
 	lk, run := leftOutLake(t, []int{3}, nil)
 	trainer := &recordingTrainer{}
-	line, err := Stage{Trainer: trainer}.Run(ctx, testEnv(t, lk, run, shard.All), 0)
+	line, err := stage.Within(ctx, testEnv(t, lk, run, shard.All), stage.GRPO, 0, Stage{Trainer: trainer}.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestOneBadPlayIsLeftOutAndTheStepCommits(t *testing.T) {
 func TestTooManyBadPlaysFailTheStep(t *testing.T) {
 	ctx := context.Background()
 	lk, run := leftOutLake(t, []int{3}, []int{8})
-	_, err := Stage{Trainer: &recordingTrainer{}}.Run(ctx, testEnv(t, lk, run, shard.All), 0)
+	_, err := stage.Within(ctx, testEnv(t, lk, run, shard.All), stage.GRPO, 0, Stage{Trainer: &recordingTrainer{}}.Run)
 	if err == nil {
 		t.Fatal("2 of 20 plays (10%) left out with a 5% share: the step committed")
 	}

@@ -40,7 +40,7 @@ func TestFullCheckpointAfter(t *testing.T) {
 func commitBatches(t testing.TB, lk *lake.Lake, run string, steps int, rowsOf func(step int64) []schemas.GRPOBatchRow) {
 	t.Helper()
 	for s := int64(0); s < int64(steps); s++ {
-		if _, err := lake.WriteRows(context.Background(), lk, partition(run, schemas.GRPOBatchesSpec.Name, s), rowsOf(s), lake.WriteOptions{}); err != nil {
+		if _, err := laketest.Commit(context.Background(), lk, partition(run, schemas.GRPOBatchesSpec.Name, s), rowsOf(s), lake.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

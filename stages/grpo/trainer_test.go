@@ -24,6 +24,7 @@ import (
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/internal/testenv"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 func TestNewTrainerValidatesKind(t *testing.T) {
@@ -447,7 +448,7 @@ func TestTorchTrainerLearnsFromEpisodeSamplesOfARecordedRun(t *testing.T) {
 			env := testEnv(t, lk, run, shard.All)
 			var log bytes.Buffer
 			env.TrainerLog = &log
-			res, err := Run(ctx, env, step, nil)
+			res, err := stage.Within(ctx, env, stage.GRPO, step, func(ctx context.Context, env *stage.Env, step int64) (Result, error) { return Run(ctx, env, step, nil) })
 			if err != nil {
 				t.Fatalf("%s step %d: %v\nlog:\n%s", run, step, err, log.String())
 			}

@@ -256,8 +256,8 @@ func Run(ctx context.Context, o Options) ([]schemas.LabStepRow, error) {
 		if row.PublishedVersion != "" {
 			published = row.PublishedVersion
 		}
-		if _, err := lake.WriteRows(ctx, o.Lake, lake.PartitionKey{Run: o.Run, Table: schemas.LabStepsSpec.Name, Step: s.Step},
-			[]schemas.LabStepRow{row}, lake.WriteOptions{Force: true}); err != nil {
+		if _, err := lake.CommitRows(ctx, o.Lake, lake.TxnSpec{Run: o.Run, Stage: "lab", Step: s.Step, Force: true},
+			lake.PartitionKey{Run: o.Run, Table: schemas.LabStepsSpec.Name, Step: s.Step}, []schemas.LabStepRow{row}, lake.WriteOptions{}); err != nil {
 			return err
 		}
 		rows = append(rows, row)

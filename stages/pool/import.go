@@ -246,7 +246,8 @@ func Import(ctx context.Context, lk *lake.Lake, spec Spec, check Checker) (Resul
 		return res, nil
 	}
 	sort.SliceStable(merged, func(i, j int) bool { return merged[i].EntryID < merged[j].EntryID })
-	_, err = lake.WriteRows(ctx, lk, key, merged, lake.WriteOptions{Force: len(existing) > 0})
+	txn := lake.TxnSpec{Corpus: key.Corpus, Stage: "pool-import", Force: len(existing) > 0}
+	_, err = lake.CommitRows(ctx, lk, txn, key, merged, lake.WriteOptions{})
 	return res, err
 }
 

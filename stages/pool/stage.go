@@ -45,7 +45,7 @@ func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error
 			return "", err
 		}
 		key := lake.PartitionKey{Run: env.Run, Table: schemas.RLVELevelsSpec.Name, Step: step}
-		if _, err := lake.WriteRows(ctx, env.Lake, key, levels, lake.WriteOptions{Force: env.Force}); err != nil {
+		if _, err := lake.WriteRows(ctx, env.Txn, key, levels, lake.WriteOptions{}); err != nil {
 			return "", fmt.Errorf("pool: %w", err)
 		}
 		if err := writeEnvs(ctx, env, step, envs); err != nil {
@@ -74,7 +74,7 @@ func (Stage) Run(ctx context.Context, env *stage.Env, step int64) (string, error
 // writeEnvs commits the step's envs.
 func writeEnvs(ctx context.Context, env *stage.Env, step int64, envs []schemas.EnvRow) error {
 	key := lake.PartitionKey{Run: env.Run, Table: schemas.EnvsSpec.Name, Step: step}
-	if _, err := lake.WriteRows(ctx, env.Lake, key, envs, lake.WriteOptions{Force: env.Force}); err != nil {
+	if _, err := lake.WriteRows(ctx, env.Txn, key, envs, lake.WriteOptions{}); err != nil {
 		return fmt.Errorf("pool: %w", err)
 	}
 	return nil

@@ -33,26 +33,6 @@ func WindowRegret(hintedMean, windowMean float64) float64 {
 	return math.Max(0, hintedMean-windowMean)
 }
 
-// DifficultyAnchor returns the flat-top anchor of solve rate p on the band [lo, hi] (SPADE §2.2;
-// docs/architecture.md, "Formulas"):
-//
-//	anchor(p) = p / lo             for p < lo
-//	          = 1                  for lo ≤ p ≤ hi
-//	          = (1 − p) / (1 − hi) for p > hi
-//
-// so it is 0 at p = 0 and p = 1 and linear in between. Edge cases: lo = 0 has no rising edge and hi = 1
-// no falling one (the band reaches the end); p is clamped to [0, 1]; the result is always in [0, 1].
-func DifficultyAnchor(p, lo, hi float64) float64 {
-	p = math.Min(1, math.Max(0, p))
-	switch {
-	case p < lo:
-		return p / lo
-	case p > hi:
-		return (1 - p) / (1 - hi)
-	}
-	return 1
-}
-
 // RegretTerm returns the regret term of the Designer reward: clip(Δ / scale, 0, 1) when scale > 0 (the
 // authors' launch scripts: scale regret.scale = 0.15, so a gap of 0.15 already pays the whole term), and
 // max(0, Δ) (ClippedRegret) when scale is 0. Edge cases: a negative Δ gives 0 either way; with scale > 0

@@ -189,7 +189,7 @@ func newRun(t testing.TB, mutate func(*config.Config)) (*lake.Lake, string) {
 func TestGoldenThroughTheLake(t *testing.T) {
 	ctx := context.Background()
 	lk, run := newRun(t, nil)
-	res0, err := Run(ctx, testEnv(t, lk, run, shard.All, false), 0)
+	res0, err := stage.Within(ctx, testEnv(t, lk, run, shard.All, false), stage.Regret, 0, Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestGoldenThroughTheLake(t *testing.T) {
 	if _, err := lake.ReadRows[schemas.MemoryRow](ctx, lk, key(run, schemas.MemorySpec.Name, 0)); err == nil {
 		t.Fatalf("step 0 is not a pool end but a memory snapshot was committed")
 	}
-	res1, err := Run(ctx, testEnv(t, lk, run, shard.All, false), 1)
+	res1, err := stage.Within(ctx, testEnv(t, lk, run, shard.All, false), stage.Regret, 1, Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestGoldenThroughTheLake(t *testing.T) {
 	if err != nil || !again.Skipped {
 		t.Fatalf("re-run: %+v %v", again, err)
 	}
-	if _, err := Run(ctx, testEnv(t, lk, run, shard.All, true), 1); err != nil {
+	if _, err := stage.Within(ctx, testEnv(t, lk, run, shard.All, true), stage.Regret, 1, Run); err != nil {
 		t.Fatal(err)
 	}
 	forced, _ := lake.ReadRows[schemas.DesignerRewardRow](ctx, lk, key(run, schemas.DesignerRewardsSpec.Name, 1))

@@ -10,6 +10,7 @@ import (
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // The authors' settings of the Designer reward (regret.scale, regret.ramp, regret.delta,
@@ -202,7 +203,11 @@ func runPool(t *testing.T, lk *lake.Lake, cfg *config.Config) (step0, step1 *Out
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := write(ctx, lk, key("r", schemas.EMAStateSpec.Name, step), out.EMA, lake.WriteOptions{}); err != nil {
+		tx := lk.Begin(lake.TxnSpec{Run: "r", Stage: string(stage.Regret), Step: step})
+		if err := write(ctx, tx, key("r", schemas.EMAStateSpec.Name, step), out.EMA, lake.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
 		outs[step] = out

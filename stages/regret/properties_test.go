@@ -10,8 +10,10 @@ import (
 
 	"github.com/spadekit/spade/internal/config"
 	"github.com/spadekit/spade/internal/lake"
+	"github.com/spadekit/spade/internal/outcome"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 func TestAnchorByHand(t *testing.T) {
@@ -20,8 +22,8 @@ func TestAnchorByHand(t *testing.T) {
 		{.8, .4, .6, .5}, {1, .4, .6, 0}, {0, 0, .6, 1}, {1, .4, 1, 1}, {-.5, .4, .6, 0}, {1.5, .4, .6, 0},
 	}
 	for _, c := range cases {
-		if got := DifficultyAnchor(c.p, c.lo, c.hi); !near(got, c.want) {
-			t.Errorf("DifficultyAnchor(%v, %v, %v) = %v, want %v", c.p, c.lo, c.hi, got, c.want)
+		if got := outcome.DifficultyAnchor(c.p, c.lo, c.hi); !near(got, c.want) {
+			t.Errorf("outcome.DifficultyAnchor(%v, %v, %v) = %v, want %v", c.p, c.lo, c.hi, got, c.want)
 		}
 	}
 }
@@ -32,8 +34,8 @@ func TestAnchorInUnitInterval(t *testing.T) {
 		lo := rng.Float64()
 		hi := lo + rng.Float64()*(1-lo)
 		p := rng.Float64()*1.4 - .2
-		if a := DifficultyAnchor(p, lo, hi); !(a >= 0 && a <= 1) {
-			t.Fatalf("DifficultyAnchor(%v, %v, %v) = %v, outside [0, 1]", p, lo, hi, a)
+		if a := outcome.DifficultyAnchor(p, lo, hi); !(a >= 0 && a <= 1) {
+			t.Fatalf("outcome.DifficultyAnchor(%v, %v, %v) = %v, outside [0, 1]", p, lo, hi, a)
 		}
 	}
 }
@@ -43,7 +45,7 @@ func TestRewardNonDecreasingInRegret(t *testing.T) {
 	p := testParams()
 	for i := 0; i < 5000; i++ {
 		solve := rng.Float64()
-		anchor := DifficultyAnchor(solve, p.BandLo, p.BandHi)
+		anchor := outcome.DifficultyAnchor(solve, p.BandLo, p.BandHi)
 		r1 := rng.Float64()*4 - 2
 		r2 := r1 + rng.Float64()*2
 		a := DesignerReward(ClippedRegret(r1), anchor, p.WeightRegret, p.WeightAnchor)
@@ -124,7 +126,7 @@ func TestMemoryAcrossPoolsThroughTheLake(t *testing.T) {
 	ctx := context.Background()
 	lk, run := newRun(t, func(c *config.Config) { c.Memory.Capacity = 4 })
 	for step := int64(0); step < 2; step++ {
-		if _, err := Run(ctx, testEnv(t, lk, run, shard.All, false), step); err != nil {
+		if _, err := stage.Within(ctx, testEnv(t, lk, run, shard.All, false), stage.Regret, step, Run); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -144,11 +146,11 @@ func TestShardsCommitTheSameRows(t *testing.T) {
 	one, run := newRun(t, nil)
 	three, _ := newRun(t, nil)
 	for step := int64(0); step < 2; step++ {
-		if _, err := Run(ctx, testEnv(t, one, run, shard.All, false), step); err != nil {
+		if _, err := stage.Within(ctx, testEnv(t, one, run, shard.All, false), stage.Regret, step, Run); err != nil {
 			t.Fatal(err)
 		}
 		for i := 2; i >= 0; i-- {
-			if _, err := Run(ctx, testEnv(t, three, run, shard.Spec{Index: i, Count: 3}, false), step); err != nil {
+			if _, err := stage.Within(ctx, testEnv(t, three, run, shard.Spec{Index: i, Count: 3}, false), stage.Regret, step, Run); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -85,16 +85,16 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 			res.Excluded++
 		}
 	}
-	// Writes run to completion once started; designer_rewards goes last because it marks the step done.
+	// Writes run to completion once started; designer_rewards is the stage's marker.
 	wctx := context.WithoutCancel(ctx)
-	wopts := lake.WriteOptions{Shard: env.Shard.Index, Shards: env.Shard.Shards(), Force: env.Force}
+	wopts := lake.WriteOptions{Shard: env.Shard.Index, Shards: env.Shard.Shards()}
 	global := func(rows []schemas.EMAStateRow) []schemas.EMAStateRow {
 		if env.Shard.First() {
 			return rows
 		}
 		return nil
 	}
-	if err := write(wctx, lk, key(run, schemas.EMAStateSpec.Name, step), global(out.EMA), wopts); err != nil {
+	if err := write(wctx, env.Txn, key(run, schemas.EMAStateSpec.Name, step), global(out.EMA), wopts); err != nil {
 		return res, err
 	}
 	if out.MemoryDue {
@@ -102,7 +102,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 		if !env.Shard.First() {
 			memory = nil
 		}
-		if err := write(wctx, lk, key(run, schemas.MemorySpec.Name, step), memory, wopts); err != nil {
+		if err := write(wctx, env.Txn, key(run, schemas.MemorySpec.Name, step), memory, wopts); err != nil {
 			return res, err
 		}
 	}
@@ -112,7 +112,7 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 			owned = append(owned, r)
 		}
 	}
-	if err := write(wctx, lk, doneKey, owned, wopts); err != nil {
+	if err := write(wctx, env.Txn, doneKey, owned, wopts); err != nil {
 		return res, err
 	}
 	log.Info("regret: committed", "run", run, "step", step, "envs", res.Envs, "excluded", res.Excluded,
@@ -321,14 +321,9 @@ func newestBefore[T any](ctx context.Context, lk *lake.Lake, run, table string, 
 	return rows, nil
 }
 
-// write commits one partition (or this shard of it); an already committed partition is left as it is,
-// since a re-run computes the same rows.
-func write[T schemas.Row](ctx context.Context, lk *lake.Lake, k lake.PartitionKey, rows []T, opts lake.WriteOptions) error {
-	_, err := lake.WriteRows(ctx, lk, k, rows, opts)
-	if errors.Is(err, lake.ErrCommitted) {
-		return nil
-	}
-	if err != nil {
+// write writes one partition (or this shard of it) in the stage's transaction.
+func write[T schemas.Row](ctx context.Context, tx *lake.Txn, k lake.PartitionKey, rows []T, opts lake.WriteOptions) error {
+	if _, err := lake.WriteRows(ctx, tx, k, rows, opts); err != nil {
 		return fmt.Errorf("regret: write %s: %w", k, err)
 	}
 	return nil

@@ -28,7 +28,7 @@ type Params struct {
 	Outcome outcome.Rules
 	// Scale is regret.scale: the regret term is clip(Δ/Scale, 0, 1) when > 0, max(0, Δ) when 0.
 	Scale float64
-	// Ramp is regret.ramp: the anchor is PlateauAnchor with this ramp when > 0, DifficultyAnchor when 0.
+	// Ramp is regret.ramp: the anchor is PlateauAnchor with this ramp when > 0, outcome.DifficultyAnchor when 0.
 	Ramp float64
 	// Delta is regret.delta: matched compares the hinted plays with the unhinted plays of their own step and
 	// anchors on the mean unhinted outcome; window (or empty) compares with every unhinted play of the
@@ -52,12 +52,12 @@ func (p Params) perPool() bool { return p.EMAUpdate == config.EMAPerPool }
 func (p Params) regretTerm(regret float64) float64 { return RegretTerm(regret, p.Scale) }
 
 // anchor is the difficulty anchor of a win rate under regret.ramp: PlateauAnchor when the ramp is set,
-// else DifficultyAnchor.
+// else outcome.DifficultyAnchor.
 func (p Params) anchor(winRate float64) float64 {
 	if p.Ramp > 0 {
 		return PlateauAnchor(winRate, p.BandLo, p.BandHi, p.Ramp)
 	}
-	return DifficultyAnchor(winRate, p.BandLo, p.BandHi)
+	return outcome.DifficultyAnchor(winRate, p.BandLo, p.BandHi)
 }
 
 // ParamsFrom reads and checks the reward settings of a run configuration; an error names the key.

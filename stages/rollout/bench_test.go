@@ -73,7 +73,7 @@ func BenchmarkRolloutPaperScale(b *testing.B) {
 		writePool(step)
 		b.StartTimer()
 		t0 := time.Now()
-		res, err := rollout.Run(ctx, env, step)
+		res, err := stage.Within(ctx, env, stage.Rollout, step, rollout.Run)
 		wall += time.Since(t0)
 		if err != nil {
 			b.Fatal(err)

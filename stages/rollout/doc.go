@@ -45,9 +45,8 @@
 // stops the stage. All episodes run concurrently, bounded by llm.max_in_flight and the sandbox workers.
 //
 // Reads: run.json, the newest `envs` pool at or before the step, the pool's earlier `episodes`. Writes:
-// `llm_calls` (its own "rollout" fragment of the step, one shard per process), then `turns`, then
-// `episodes` at the step. Episodes mark the stage done: a re-run after a kill before them replaces the
-// calls and turns the killed attempt committed (the whole partitions unsharded, the shard's own parts
-// sharded), so the stage resumes by itself. Each episode records its env process's CPU seconds (sandbox
+// `llm_calls` (its own "rollout" fragment of the step, one shard per process), `turns` and `episodes` at
+// the step, in the stage's one transaction: a killed attempt commits nothing, so a re-run starts clean.
+// Episodes mark the stage done. Each episode records its env process's CPU seconds (sandbox
 // Env.CPUSeconds).
 package rollout

@@ -74,7 +74,7 @@ func TestEveryPlayOfTheStepIsInFlightAtOnce(t *testing.T) {
 	env := f.env(t, f.run, shard.All, true)
 	var logs bytes.Buffer
 	env.Progress = progress.New(nil, slog.New(slog.NewTextHandler(&logs, nil)), time.Nanosecond)
-	res, err := rollout.Run(context.Background(), env, 0)
+	res, err := stage.Within(context.Background(), env, stage.Rollout, 0, rollout.Run)
 	if err != nil {
 		t.Fatal(err)
 	}

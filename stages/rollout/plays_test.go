@@ -24,6 +24,7 @@ import (
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/rollout"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // More test environments for the settings of the authors' method.
@@ -71,7 +72,7 @@ func (f *fixture) addRun(t *testing.T, run string, envs []schemas.EnvRow, mutate
 
 func (f *fixture) rolloutRun(t *testing.T, run string, step int64) rollout.Result {
 	t.Helper()
-	res, err := rollout.Run(context.Background(), f.env(t, run, shard.All, true), step)
+	res, err := stage.Within(context.Background(), f.env(t, run, shard.All, true), stage.Rollout, step, rollout.Run)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,9 +141,8 @@ func endedByText(counts map[string]int) string {
 }
 
 // Run plays the step's episodes of env's shard of the pool's envs (split by internal/shard's hash of
-// env_id) through env's sandbox pool and the Agent client of the step's weights, and commits llm_calls,
-// turns and episodes. Without env.Force, turns and this shard's llm_calls fragment are still replaced:
-// Execute runs the stage only while episodes is not committed, so they are a killed attempt's leftovers.
+// env_id) through env's sandbox pool and the Agent client of the step's weights, and writes llm_calls,
+// turns and episodes into env.Txn, which Execute commits as one record.
 func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 	log, cfg, lk, run := env.Logger(), env.Config, env.Lake, env.Run
 	shards, myShard := env.Shard.Shards(), env.Shard.Index
@@ -221,24 +220,20 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 		res.Tokens += e.Tokens
 	}
 
-	// The episodes partition marks the stage done and is committed last. The calls and turns before it
-	// replace what an earlier, killed attempt of this shard committed (ReplaceShard: the whole partition
-	// unsharded, this shard's parts of it sharded), so a re-run never leaves a killed attempt's rows
-	// beside the new episodes.
+	// The calls, turns and episodes go into the stage's transaction, committed together when Run returns.
 	writeStart := time.Now()
-	own := lake.WriteOptions{Shard: myShard, Shards: shards, ReplaceShard: true}
+	own := lake.WriteOptions{Shard: myShard, Shards: shards}
 	calls := r.keepCalls(client.TakeCalls(), turns)
-	if err := llm.CommitCalls(ctx, lk, run, step, schemas.FragmentRollout, calls, own); err != nil {
-		return Result{}, fmt.Errorf("rollout: commit llm_calls: %w", err)
+	if err := llm.WriteCalls(ctx, env.Txn, step, schemas.FragmentRollout, calls, own); err != nil {
+		return Result{}, fmt.Errorf("rollout: write llm_calls: %w", err)
 	}
-	if _, err := lake.WriteRows(ctx, lk, lake.PartitionKey{Run: run, Table: schemas.TurnsSpec.Name, Step: step}, turns, own); err != nil {
+	if _, err := lake.WriteRows(ctx, env.Txn, lake.PartitionKey{Run: run, Table: schemas.TurnsSpec.Name, Step: step}, turns, own); err != nil {
 		return Result{}, fmt.Errorf("rollout: %w", err)
 	}
 	if err := holdForTest(ctx); err != nil {
 		return Result{}, err
 	}
-	epOpts := lake.WriteOptions{Shard: myShard, Shards: shards, ReplaceShard: env.Force}
-	if _, err := lake.WriteRows(ctx, lk, epKey, episodes, epOpts); err != nil {
+	if _, err := lake.WriteRows(ctx, env.Txn, epKey, episodes, own); err != nil {
 		return Result{}, fmt.Errorf("rollout: %w", err)
 	}
 	res.Timing.Lake = lakeRead + time.Since(writeStart)

@@ -107,7 +107,7 @@ func newScriptedFixture(t *testing.T, setting string, envs []schemas.EnvRow, scr
 
 func (f *fixture) rollout(t *testing.T, step int64) rollout.Result {
 	t.Helper()
-	res, err := rollout.Run(context.Background(), f.env(t, f.run, shard.All, true), step)
+	res, err := stage.Within(context.Background(), f.env(t, f.run, shard.All, true), stage.Rollout, step, rollout.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestRolloutCutsHistoryToContext(t *testing.T) {
 
 func TestNoPoolIsAClearError(t *testing.T) {
 	f := newFixture(t, "games", []schemas.EnvRow{envRow(3, 0, guessEnv, "b", schemas.SkillMath, "games")}, nil)
-	_, err := rollout.Run(context.Background(), f.env(t, f.run, shard.All, true), 2)
+	_, err := stage.Within(context.Background(), f.env(t, f.run, shard.All, true), stage.Rollout, 2, rollout.Run)
 	if err == nil || !strings.Contains(err.Error(), "no envs pool") {
 		t.Fatalf("err = %v", err)
 	}
@@ -314,7 +314,7 @@ func TestRolloutChecksTheEndpointFirst(t *testing.T) {
 		laketest.NewRun(t, f.lk, run, &cfg)
 		laketest.Write(t, f.lk, lake.PartitionKey{Run: run, Table: "envs", Step: 0}, []schemas.EnvRow{envRow(0, 0, guessEnv, "b", schemas.SkillMath, "games")})
 		before := f.srv.Count()
-		_, err := rollout.Run(ctx, f.env(t, run, shard.All, false), 0)
+		_, err := stage.Within(ctx, f.env(t, run, shard.All, false), stage.Rollout, 0, rollout.Run)
 		if err == nil || !strings.Contains(err.Error(), "agent") || f.srv.Count() != before {
 			t.Errorf("%s: err %v, %d chat calls made", name, err, f.srv.Count()-before)
 		}
@@ -334,7 +334,7 @@ func TestRolloutShardsCommitTogether(t *testing.T) {
 	ctx := context.Background()
 	total := 0
 	for s := range 2 {
-		res, err := rollout.Run(ctx, f.env(t, f.run, shard.Spec{Index: s, Count: 2}, true), 0)
+		res, err := stage.Within(ctx, f.env(t, f.run, shard.Spec{Index: s, Count: 2}, true), stage.Rollout, 0, rollout.Run)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,7 +111,7 @@ func rolloutSaturation(b *testing.B, mutate func(*config.Config)) {
 	refEnv := newEnv("ref", &one)
 	writePool("ref", 0, envs[:1])
 	t0 := time.Now()
-	if res, err := rollout.Run(ctx, refEnv, 0); err != nil || res.Turns != 4 {
+	if res, err := stage.Within(ctx, refEnv, stage.Rollout, 0, rollout.Run); err != nil || res.Turns != 4 {
 		b.Fatalf("reference step: %v (%d turns, want 4; ended by %v)", err, res.Turns, res.EndedBy)
 	}
 	critical := time.Since(t0)
@@ -156,7 +156,7 @@ func rolloutSaturation(b *testing.B, mutate func(*config.Config)) {
 			}
 		})
 		t1 := time.Now()
-		res, err := rollout.Run(ctx, env, step)
+		res, err := stage.Within(ctx, env, stage.Rollout, step, rollout.Run)
 		wall += time.Since(t1)
 		close(stop)
 		wg.Wait()

@@ -17,6 +17,7 @@ import (
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/grpo"
 	"github.com/spadekit/spade/stages/rollout"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // tokenIO sets rollout.token_io tokens with the toy chat template's text between turns.
@@ -105,7 +106,7 @@ func TestRolloutTokenIOExtendsThePromptAndReplays(t *testing.T) {
 	before := f.srv.Count()
 	env := f.env(t, "replayed", shard.All, false)
 	env.SetClient(client)
-	if _, err := rollout.Run(ctx, env, 0); err != nil {
+	if _, err := stage.Within(ctx, env, stage.Rollout, 0, rollout.Run); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 	if f.srv.Count() != before {

@@ -57,7 +57,7 @@ func paperRun(b *testing.B) *lake.Lake {
 			return
 		}
 		for step := int64(0); step < 399; step++ {
-			if _, paperErr = regret.Run(ctx, env, step); paperErr != nil {
+			if _, paperErr = stage.Within(ctx, env, stage.Regret, step, regret.Run); paperErr != nil {
 				return
 			}
 		}
@@ -87,12 +87,14 @@ func BenchmarkStepScoring(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		res, err := regret.Run(ctx, env, 399)
+		res, err := stage.Within(ctx, env, stage.Regret, 399, regret.Run)
 		if err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		g, err := grpo.Run(ctx, env, 399, nil)
+		g, err := stage.Within(ctx, env, stage.GRPO, 399, func(ctx context.Context, env *stage.Env, step int64) (grpo.Result, error) {
+			return grpo.Run(ctx, env, step, nil)
+		})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -255,7 +255,7 @@ func executeStage(ctx context.Context, env *stage.Env, s stage.Stage, step int64
 		if err == nil || attempt == 2 || ctx.Err() != nil || !errors.Is(err, lake.ErrConcurrentWriter) {
 			return out, err
 		}
-		log.Warn("run: a killed attempt's commit was rolled forward; running the stage again", "step", step, "stage", s.Name(), "error", err)
+		log.Warn("run: another writer committed the stage at this step first; running it again", "step", step, "stage", s.Name(), "error", err)
 	}
 }
 

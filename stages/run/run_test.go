@@ -68,17 +68,17 @@ func writeEmpty(ctx context.Context, lk *lake.Lake, k lake.PartitionKey) error {
 	var err error
 	switch k.Table {
 	case schemas.SamplesSpec.Name:
-		_, err = lake.WriteRows[schemas.SampleRow](ctx, lk, k, nil, lake.WriteOptions{})
+		_, err = laketest.Commit[schemas.SampleRow](ctx, lk, k, nil, lake.WriteOptions{})
 	case schemas.CandidatesSpec.Name:
-		_, err = lake.WriteRows[schemas.CandidateRow](ctx, lk, k, nil, lake.WriteOptions{})
+		_, err = laketest.Commit[schemas.CandidateRow](ctx, lk, k, nil, lake.WriteOptions{})
 	case schemas.EnvsSpec.Name:
-		_, err = lake.WriteRows[schemas.EnvRow](ctx, lk, k, nil, lake.WriteOptions{})
+		_, err = laketest.Commit[schemas.EnvRow](ctx, lk, k, nil, lake.WriteOptions{})
 	case schemas.EpisodesSpec.Name:
-		_, err = lake.WriteRows[schemas.EpisodeRow](ctx, lk, k, nil, lake.WriteOptions{})
+		_, err = laketest.Commit[schemas.EpisodeRow](ctx, lk, k, nil, lake.WriteOptions{})
 	case schemas.DesignerRewardsSpec.Name:
-		_, err = lake.WriteRows[schemas.DesignerRewardRow](ctx, lk, k, nil, lake.WriteOptions{})
+		_, err = laketest.Commit[schemas.DesignerRewardRow](ctx, lk, k, nil, lake.WriteOptions{})
 	case schemas.TrainMetricsSpec.Name:
-		_, err = lake.WriteRows[schemas.TrainMetricsRow](ctx, lk, k, nil, lake.WriteOptions{})
+		_, err = laketest.Commit[schemas.TrainMetricsRow](ctx, lk, k, nil, lake.WriteOptions{})
 	default:
 		err = fmt.Errorf("writeEmpty: no row type for %s", k.Table)
 	}

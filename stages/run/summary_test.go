@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/spadekit/spade/internal/analytics" // the models as views of every DuckDB session
-	"github.com/spadekit/spade/internal/duck"
+	"github.com/spadekit/spade/internal/analytics"
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/internal/synth"
@@ -44,7 +43,7 @@ func TestStepSummaryMatchesTheLake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := duck.OpenRuns(ctx, lk, run)
+	sess, err := analytics.OpenRuns(ctx, lk, run)
 	if err != nil {
 		t.Fatal(err)
 	}

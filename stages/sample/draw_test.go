@@ -14,6 +14,7 @@ import (
 	"github.com/spadekit/spade/internal/lake"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/sample"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // The seeded order draws each window's skills from the run seed (ActiveSkills); round_robin walks
@@ -230,7 +231,7 @@ func TestLoadDrawerLeavesOutEarlierSamples(t *testing.T) {
 	cfg := smallConfig(t)
 	cfg.Sample.DocDraw = config.DocUniform
 	lk, run := newRun(t, cfg, corpus(30, func(int) string { return "" }))
-	if _, err := sample.Run(ctx, mustEnv(t, lk, run, nil), 0); err != nil {
+	if _, err := stage.Within(ctx, mustEnv(t, lk, run, nil), stage.Sample, 0, sample.Run); err != nil {
 		t.Fatal(err)
 	}
 	first, err := lake.ReadRows[schemas.SampleRow](ctx, lk, lake.PartitionKey{Run: run, Table: "samples", Step: 0})

@@ -78,8 +78,8 @@ func Run(ctx context.Context, env *stage.Env, step int64) (Result, error) {
 		log.Warn("sample: corpus exhausted, reusing documents", "corpus", cfg.Sample.Corpus, "step", step, "reused", reused)
 	}
 	key := lake.PartitionKey{Run: run, Table: schemas.SamplesSpec.Name, Step: step}
-	wopts := lake.WriteOptions{Shard: env.Shard.Index, Shards: shards, Force: env.Force}
-	if _, err := lake.WriteRows(ctx, lk, key, rows, wopts); err != nil {
+	wopts := lake.WriteOptions{Shard: env.Shard.Index, Shards: shards}
+	if _, err := lake.WriteRows(ctx, env.Txn, key, rows, wopts); err != nil {
 		return Result{}, fmt.Errorf("sample: %w", err)
 	}
 	log.Info("sample: committed", "run", run, "step", step, "slots", len(rows), "reused", reused)

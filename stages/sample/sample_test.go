@@ -157,7 +157,7 @@ func TestRunNeverReusesUntilExhaustedThenWarns(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	seen := map[string]bool{}
 	for _, step := range []int64{0, 4, 8} {
-		res, err := sample.Run(ctx, mustEnv(t, lk, run, log), step)
+		res, err := stage.Within(ctx, mustEnv(t, lk, run, log), stage.Sample, step, sample.Run)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestRunIsDeterministicAndHonoursNoCorpus(t *testing.T) {
 	docs := corpus(30, func(i int) string { return "math" })
 	read := func(cfg *config.Config) []schemas.SampleRow {
 		lk, run := newRun(t, cfg, docs)
-		if _, err := sample.Run(ctx, mustEnv(t, lk, run, nil), 0); err != nil {
+		if _, err := stage.Within(ctx, mustEnv(t, lk, run, nil), stage.Sample, 0, sample.Run); err != nil {
 			t.Fatal(err)
 		}
 		rows, err := lake.ReadRows[schemas.SampleRow](ctx, lk, lake.PartitionKey{Run: run, Table: "samples", Step: 0})
@@ -215,7 +215,7 @@ func TestRunIsDeterministicAndHonoursNoCorpus(t *testing.T) {
 	cfg.Ablation.NoCorpus = false
 	cfg.Sample.Corpus = "missing"
 	lk, run := newRun(t, cfg, nil)
-	if _, err := sample.Run(ctx, mustEnv(t, lk, run, nil), 0); err == nil || !strings.Contains(err.Error(), "not imported") {
+	if _, err := stage.Within(ctx, mustEnv(t, lk, run, nil), stage.Sample, 0, sample.Run); err == nil || !strings.Contains(err.Error(), "not imported") {
 		t.Fatalf("missing corpus: %v", err)
 	}
 }

@@ -40,16 +40,19 @@ type Env struct {
 	// directory per step).
 	TrainerLog io.Writer
 	TrainerDir string
-	// Resume makes Execute run a stage that is not done as if forced, so what a killed attempt committed
-	// before the stage's marker (a rollout's turns before its episodes, the gate's results before its
-	// envs) is replaced by the re-run's rows, never kept beside rows it does not belong with. `spade run`
-	// sets it; it needs an unsharded Env.
+	// Resume makes Execute run a stage that is not done as if forced, so whatever is committed at the step
+	// under the stage's name without its marker (a lake upgraded from per-partition manifests can hold a
+	// killed attempt's turns without its episodes) is replaced by the re-run's rows, never kept beside rows
+	// it does not belong with. `spade run` sets it; it needs an unsharded Env.
 	Resume bool
 	// Weights, when set, names the served weights every LLM call of this process uses instead of the
 	// newest published ones (see WeightsVersion).
 	Weights string
 	// UnsafeNoIsolation lets the sandbox run generated code without isolation when no layer works.
 	UnsafeNoIsolation bool
+	// Txn is the transaction of the stage being run at its step: Execute opens it and sets it on the
+	// copy of the Env it hands Stage.Run, and commits it when Run returns. Nil outside Run.
+	Txn *lake.Txn
 
 	shared *shared
 }
@@ -96,6 +99,14 @@ func (e *Env) WithForce(force bool) *Env {
 	c := *e
 	c.shared = e.deps()
 	c.Force = force
+	return &c
+}
+
+// withTxn returns a copy of e whose Txn is tx, sharing e's clients and pool.
+func (e *Env) withTxn(tx *lake.Txn) *Env {
+	c := *e
+	c.shared = e.deps()
+	c.Txn = tx
 	return &c
 }
 

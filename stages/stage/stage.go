@@ -61,14 +61,15 @@ type Stage interface {
 	// Reads lists the tables the stage cannot run without (optional inputs, such as the memory of an
 	// earlier pool, are not listed).
 	Reads() []Input
-	// Writes lists the tables the stage commits at its step, in commit order: the last one marks the
+	// Writes lists the tables the stage commits at its step (all in one record); the last one marks the
 	// stage done at that step.
 	Writes() []string
 	// Due reports whether the stage runs at step under cfg (the refresh stages run at pool starts only).
 	Due(cfg *config.Config, step int64) bool
 	// Run runs the stage at step and returns its closing line (what it did, without the stage's name
 	// and the step). It is called only through Execute, which has checked the step, the shard and the
-	// inputs, and only when the stage is not done or env.Force is set.
+	// inputs, and only when the stage is not done or env.Force is set. Every row it writes goes into
+	// env.Txn (lake.WriteRows), which Execute commits when Run returns and aborts when it fails.
 	Run(ctx context.Context, env *Env, step int64) (string, error)
 }
 
@@ -149,13 +150,25 @@ func Execute(ctx context.Context, env *Env, s Stage, step int64) (Outcome, error
 	if env.Resume && !done {
 		runEnv = env.WithForce(true)
 	}
-	// Everything the stage writes at the step joins one transaction, committed by one conditional put
-	// of the stage's commit record once Run returns: all its tables, shards and fragments, or nothing.
-	tx := env.Lake.Begin(lake.TxnSpec{Run: env.Run, Stage: string(name), Step: step,
-		Shard: env.Shard.Index, Shards: env.Shard.Shards(), Force: runEnv.Force})
 	began := time.Now()
-	summary, err := s.Run(lake.WithTxn(ctx, tx), runEnv, step)
+	summary, err := Within(ctx, runEnv, name, step, s.Run)
 	out := Outcome{Summary: summary, Elapsed: time.Since(began)}
+	if err != nil {
+		return out, err
+	}
+	env.Logger().Info(string(name)+": done", "run", env.Run, "step", step, "shard", env.Shard.Index, "shards", env.Shard.Shards(),
+		"seconds", out.Elapsed.Seconds(), "summary", summary)
+	return out, nil
+}
+
+// Within runs run at step with a copy of env whose Txn is a new transaction of stage name at step (as
+// env's shard, forced when env.Force is set), and commits it when run returns, or aborts it when run
+// fails: everything run writes becomes visible at once, or not at all. Execute runs every stage through
+// it; a caller that drives a stage's own Run function (a test, a benchmark) uses it directly.
+func Within[R any](ctx context.Context, env *Env, name Name, step int64, run func(context.Context, *Env, int64) (R, error)) (R, error) {
+	tx := env.Lake.Begin(lake.TxnSpec{Run: env.Run, Stage: string(name), Step: step,
+		Shard: env.Shard.Index, Shards: env.Shard.Shards(), Force: env.Force})
+	out, err := run(ctx, env.withTxn(tx), step)
 	if err != nil {
 		tx.Abort(context.WithoutCancel(ctx))
 		return out, err
@@ -163,8 +176,6 @@ func Execute(ctx context.Context, env *Env, s Stage, step int64) (Outcome, error
 	if _, err := tx.Commit(context.WithoutCancel(ctx)); err != nil {
 		return out, fmt.Errorf("%s: %w", name, err)
 	}
-	env.Logger().Info(string(name)+": done", "run", env.Run, "step", step, "shard", env.Shard.Index, "shards", env.Shard.Shards(),
-		"seconds", out.Elapsed.Seconds(), "summary", summary)
 	return out, nil
 }
 

@@ -39,7 +39,10 @@ func (r *recorder) Run(ctx context.Context, env *stage.Env, step int64) (string,
 		return "", r.err
 	}
 	key := lake.PartitionKey{Run: env.Run, Table: schemas.DesignerRewardsSpec.Name, Step: step}
-	_, err := lake.WriteRows[schemas.DesignerRewardRow](ctx, env.Lake, key, nil, lake.WriteOptions{Force: env.Force})
+	if env.Txn == nil {
+		return "", errors.New("Run got no transaction")
+	}
+	_, err := lake.WriteRows[schemas.DesignerRewardRow](ctx, env.Txn, key, nil, lake.WriteOptions{})
 	return "scored", err
 }
 
@@ -60,7 +63,7 @@ func newEnv(t *testing.T) *stage.Env {
 func commitEmpty[T schemas.Row](t *testing.T, env *stage.Env, table string, step int64, fragment string) {
 	t.Helper()
 	key := lake.PartitionKey{Run: env.Run, Table: table, Step: step, Fragment: fragment}
-	if _, err := lake.WriteRows[T](context.Background(), env.Lake, key, nil, lake.WriteOptions{}); err != nil {
+	if _, err := laketest.Commit[T](context.Background(), env.Lake, key, nil, lake.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -143,7 +146,7 @@ func TestWeightsVersionIsTheNewestBeforeTheStep(t *testing.T) {
 	env := newEnv(t)
 	for step, version := range map[int64]string{0: "r-step000000", 2: "r-step000002"} {
 		rows := []schemas.TrainMetricsRow{{Step: step, Role: schemas.RoleAgent, WeightsVersion: version}}
-		if _, err := lake.WriteRows(ctx, env.Lake, lake.PartitionKey{Run: env.Run, Table: schemas.TrainMetricsSpec.Name, Step: step}, rows, lake.WriteOptions{}); err != nil {
+		if _, err := laketest.Commit(ctx, env.Lake, lake.PartitionKey{Run: env.Run, Table: schemas.TrainMetricsSpec.Name, Step: step}, rows, lake.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
