@@ -228,7 +228,7 @@ func (r *residentTrainer) start(ctx context.Context) (*residentProcess, error) {
 		args = append([]string{"-m", "torch.distributed.run", "--standalone", "--nproc_per_node", strconv.Itoa(n)}, args...)
 	}
 	cmd := exec.Command(t.python, args...)
-	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONPATH="+joinPath(pyDir, os.Getenv("PYTHONPATH")))
+	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONSAFEPATH=1", "PYTHONPATH="+joinPath(pyDir, os.Getenv("PYTHONPATH")))
 	startOwnGroup(cmd)
 	out := &tailWriter{to: t.opts.Log, limit: 4096}
 	cmd.Stdout, cmd.Stderr = out, out

@@ -339,7 +339,7 @@ func (t *torchTrainer) stepDir(step int64) (string, func(), error) {
 // run starts the interpreter, streams its output to the log and turns a failure into the trainer's message.
 func (t *torchTrainer) run(ctx context.Context, step int64, pyDir string, args []string, errorPath string) error {
 	cmd := exec.CommandContext(ctx, t.python, args...)
-	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONPATH="+joinPath(pyDir, os.Getenv("PYTHONPATH")))
+	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONSAFEPATH=1", "PYTHONPATH="+joinPath(pyDir, os.Getenv("PYTHONPATH")))
 	setProcessGroup(cmd)
 	out := &tailWriter{to: t.opts.Log, limit: 4096}
 	cmd.Stdout, cmd.Stderr = out, out

@@ -475,3 +475,29 @@ func TestTorchTrainerLearnsFromEpisodeSamplesOfARecordedRun(t *testing.T) {
 		t.Fatalf("the winners' weight reached the cap (%v): the test measures nothing", trained[1])
 	}
 }
+
+// A spade_trainer folder in the caller's working directory does not replace the embedded trainer:
+// `python -m` would put the working directory first on sys.path, and PYTHONSAFEPATH keeps it off.
+func TestTrainerIgnoresASpadeTrainerFolderInTheWorkingDirectory(t *testing.T) {
+	python := trainerPython(t)
+	root := t.TempDir()
+	cfg := torchConfig(t, python, root)
+	decoy := filepath.Join(root, "cwd", "spade_trainer")
+	if err := os.MkdirAll(decoy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"__init__.py", "train.py"} {
+		if err := os.WriteFile(filepath.Join(decoy, f), []byte("raise SystemExit('the decoy trainer ran')\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(filepath.Dir(decoy))
+	var log bytes.Buffer
+	tr, err := NewTrainer(TrainerOptions{Config: cfg, Run: "cwd", WorkDir: filepath.Join(root, "work"), Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Train(context.Background(), 1, sampleRows(1, 2, 0)); err != nil || strings.Contains(log.String(), "decoy trainer") {
+		t.Fatalf("train from a directory holding a spade_trainer folder: %v\n%s", err, log.String())
+	}
+}
