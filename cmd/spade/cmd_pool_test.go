@@ -29,6 +29,9 @@ func fixedPoolPrograms(t *testing.T) string {
 	return dir
 }
 
+// The programs of these tests are testdata/envs's, in spade's older form, so they are imported with
+// --shape lenient (the default is the authors' form, TestPoolImportShape).
+//
 // `spade pool import` checks every program in the real sandbox: a mixed input keeps what passes and lists
 // what does not; a bad file is a one-line error (and the usage line), exit 2, nothing committed; a pool of only failing programs
 // commits nothing.
@@ -37,7 +40,7 @@ func TestPoolImport(t *testing.T) {
 	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
 	good := fixedPoolPrograms(t)
 	hostile := repoFile("testdata/hostile/background_thread.py")
-	out := must(t, env, "pool", "import", "--name", "fixed", good, hostile)
+	out := must(t, env, "pool", "import", "--name", "fixed", "--shape", "lenient", good, hostile)
 	if !strings.Contains(out, "pool fixed: 4 imported, 1 rejected by the gate") || !strings.Contains(out, "rejected background_thread") {
 		t.Fatalf("mixed import:\n%s", out)
 	}
@@ -61,19 +64,19 @@ func TestPoolImport(t *testing.T) {
 	if err := os.WriteFile(jsonl, []byte(line+line), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out := must(t, env, "pool", "import", "--name", "fixed", jsonl); !strings.Contains(out, "1 imported, 0 rejected by the gate, 1 skipped as duplicates, 5 programs in total") {
+	if out := must(t, env, "pool", "import", "--name", "fixed", "--shape", "lenient", jsonl); !strings.Contains(out, "1 imported, 0 rejected by the gate, 1 skipped as duplicates, 5 programs in total") {
 		t.Fatalf("jsonl import: %s", out)
 	}
 	// Bad files: one line, exit 2, nothing committed.
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
 	os.WriteFile(bad, []byte(`{"id": "x", "text": "no code"}`+"\n"), 0o644)
 	for _, args := range [][]string{{good, bad}, {filepath.Join(good, "absent.py")}, {repoFile("testdata/corpus/corpus.jsonl")}, {}} {
-		r := spade(t, env, "", append([]string{"pool", "import", "--name", "other"}, args...)...)
+		r := spade(t, env, "", append([]string{"pool", "import", "--name", "other", "--shape", "lenient"}, args...)...)
 		if r.code != 2 || !isUsageError(r.stderr) || !strings.Contains(r.stderr, "nothing was imported") {
 			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 	}
-	r := spade(t, env, "", "pool", "import", "--name", "other", hostile)
+	r := spade(t, env, "", "pool", "import", "--name", "other", "--shape", "lenient", hostile)
 	if r.code != 2 || !strings.Contains(r.stderr, "no program passed") {
 		t.Errorf("only failing programs: exit %d, %q", r.code, r.stderr)
 	}
@@ -108,7 +111,7 @@ func TestFixedPoolRun(t *testing.T) {
 	srv := startLoopServer(t)
 	env := append(localEnv(t), "SPADE_PYTHON=/usr/bin/python3")
 	lakeDir := strings.TrimPrefix(env[0], "SPADE_LAKE=")
-	must(t, env, "pool", "import", "--name", "fixed", fixedPoolPrograms(t))
+	must(t, env, "pool", "import", "--name", "fixed", "--shape", "lenient", fixedPoolPrograms(t))
 	args := append([]string{"--run", "f", "init"}, loopSettings(srv.URL, srv.URL)...)
 	must(t, env, append(args, "--set", "sample.pool=fixed", "--set", "sample.refresh_every=2")...)
 	out := must(t, env, "--run", "f", "run", "--steps", "0-3")
@@ -187,7 +190,7 @@ class Drifting:
 	if err := os.WriteFile(filepath.Join(dir, "drifting.py"), []byte(drifting), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out := must(t, env, "pool", "import", "--name", "official", dir); !strings.Contains(out, "pool official: 1 imported, 0 rejected") {
+	if out := must(t, env, "pool", "import", "--name", "official", "--shape", "lenient", dir); !strings.Contains(out, "pool official: 1 imported, 0 rejected") {
 		t.Fatalf("default (official) import:\n%s", out)
 	}
 	r := spade(t, env, "", "pool", "import", "--name", "strict", "--checks", "strict", dir)
