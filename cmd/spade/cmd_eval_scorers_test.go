@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -129,10 +128,9 @@ func TestEvalStopsOnSIGTERM(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	fragments := filepath.Join(dir, "runs", "term", "eval_results", "step=0")
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if m, _ := filepath.Glob(filepath.Join(fragments, "fragment-*", "_manifest.json")); len(m) >= 2 {
+		if evalChunksCommitted(dir, "term") >= 2 {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -159,13 +157,13 @@ func TestEvalStopsOnSIGTERM(t *testing.T) {
 		t.Errorf("spade eval took %v to stop after SIGTERM", took)
 	}
 	t.Logf("stopped %v after SIGTERM", took)
-	m, _ := filepath.Glob(filepath.Join(fragments, "fragment-*", "_manifest.json"))
-	if len(m) < 2 || len(m) >= 16 {
-		t.Fatalf("stopped with %d of 16 chunks committed; want a stop in the middle", len(m))
+	m := evalChunksCommitted(dir, "term")
+	if m < 2 || m >= 16 {
+		t.Fatalf("stopped with %d of 16 chunks committed; want a stop in the middle", m)
 	}
 	got, _ := evalRows(t, dir, "term", 0)
-	if len(got) != 2*len(m) {
-		t.Errorf("%d rows visible for %d committed chunks of 2 samples", len(got), len(m))
+	if len(got) != 2*m {
+		t.Errorf("%d rows visible for %d committed chunks of 2 samples", len(got), m)
 	}
 	for _, g := range got {
 		if !wantSet[g] {
@@ -174,9 +172,9 @@ func TestEvalStopsOnSIGTERM(t *testing.T) {
 	}
 	before := srv.Count()
 	must(t, env, append([]string{"--run", "term"}, args...)...)
-	if asked := srv.Count() - before; asked > (16-len(m))*2 {
-		t.Errorf("the resume asked %d calls for %d uncommitted chunks", asked, 16-len(m))
+	if asked := srv.Count() - before; asked > (16-m)*2 {
+		t.Errorf("the resume asked %d calls for %d uncommitted chunks", asked, 16-m)
 	}
 	got, _ = evalRows(t, dir, "term", 0)
-	compareLines(t, fmt.Sprintf("eval_results resumed after SIGTERM with %d chunks", len(m)), want, got)
+	compareLines(t, fmt.Sprintf("eval_results resumed after SIGTERM with %d chunks", m), want, got)
 }

@@ -243,25 +243,24 @@ func TestEvalResumesAfterKill(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	fragments := filepath.Join(dir, "runs", "killed", "eval_results", "step=0")
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if m, _ := filepath.Glob(filepath.Join(fragments, "fragment-*", "_manifest.json")); len(m) >= 3 {
+		if evalChunksCommitted(dir, "killed") >= 3 {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	m, _ := filepath.Glob(filepath.Join(fragments, "fragment-*", "_manifest.json"))
-	if len(m) < 3 || len(m) >= 18 {
-		t.Fatalf("killed with %d of 18 chunks committed; want a kill in the middle", len(m))
+	m := evalChunksCommitted(dir, "killed")
+	if m < 3 || m >= 18 {
+		t.Fatalf("killed with %d of 18 chunks committed; want a kill in the middle", m)
 	}
 	before := srv.Count()
 	must(t, env, append([]string{"--run", "killed"}, args...)...)
 	asked := srv.Count() - before
-	if asked > (18-len(m))*2 {
-		t.Errorf("the resume asked %d calls for %d uncommitted chunks of 2 samples", asked, 18-len(m))
+	if asked > (18-m)*2 {
+		t.Errorf("the resume asked %d calls for %d uncommitted chunks of 2 samples", asked, 18-m)
 	}
 	got, _ := evalRows(t, dir, "killed", 0)
 	compareLines(t, "resumed eval_results", want, got)
@@ -295,4 +294,17 @@ func TestBenchImportBadInput(t *testing.T) {
 	if r := spade(t, env, "", "--run", "x", "eval", "--step", "0", "--bench", "nope"); r.code != 2 {
 		t.Errorf("eval of an unknown bench: exit %d, %s", r.code, r.stderr)
 	}
+}
+
+// evalChunksCommitted counts the eval chunks of a run's step 0 that are committed: each chunk commits in a
+// transaction of its own, whose record is runs/<run>/_commits/step=0/<chunk's fragment>/g*.json.
+func evalChunksCommitted(dir, run string) int {
+	records, _ := filepath.Glob(filepath.Join(dir, "runs", run, "_commits", "step=0", "*", "g*.json"))
+	chunks := map[string]bool{}
+	for _, r := range records {
+		if name := filepath.Base(filepath.Dir(r)); name != "eval" {
+			chunks[name] = true
+		}
+	}
+	return len(chunks)
 }
