@@ -12,6 +12,7 @@ import (
 	"github.com/spadekit/spade/internal/laketest"
 	"github.com/spadekit/spade/schemas"
 	"github.com/spadekit/spade/stages/generate"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // handMemory is a snapshot of one skill (math) plus one entry of another skill, positions oldest first:
@@ -286,7 +287,7 @@ func TestNegativeShownByItsFileStem(t *testing.T) {
 		{PoolStep: 0, Slot: 2, EnvID: "env-old-seed", Skill: schemas.SkillMath, Setting: schemas.SettingGames, Code: "x", CodeSHA256: strings.Repeat("0", 64)},
 	}
 	laketest.Write(t, f.lk, lake.PartitionKey{Run: f.run, Table: schemas.EnvsSpec.Name, Step: 0}, envs)
-	if _, err := generate.Run(context.Background(), f.env(t, trainedModel), refreshStep); err != nil {
+	if _, err := stage.Within(context.Background(), f.env(t, trainedModel), stage.Generate, refreshStep, generate.Run); err != nil {
 		t.Fatal(err)
 	}
 	seen := 0

@@ -19,6 +19,7 @@ import (
 	"github.com/spadekit/spade/internal/llm/llmtest"
 	"github.com/spadekit/spade/internal/shard"
 	"github.com/spadekit/spade/schemas"
+	"github.com/spadekit/spade/stages/stage"
 )
 
 // timedTrainer is the resident trainer with the times its updates started and ended.
@@ -86,7 +87,7 @@ func TestColocatedStepsReleaseTheServersAroundTheUpdate(t *testing.T) {
 	rec := &timedTrainer{residentTrainer: built.(*residentTrainer)}
 	defer rec.Close()
 	for step := int64(0); step < 3; step++ {
-		if _, err := Run(context.Background(), env, step, rec); err != nil {
+		if _, err := stage.Within(context.Background(), env, stage.GRPO, step, func(ctx context.Context, env *stage.Env, step int64) (Result, error) { return Run(ctx, env, step, rec) }); err != nil {
 			t.Fatalf("step %d: %v\nlog:\n%s", step, err, log.String())
 		}
 		// Step step+1's rollout: every server serves it with the weights step published.
@@ -142,7 +143,7 @@ func TestColocatedStepFailsOnAServerWithoutTheMemoryRoutes(t *testing.T) {
 	}
 	rec := &timedTrainer{residentTrainer: built.(*residentTrainer)}
 	defer rec.Close()
-	_, err = Run(context.Background(), env, 0, rec)
+	_, err = stage.Within(context.Background(), env, stage.GRPO, 0, func(ctx context.Context, env *stage.Env, step int64) (Result, error) { return Run(ctx, env, step, rec) })
 	if err == nil || !strings.Contains(err.Error(), "--enable-memory-saver") || !strings.Contains(err.Error(), "/release_memory_occupation") ||
 		strings.Contains(err.Error(), "\n") {
 		t.Fatalf("want one line naming the route and the flag, got %v", err)

@@ -53,7 +53,7 @@ func runStageSteps(t testing.TB, lk *lake.Lake, run string, steps []int64, log *
 	env := testEnv(t, lk, run, shard.All)
 	env.TrainerLog = log
 	for _, s := range steps {
-		res, err := Run(context.Background(), env, s, nil)
+		res, err := stage.Within(context.Background(), env, stage.GRPO, s, func(ctx context.Context, env *stage.Env, step int64) (Result, error) { return Run(ctx, env, step, nil) })
 		if err != nil {
 			t.Fatalf("step %d: %v\nlog:\n%s", s, err, log.String())
 		}
@@ -214,7 +214,7 @@ func BenchmarkResidentTrainer(b *testing.B) {
 			env.TrainerLog, env.TrainerDir = &log, filepath.Join(root, "work")
 			started := time.Now()
 			for s := int64(0); s < steps; s++ {
-				res, err := Run(context.Background(), env, s, nil)
+				res, err := stage.Within(context.Background(), env, stage.GRPO, s, func(ctx context.Context, env *stage.Env, step int64) (Result, error) { return Run(ctx, env, step, nil) })
 				if err != nil {
 					b.Fatalf("%s step %d: %v\nlog:\n%s", mode, s, err, log.String())
 				}

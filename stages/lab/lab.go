@@ -93,6 +93,7 @@ var Overrides = []Override{
 	{"grpo.checkpoint_dir", "{work}/checkpoints", "the lab's work directory"},
 	{"grpo.gradient_checkpointing", "false", "nothing to save on a tiny decoder"},
 	{"grpo.placement", "separate", "the lab server holds no GPU memory to release around an update"},
+	{"grpo.param_dtype", "float32", "the server samples in float32, so the Agent's IS weight is 1 only if the trainer computes in float32 too"},
 }
 
 // Ablations are the paper's ablations `spade lab --ablation NAME` runs, each as the keys it sets.

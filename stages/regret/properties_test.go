@@ -209,7 +209,7 @@ func readSorted(t *testing.T, lk *lake.Lake, run, table string) string {
 func TestMemoryIsWrittenAtThePoolsFirstStep(t *testing.T) {
 	ctx := context.Background()
 	lk, run := newRun(t, func(c *config.Config) { c.Memory.WrittenAt = config.MemoryAtPoolStart })
-	res0, err := Run(ctx, testEnv(t, lk, run, shard.All, false), 0)
+	res0, err := stage.Within(ctx, testEnv(t, lk, run, shard.All, false), stage.Regret, 0, Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestMemoryIsWrittenAtThePoolsFirstStep(t *testing.T) {
 			t.Errorf("memory[%d] = %s win %.4f regret %.4f (step %d), want %s win %.4f regret %.4f", i, m.EnvID, m.SolveRate, m.Regret, m.Step, w.id, w.win, w.regret)
 		}
 	}
-	res1, err := Run(ctx, testEnv(t, lk, run, shard.All, false), 1)
+	res1, err := stage.Within(ctx, testEnv(t, lk, run, shard.All, false), stage.Regret, 1, Run)
 	if err != nil {
 		t.Fatal(err)
 	}
